@@ -1,0 +1,64 @@
+# Every target sets itself up from nothing and is idempotent: `make demo`, `make test`.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+UV_VERSION := 0.13.9
+UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
+export CLAUDE_CODE_VERSION := 2.1.330
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: help env lint fmt prereqs test test-fast bench demo clean
+
+help:
+	@echo "make demo   run the main job: a Springfield build loop on a throw-away project"
+	@echo "make test   lint and the whole test suite (installs and starts what it needs)"
+	@echo "make bench  benchmarks, printed as tables"
+	@echo "make lint   ruff and mypy"
+
+$(CURDIR)/.tools/bin/uv:
+	python3 -m venv .tools
+	.tools/bin/pip install -q uv==$(UV_VERSION)
+
+$(VENV)/.synced: uv.lock pyproject.toml $(wildcard packages/*/pyproject.toml) | $(UV)
+	$(UV) sync --all-packages --locked --quiet
+	touch $@
+
+env: $(VENV)/.synced
+
+lint: env
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy packages/pensa/src packages/ralph/src packages/sgf/src
+	$(VENV)/bin/mypy conftest.py
+	# One run per test tree: each holds its own conftest.py and test_cli.py.
+	for tree in packages/*/tests tests bench; do \
+	  if compgen -G "$$tree/*.py" >/dev/null; then $(VENV)/bin/mypy "$$tree"; fi; \
+	done
+
+fmt: env
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+# Docker engine, local base image and the pinned claude binary: installed/started when missing.
+prereqs:
+	scripts/ensure-docker.sh
+	scripts/ensure-base-image.sh
+	scripts/ensure-claude.sh >/dev/null
+
+test: env lint prereqs
+	SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)" $(VENV)/bin/pytest
+
+# Quick loop for developers: no lint, no docker/claude set-up (those tests skip locally).
+test-fast: env
+	$(VENV)/bin/pytest -m "not docker and not claude and not e2e"
+
+bench: env
+	for script in bench/bench_*.py; do $(VENV)/bin/python "$$script"; done
+
+demo: env
+	scripts/demo.sh
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache

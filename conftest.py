@@ -1,0 +1,106 @@
+"""Suite-wide isolation and prerequisites, shared by every package's tests.
+
+Every test runs with HOME, XDG dirs and the git identity pointed into its own tmp_path, so
+nothing touches the developer's real state. Docker and the claude binary are prerequisites
+that skip locally but fail under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_CLEARED = (
+    "PN_DIR",
+    "PN_ACTOR",
+    "RALPH_TEMPLATE",
+    "RALPH_AUTO_PUSH",
+    "RALPH_MAX_ITERATIONS",
+    "RALPH_COMMAND",
+    "RALPH_SANDBOX",
+    "SGF_RALPH",
+    "SGF_SKIP_PREFLIGHT",
+    "NO_COLOR",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME, XDG_* and git's global config at a fresh directory for every test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in _CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    for xdg in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(xdg, str(home / f".{xdg.lower()}"))
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        "[safe]\n\tdirectory = *\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("USER", os.environ.get("USER", "tester"))
+    return home
+
+
+def require(what: str, available: bool, why: str) -> None:
+    """Skip when a prerequisite is missing locally; fail when it is missing under CI=true."""
+    if available:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required under CI=true: {why}", pytrace=False)
+    pytest.skip(f"{what} unavailable: {why}")
+
+
+def _docker_answers() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    probe = subprocess.run(["docker", "info"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> bool:
+    """A reachable Docker engine (started by `make test` via scripts/ensure-docker.sh)."""
+    require("Docker engine", _docker_answers(), "run scripts/ensure-docker.sh as root")
+    return True
+
+
+BASE_IMAGE = os.environ.get("SPRINGFIELD_BASE_IMAGE", "springfield-base:bookworm")
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_engine: bool) -> str:
+    """The locally imported Debian base image (scripts/ensure-base-image.sh)."""
+    found = subprocess.run(
+        ["docker", "image", "inspect", BASE_IMAGE], capture_output=True, check=False
+    )
+    require(f"base image {BASE_IMAGE}", found.returncode == 0, "run scripts/ensure-base-image.sh")
+    return BASE_IMAGE
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The pinned claude binary (scripts/ensure-claude.sh prints its path)."""
+    named = os.environ.get("SPRINGFIELD_CLAUDE") or shutil.which("claude") or ""
+    path = Path(named) if named else None
+    require(
+        "claude binary",
+        path is not None and path.is_file() and os.access(path, os.X_OK),
+        "set SPRINGFIELD_CLAUDE or run scripts/ensure-claude.sh",
+    )
+    assert path is not None
+    return path

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Placeholder until pensa's walkthrough lands.
+echo "demo: not yet"
