@@ -1,10 +1,193 @@
-"""Command line for ralph (skeleton: filled in by its own issue)."""
+"""Command line for ralph: parse flags, call the loop, map errors to exit codes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+import click
+
+from ralph import loop, prompt
+from ralph.errors import RalphError
+from ralph.models import Config, Exit, SandboxKind, Timeouts
+from ralph.render import Output
+
+# Hidden knobs (seconds), mostly for tests; documented in the README.
+TIMEOUT_VARS = {
+    "post_result": "RALPH_RESULT_GRACE",
+    "stop_grace": "RALPH_STOP_GRACE",
+    "limit_margin": "RALPH_LIMIT_MARGIN",
+    "backoff_base": "RALPH_BACKOFF_BASE",
+    "backoff_tries": "RALPH_BACKOFF_TRIES",
+    "ding_poll": "RALPH_DING_POLL",
+}
+
+
+def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
+    """Timeouts with the RALPH_* overrides found in `env`."""
+    values: dict[str, float | int] = {"idle": idle}
+    for name, var in TIMEOUT_VARS.items():
+        if raw := env.get(var):
+            try:
+                values[name] = int(raw) if name == "backoff_tries" else float(raw)
+            except ValueError as e:
+                raise click.BadParameter(f"{var}={raw!r} is not a number") from e
+    return Timeouts(**values)  # type: ignore[arg-type]  # keys are Timeouts' own fields
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("-a", "--afk", is_flag=True, help="AFK mode: headless agent, formatted stream.")
+@click.option("--loop-id", metavar="ID", help="Loop identifier shown in banners and labels.")
+@click.option(
+    "--template",
+    envvar="RALPH_TEMPLATE",
+    default="springfield-sandbox:latest",
+    show_default=True,
+    help="Docker image each iteration's container is created from.",
+)
+@click.option(
+    "--auto-push",
+    type=click.BOOL,
+    envvar="RALPH_AUTO_PUSH",
+    default=True,
+    show_default=True,
+    help="Push new commits after each iteration (true/false/yes/no/1/0).",
+)
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    envvar="RALPH_MAX_ITERATIONS",
+    default=100,
+    show_default=True,
+    help="Safety limit: a larger ITERATIONS is clamped.",
+)
+@click.option(
+    "--command",
+    "command",
+    metavar="EXE",
+    envvar="RALPH_COMMAND",
+    default="claude",
+    show_default=True,
+    help="Agent executable to run instead of claude (for testing).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice([k.value for k in SandboxKind]),
+    envvar="RALPH_SANDBOX",
+    default="docker",
+    show_default=True,
+    help="docker: a container per iteration; none: the agent runs on the host.",
+)
+@click.option(
+    "--network",
+    metavar="NAME",
+    envvar="RALPH_NETWORK",
+    help="Docker network for the container (host: reach the host's loopback).",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write the transcript here, as plain text.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    envvar="RALPH_IDLE_TIMEOUT",
+    default=1800.0,
+    show_default=True,
+    help="Stop an AFK agent that prints nothing for this many seconds.",
+)
+@click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    afk: bool,
+    loop_id: str | None,
+    template: str,
+    auto_push: bool,
+    max_iterations: int,
+    command: str,
+    sandbox: str,
+    network: str | None,
+    log_file: Path | None,
+    idle_timeout: float,
+    args: tuple[str, ...],
+) -> int:
+    """Run Claude Code in a loop, one sandboxed iteration at a time.
+
+    PROMPT is a file (default prompt.md) or inline text. Exit codes: 0 the agent wrote
+    .ralph-complete, 1 error, 2 iterations exhausted, 130 interrupted.
+
+    \b
+    Example:
+        ralph -a --loop-id build-20260226T143000 10 .sgf/prompts/.assembled/build.md
+        ralph --sandbox none 1 "Fix the failing test" -- --model sonnet
+    """
+    env: Mapping[str, str] = ctx.obj["env"]
+    project = Path.cwd().resolve()
+    iterations, prompt_spec = prompt.positionals(args)
+    ding = env.get("RALPH_DING_COMMAND")
+    config = Config(
+        project=project,
+        prompt=prompt.load(prompt_spec, cwd=project),
+        iterations=iterations,
+        afk=afk,
+        loop_id=loop_id or prompt.default_loop_id(datetime.now()),
+        template=template,
+        auto_push=auto_push,
+        command=command,
+        sandbox=SandboxKind(sandbox),
+        network=network,
+        agent_args=tuple(ctx.obj["agent_args"]),
+        timeouts=timeouts_from(env, idle=idle_timeout),
+        ding_command=tuple(shlex.split(ding)) if ding else None,
+    )
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(log_file.open("a", encoding="utf-8")) if log_file else None
+        out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)
+        ctx.obj["out"] = out
+        return int(loop.run(config, out, env=env, max_iterations=max_iterations))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _styled(stream: TextIO, env: Mapping[str, str]) -> bool:
+    return stream.isatty() and not env.get("NO_COLOR")
+
+
+def split_agent_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """ralph's own arguments, and the agent's (everything after the first `--`)."""
+    args = list(argv)
+    if "--" in args:
+        at = args.index("--")
+        return args[:at], args[at + 1 :]
+    return args, []
+
+
+def _fail(message: str, obj: dict[str, object]) -> int:
+    out = obj.get("out")
+    if isinstance(out, Output):
+        out.error(message)
+    else:
+        click.echo(f"error: {message}", err=True)
+    return int(Exit.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ralph command line and return its exit code."""
-    return 0
+    own, agent_args = split_agent_args(sys.argv[1:] if argv is None else argv)
+    obj: dict[str, object] = {"env": dict(os.environ), "agent_args": agent_args}
+    try:
+        code = cli.main(args=own, prog_name="ralph", standalone_mode=False, obj=obj)
+    except RalphError as e:
+        return _fail(str(e), obj)
+    except click.ClickException as e:  # usage errors too: 1, because 2 means "exhausted"
+        return _fail(e.format_message(), obj)
+    except (click.Abort, KeyboardInterrupt):
+        return int(Exit.INTERRUPTED)
+    return code if isinstance(code, int) else 0

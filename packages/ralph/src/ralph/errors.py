@@ -1,0 +1,69 @@
+"""ralph's exception family: each error carries a stable `code`; the CLI maps them to exit 1."""
+
+from __future__ import annotations
+
+
+class RalphError(Exception):
+    """Anything that stops ralph with exit code 1 and a one-line message."""
+
+    code = "error"
+
+
+class UsageProblem(RalphError):
+    """Bad arguments (click's own usage errors are mapped to the same exit code, 1)."""
+
+    code = "invalid_argument"
+
+
+class PromptNotFound(RalphError):
+    code = "prompt_not_found"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"prompt file {path!r} not found: pass a prompt file or inline text as PROMPT"
+        )
+
+
+class DockerUnavailable(RalphError):
+    code = "docker_unavailable"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"cannot reach the Docker engine ({detail}): start Docker, or use --sandbox none"
+        )
+
+
+class TemplateMissing(RalphError):
+    code = "template_missing"
+
+    def __init__(self, image: str) -> None:
+        super().__init__(
+            f"sandbox image {image!r} not found: build it with `sgf init` "
+            f"(or `docker build -t {image} .`), or pass --template IMAGE"
+        )
+
+
+class AgentNotFound(RalphError):
+    code = "agent_not_found"
+
+    def __init__(self, exe: str) -> None:
+        super().__init__(f"agent executable {exe!r} not found: install it or pass --command EXE")
+
+
+class UsageLimitFatal(RalphError):
+    """A usage limit that waiting cannot lift (no credits, spend or admin limit)."""
+
+    code = "usage_limit"
+
+
+class CommandFailed(RalphError):
+    """A helper program (git, a sound player) failed; carries argv, status and stderr."""
+
+    code = "command_failed"
+
+    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
+        self.argv = argv
+        self.returncode = returncode
+        self.stderr = stderr
+        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+        super().__init__(f"`{' '.join(argv)}` exited {returncode}: {detail}")

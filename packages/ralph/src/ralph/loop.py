@@ -1,0 +1,286 @@
+"""The loop: run the agent up to N times until it writes `.ralph-complete`.
+
+Each iteration prints a banner, runs the agent (AFK: formatted stream, watchdogs, usage-limit
+waits; interactive: the user's terminal), prints a summary and pushes new commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ralph import format, git, limits, proc, sentinel
+from ralph import sandbox as sandboxes
+from ralph.ding import Ding
+from ralph.errors import UsageLimitFatal
+from ralph.models import Config, Exit
+from ralph.render import Output
+from ralph.stream import Event, Parser, RateLimit, Result, Text, ToolError, ToolUse
+from ralph.watchdog import Expiry, Watchdog
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one agent run produced."""
+
+    status: int | None  # exit status; None when the agent could not be waited for
+    result: Result | None = None
+    rate_limit: RateLimit | None = None
+    expiry: Expiry | None = None
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def summary_line(index: int, attempt: Attempt) -> str:
+    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`."""
+    parts = [format.duration(attempt.seconds)]
+    result = attempt.result
+    if result is not None:
+        if result.num_turns is not None:
+            parts.append(f"{result.num_turns} turns")
+        if result.input_tokens is not None or result.output_tokens is not None:
+            parts.append(f"{result.input_tokens or 0} in / {result.output_tokens or 0} out tokens")
+        if result.cost_usd is not None:
+            parts.append(f"${result.cost_usd:.4f}")
+    parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
+    return f"Iteration {index} done: " + " · ".join(parts)
+
+
+class Loop:
+    """Runs the iterations of one ralph invocation against a sandbox."""
+
+    def __init__(
+        self,
+        config: Config,
+        sandbox: sandboxes.Sandbox,
+        out: Output,
+        interrupts: proc.Interrupts,
+        *,
+        env: Mapping[str, str] | None = None,
+        max_iterations: int = 100,
+        prompt_hint: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.sandbox = sandbox
+        self.out = out
+        self.interrupts = interrupts
+        self.env = env
+        self.max_iterations = max_iterations
+        self.prompt_hint = prompt_hint
+        self.clock = clock
+        self.wall = wall
+
+    @property
+    def root(self) -> Path:
+        return self.config.project
+
+    def run(self) -> Exit:
+        """Run up to N iterations; 0 when the sentinel appears, 2 when exhausted, 130 on signal."""
+        total = self.config.iterations
+        if total > self.max_iterations:
+            self.out.warning(
+                f"Reducing iterations from {total} to max allowed ({self.max_iterations})"
+            )
+            total = self.max_iterations
+        sentinel.clear(self.root)
+        sentinel.take_ding(self.root)
+        for index in range(1, total + 1):
+            sentinel.clear(self.root)
+            self.out.banner(index, total, self.config.loop_id)
+            before = git.head(self.root, env=self.env)
+            attempt = self._iteration(index)
+            self._push_if_moved(before)  # interrupted iterations' commits too, before the next
+            if attempt.interrupted or self.interrupts.fired:
+                self.out.note("Interrupted.")
+                return Exit.INTERRUPTED
+            if sentinel.take(self.root):
+                self.out.summary(f"ralph complete after {index} iteration(s)")
+                self._push_pending()
+                return Exit.COMPLETE
+        sentinel.clear(self.root)
+        self.out.note(f"ralph reached max iterations ({total})")
+        return Exit.EXHAUSTED
+
+    # -- one iteration -------------------------------------------------------------------
+
+    def _iteration(self, index: int) -> Attempt:
+        attempt = self._afk_with_limits() if self.config.afk else self._interactive()
+        self._report(index, attempt)
+        return attempt
+
+    def _report(self, index: int, attempt: Attempt) -> None:
+        t = self.config.timeouts
+        if attempt.expiry is Expiry.IDLE:
+            self.out.warning(f"no output from the agent for {t.idle:g} s: stopped it")
+        elif attempt.expiry is Expiry.POST_RESULT:
+            self.out.warning(f"agent still running {t.post_result:g} s after its result: stopped")
+        elif self.config.afk and not attempt.interrupted:
+            if attempt.result is None:
+                self.out.warning(f"agent exited (status {attempt.status}) without a result")
+            elif attempt.status not in (0, None):
+                self.out.warning(f"agent exited with status {attempt.status}")
+        self.out.summary(summary_line(index, attempt))
+
+    def _interactive(self) -> Attempt:
+        started = self.clock()
+        ding = Ding(self.root, command=self.config.ding_command, bell=self.out.bell)
+        try:
+            status = self.sandbox.interactive(
+                self.config.agent_argv(prompt_hint=self.prompt_hint),
+                interrupts=self.interrupts,
+                tick=ding.check,
+                every=self.config.timeouts.ding_poll,
+            )
+        finally:
+            ding.close()
+        return Attempt(status, interrupted=status is None, seconds=self.clock() - started)
+
+    def _afk_with_limits(self) -> Attempt:
+        """Run the agent; after a usage limit, wait and run the same iteration again."""
+        t = self.config.timeouts
+        tries = 0
+        while True:
+            attempt = self._afk_once()
+            if attempt.interrupted:
+                return attempt
+            now = datetime.fromtimestamp(self.wall(), UTC)
+            limit = limits.detect(attempt.rate_limit, attempt.result, now=now)
+            if limit is None:
+                return attempt
+            if limit.fatal:
+                raise UsageLimitFatal(f"usage limit that waiting cannot lift: {limit.reason}")
+            if limit.resets_at is not None:
+                when = datetime.fromtimestamp(limit.resets_at).astimezone()
+                self.out.warning(f"usage limit reached; it resets at {when:%Y-%m-%d %H:%M %Z}")
+                wait = limit.resets_at - self.wall() + t.limit_margin
+            else:
+                tries += 1
+                if tries > t.backoff_tries:
+                    self.out.warning(f"still rate limited after {t.backoff_tries} retries")
+                    return attempt
+                wait = t.backoff_base * 2 ** (tries - 1)
+                self.out.warning(f"rate limited (429) with no reset time: retry {tries}")
+            if self._countdown(wait):
+                return Attempt(attempt.status, attempt.result, interrupted=True)
+            self.out.note("retrying the same iteration")
+
+    def _countdown(self, seconds: float) -> bool:
+        """Wait `seconds`, showing what is left; True when interrupted."""
+        deadline = self.clock() + seconds
+        while (left := deadline - self.clock()) > 0:
+            self.out.note(f"waiting {format.duration(left)} (Ctrl+C to stop)")
+            if self.interrupts.sleep(min(left, 60.0)):
+                return True
+        return self.interrupts.fired
+
+    def _afk_once(self) -> Attempt:
+        t = self.config.timeouts
+        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock)
+        result: Result | None = None
+        limit: RateLimit | None = None
+        started = self.clock()
+        running = self.sandbox.start(self.config.agent_argv(), stdin=self.config.prompt.data)
+        status: int | None = None
+        try:
+            for event in Parser().events(self._chunks(running, watch)):
+                self._show(event)
+                if isinstance(event, Result):
+                    result = event
+                    watch.result_seen()
+                elif isinstance(event, RateLimit) and (limit is None or not limit.rejected):
+                    limit = event
+        finally:
+            status = running.close(grace=t.stop_grace)
+        return Attempt(
+            status,
+            result,
+            limit,
+            watch.fired,
+            interrupted=self.interrupts.fired,
+            seconds=self.clock() - started,
+        )
+
+    def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
+        with contextlib.closing(
+            running.output(self.interrupts, watch.remaining, self.out.agent_stderr)
+        ) as chunks:
+            for chunk in chunks:
+                if chunk is not None:
+                    watch.activity()
+                    yield chunk
+                elif self.interrupts.fired or watch.expired():
+                    running.stop(grace=self.config.timeouts.stop_grace)
+                    return
+
+    def _show(self, event: Event) -> None:
+        if isinstance(event, Text):
+            self.out.text(event.text)
+        elif isinstance(event, ToolUse):
+            self.out.tool(format.tool_line(event.name, event.input, root=self.root))
+        elif isinstance(event, ToolError):
+            self.out.tool_error(format.error_line(event.text))
+        elif isinstance(event, Result) and (event.is_error or event.subtype != "success"):
+            detail = event.text or "; ".join(event.errors) or event.subtype
+            self.out.warning(f"agent reported an error: {format.cut(detail, 200)}")
+
+    # -- pushing -------------------------------------------------------------------------
+
+    def _push_if_moved(self, before: str | None) -> None:
+        if not self.config.auto_push:
+            return
+        after = git.head(self.root, env=self.env)
+        if after is None or after == before:
+            return
+        self.out.note("New commits detected, pushing...")
+        self._push()
+
+    def _push_pending(self) -> None:
+        root, env = self.root, self.env
+        if self.config.auto_push and git.head(root, env=env) and git.ahead(root, env=env) > 0:
+            self._push()
+
+    def _push(self) -> None:
+        pushed = git.push(self.root, env=self.env)
+        if pushed.failed:
+            self.out.warning(f"push failed: {pushed.detail}")
+        else:
+            self.out.note(f"push: {pushed.status}")
+
+
+def interactive_hint(config: Config, state: Path) -> str:
+    """A short instruction naming the prompt file, so no huge prompt goes into argv."""
+    path = config.prompt.path
+    if path is None or not path.is_relative_to(config.project):
+        path = state / "prompt.md"  # visible in the container: the state dir is mounted
+        path.write_text(config.prompt.text)
+    return f"Read @{path} and follow its instructions."
+
+
+def run(
+    config: Config,
+    out: Output,
+    *,
+    env: Mapping[str, str],
+    max_iterations: int,
+) -> Exit:
+    """Set up signals, a per-run state dir and the sandbox; run the loop; clean everything."""
+    with contextlib.ExitStack() as stack:
+        interrupts = stack.enter_context(proc.Interrupts())
+        state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
+        box = sandboxes.make(config, env=env, state=state)
+        stack.callback(box.close)
+        for leftover in box.prepare():
+            out.note(f"removed leftover container {leftover}")
+        hint = None if config.afk else interactive_hint(config, state)
+        loop = Loop(
+            config, box, out, interrupts, env=env, max_iterations=max_iterations, prompt_hint=hint
+        )
+        return loop.run()
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,73 @@
+"""Value types shared across ralph: the run configuration, timeouts and exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from pathlib import Path
+
+
+class Exit(IntEnum):
+    """ralph's exit codes (the sgf-to-ralph contract)."""
+
+    COMPLETE = 0
+    ERROR = 1
+    EXHAUSTED = 2
+    INTERRUPTED = 130
+
+
+class SandboxKind(StrEnum):
+    DOCKER = "docker"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Every wait ralph makes, in seconds; tests shrink them to fractions of a second."""
+
+    idle: float = 1800.0  # no agent output for this long: kill it (claude-code#39700)
+    post_result: float = 30.0  # agent still alive this long after `result`: kill it
+    stop_grace: float = 5.0  # per step of the SIGINT -> SIGTERM -> SIGKILL ladder
+    limit_margin: float = 10.0  # added to a usage limit's reset time before retrying
+    backoff_base: float = 60.0  # first wait after a 429 without a reset time, then doubled
+    backoff_tries: int = 5  # 429s without reset time before the iteration counts as failed
+    ding_poll: float = 0.1  # how often interactive mode looks for `.ralph-ding`
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What the agent is asked to do: a file's contents or inline text."""
+
+    text: str
+    path: Path | None = None  # the file it came from, when it is a file
+
+    @property
+    def data(self) -> bytes:
+        return self.text.encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything one ralph run needs; built by the CLI from flags and environment."""
+
+    project: Path
+    prompt: Prompt
+    iterations: int = 1
+    afk: bool = False
+    loop_id: str = "ralph"
+    template: str = "springfield-sandbox:latest"
+    auto_push: bool = True
+    command: str = "claude"
+    sandbox: SandboxKind = SandboxKind.DOCKER
+    network: str | None = None
+    agent_args: tuple[str, ...] = ()
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
+
+    def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
+        """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""
+        if self.afk:
+            flags = ["-p", "--output-format", "stream-json", "--verbose"]
+            return [self.command, *flags, "--dangerously-skip-permissions", *self.agent_args]
+        tail = [prompt_hint] if prompt_hint else []
+        return [self.command, "--dangerously-skip-permissions", *self.agent_args, *tail]

@@ -1,0 +1,94 @@
+"""Everything ralph prints: rich styling on a terminal, plain when piped or NO_COLOR is set,
+and an always-plain copy in the --log-file."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+RULE = "=" * 60
+
+
+class Output:
+    """Writes the loop's transcript to stdout (styled or plain) and to an optional log."""
+
+    def __init__(
+        self, stdout: TextIO, stderr: TextIO, *, styled: bool, log: TextIO | None = None
+    ) -> None:
+        self._stdout = stdout
+        self._stderr = stderr
+        self._log = log
+        self._dead = False  # stdout closed under us (sgf gone): keep running, keep logging
+        self._console: Console | None = None
+        if styled:
+            from rich.console import Console
+
+            self._console = Console(file=stdout, force_terminal=True, highlight=False)
+
+    def _emit(self, text: str, style: str = "", *, end: str = "\n") -> None:
+        if self._log is not None:
+            self._log.write(text + end)
+            self._log.flush()
+        if self._dead:
+            return
+        try:
+            if self._console is not None:
+                self._console.print(text, style=style or None, end=end, markup=False)
+            else:
+                self._stdout.write(text + end)
+            self._stdout.flush()
+        except (BrokenPipeError, ValueError):  # a closed pipe, or a closed file
+            self._dead = True
+
+    def banner(self, index: int, total: int, loop_id: str) -> None:
+        """`Iteration 3 of 10 [build-20260226T143000]` between two rules."""
+        self._emit(RULE, "dim")
+        self._emit(f"Iteration {index} of {total} [{loop_id}]", "bold")
+        self._emit(RULE, "dim")
+
+    def text(self, text: str) -> None:
+        """Assistant text, as is."""
+        self._emit(text)
+
+    def tool(self, line: str) -> None:
+        self._emit(line, "cyan")
+
+    def tool_error(self, line: str) -> None:
+        self._emit(line, "red")
+
+    def summary(self, line: str) -> None:
+        self._emit(line, "bold green")
+
+    def note(self, line: str) -> None:
+        self._emit(line, "dim")
+
+    def warning(self, line: str) -> None:
+        self._emit(f"warning: {line}", "bold yellow")
+
+    def error(self, line: str) -> None:
+        """A fatal error: stderr and the log, never stdout."""
+        if self._log is not None:
+            self._log.write(f"error: {line}\n")
+            self._log.flush()
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self._stderr.write(f"error: {line}\n")
+            self._stderr.flush()
+
+    def agent_stderr(self, data: bytes) -> None:
+        """The agent's own stderr, passed through (and copied to the log)."""
+        text = data.decode(errors="replace")
+        if self._log is not None:
+            self._log.write(text)
+            self._log.flush()
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self._stderr.write(text)
+            self._stderr.flush()
+
+    def bell(self) -> None:
+        """The terminal bell, when no sound player exists."""
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self._stdout.write("\a")
+            self._stdout.flush()

@@ -1,0 +1,357 @@
+"""Where the agent runs: a Docker container per iteration, or the host itself.
+
+This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
+remove, clean-up by label) goes through the docker SDK; the byte streams go through
+`docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
+and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ralph import git, proc
+from ralph.errors import DockerUnavailable, TemplateMissing
+from ralph.models import Config, SandboxKind
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.types import Mount
+
+log = logging.getLogger(__name__)
+
+LABEL_LOOP = "springfield.loop-id"
+LABEL_PROJECT = "springfield.project"
+LABEL_PID = "springfield.ralph-pid"
+# Passed through from the host when set; they never appear in labels or ralph's output.
+CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+)
+_TOKENS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+
+
+class Running(Protocol):
+    """One agent run in progress (see proc.Child)."""
+
+    def output(
+        self,
+        interrupts: proc.Interrupts,
+        timeout: Callable[[], float],
+        on_stderr: Callable[[bytes], None],
+    ) -> proc.Output: ...
+
+    def stop(self, *, grace: float) -> int: ...
+
+    def close(self, *, grace: float) -> int: ...
+
+
+class Sandbox(Protocol):
+    """The seam between the loop and where the agent runs."""
+
+    def prepare(self) -> list[str]:
+        """Check the sandbox can run; remove what a crashed ralph left; return removed ids."""
+        ...
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        """Start an AFK agent with `stdin` as its input, then closed."""
+        ...
+
+    def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        interrupts: proc.Interrupts,
+        tick: Callable[[], None],
+        every: float,
+    ) -> int | None:
+        """Run an agent on the user's terminal; None when interrupted."""
+        ...
+
+    def close(self) -> None:
+        """Remove everything this sandbox started (idempotent)."""
+        ...
+
+
+@dataclass
+class HostSandbox:
+    """Runs the agent directly on the host, in the project directory (`--sandbox none`)."""
+
+    config: Config
+    env: Mapping[str, str]
+
+    def prepare(self) -> list[str]:
+        return []
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        return proc.Child(argv, cwd=self.config.project, env=self.env, stdin=stdin)
+
+    def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        interrupts: proc.Interrupts,
+        tick: Callable[[], None],
+        every: float,
+    ) -> int | None:
+        return proc.foreground(
+            argv,
+            cwd=self.config.project,
+            env=self.env,
+            interrupts=interrupts,
+            tick=tick,
+            every=every,
+            grace=self.config.timeouts.stop_grace,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def container_env(
+    host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
+) -> dict[str, str]:
+    """The container's environment: credentials, HOME, git identity, no auto-updates."""
+    env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
+    env.update({name: host[name] for name in CREDENTIAL_VARS if host.get(name)})
+    if uid == 0:
+        env["IS_SANDBOX"] = "1"  # claude refuses --dangerously-skip-permissions as root otherwise
+    if tty:
+        env["TERM"] = host.get("TERM") or "xterm-256color"
+        if host.get("COLORTERM"):
+            env["COLORTERM"] = host["COLORTERM"]
+    return env
+
+
+@dataclass
+class _DockerRun:
+    """A running container: a proc.Child for the `docker start -ai` client, plus clean-up."""
+
+    child: proc.Child
+    container: Container
+    removed: Callable[[Container], None]
+
+    def output(
+        self,
+        interrupts: proc.Interrupts,
+        timeout: Callable[[], float],
+        on_stderr: Callable[[bytes], None],
+    ) -> proc.Output:
+        return self.child.output(interrupts, timeout, on_stderr)
+
+    def stop(self, *, grace: float) -> int:
+        return self.child.stop(grace=grace)
+
+    def close(self, *, grace: float) -> int:
+        try:
+            return self.child.close(grace=grace)
+        finally:
+            self.removed(self.container)
+
+
+@dataclass
+class DockerSandbox:
+    """One container per agent run, from `config.template`, labelled for clean-up."""
+
+    config: Config
+    env: Mapping[str, str]
+    state: Path  # per-run directory outside the project: the container's HOME lives here
+    uid: int = field(default_factory=os.getuid)
+    gid: int = field(default_factory=os.getgid)
+    _client: DockerClient | None = None
+    _mine: dict[str, Container] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.state / "home"
+
+    def _docker(self) -> DockerClient:
+        if self._client is None:
+            import docker
+            from docker.errors import DockerException
+
+            try:
+                self._client = docker.from_env(environment=dict(self.env))
+                self._client.ping()
+            except DockerException as e:
+                raise DockerUnavailable(str(e).splitlines()[0][:200]) from e
+        return self._client
+
+    def labels(self) -> dict[str, str]:
+        return {
+            LABEL_LOOP: self.config.loop_id,
+            LABEL_PROJECT: str(self.config.project),
+            LABEL_PID: str(os.getpid()),
+        }
+
+    def prepare(self) -> list[str]:
+        from docker.errors import ImageNotFound
+
+        client = self._docker()
+        if proc.which("docker") is None:
+            raise DockerUnavailable("the docker command-line client is not on PATH")
+        try:
+            client.images.get(self.config.template)
+        except ImageNotFound as e:
+            raise TemplateMissing(self.config.template) from e
+        self._make_home()
+        return self.remove_leftovers()
+
+    def _make_home(self) -> None:
+        (self.home / ".claude").mkdir(parents=True, exist_ok=True)
+        host_home = Path(self.env.get("HOME", "~")).expanduser()
+        settings = host_home / ".claude.json"  # onboarding state: no prompts in a fresh HOME
+        if settings.is_file():
+            shutil.copyfile(settings, self.home / ".claude.json")
+
+    def remove_leftovers(self) -> list[str]:
+        """Remove this project's containers left by this loop id or by a ralph that died."""
+        client = self._docker()
+        project = f"{LABEL_PROJECT}={self.config.project}"
+        removed = []
+        for container in client.containers.list(all=True, filters={"label": project}):
+            labels = container.labels
+            pid = labels.get(LABEL_PID, "")
+            orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
+            if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
+                self._remove(container)
+                removed.append(_short(container))
+        return removed
+
+    def _mounts(self) -> list[Mount]:
+        from docker.types import Mount
+
+        project = str(self.config.project)
+        mounts = [
+            Mount(project, project, type="bind"),
+            Mount(str(self.state), str(self.state), type="bind"),
+        ]
+        sgf = self.config.project / ".sgf"
+        if sgf.is_dir():  # agents must not edit prompts, config or backpressure
+            mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
+        creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
+        if not any(self.env.get(name) for name in _TOKENS) and creds.is_file():
+            # read-write, so a token refresh inside the container persists on the host
+            target = self.home / ".claude" / ".credentials.json"
+            mounts.append(Mount(str(target), str(creds), type="bind"))
+        return mounts
+
+    def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
+        identity = git.identity(self.config.project, env=self.env)
+        env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
+        container = self._docker().containers.create(
+            self.config.template,
+            command=list(argv),
+            entrypoint=[],
+            labels=self.labels(),
+            user=f"{self.uid}:{self.gid}",
+            working_dir=str(self.config.project),
+            environment=env,
+            mounts=self._mounts(),
+            network_mode=self.config.network,
+            stdin_open=True,
+            tty=tty,
+            init=True,  # reaps the agent's orphans; forwards our signals to it
+        )
+        self._mine[_cid(container)] = container
+        return container
+
+    def _signaller(self, container: Container) -> proc.Signaller:
+        from docker.errors import APIError
+
+        def send(sig: signal.Signals) -> None:
+            with contextlib.suppress(APIError):  # already stopped, or gone
+                container.kill(signal=sig.name)
+
+        return send
+
+    def _remove(self, container: Container) -> None:
+        from docker.errors import APIError, NotFound
+
+        try:
+            container.remove(force=True)
+        except NotFound:
+            pass
+        except APIError as e:  # e.g. removal already in progress
+            log.warning("cannot remove container %s: %s", _short(container), e)
+        self._mine.pop(_cid(container), None)
+
+    def _attach(self, container: Container) -> list[str]:
+        return ["docker", "start", "--attach", "--interactive", _cid(container)]
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        container = self._create(argv, tty=False)
+        try:
+            child = proc.Child(
+                self._attach(container),
+                cwd=self.config.project,
+                env=self.env,
+                stdin=stdin,
+                signaller=self._signaller(container),
+            )
+        except BaseException:
+            self._remove(container)
+            raise
+        return _DockerRun(child, container, self._remove)
+
+    def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        interrupts: proc.Interrupts,
+        tick: Callable[[], None],
+        every: float,
+    ) -> int | None:
+        container = self._create(argv, tty=True)
+        try:
+            return proc.foreground(
+                self._attach(container),
+                cwd=self.config.project,
+                env=self.env,
+                interrupts=interrupts,
+                tick=tick,
+                every=every,
+                grace=self.config.timeouts.stop_grace,
+                signaller=self._signaller(container),
+            )
+        finally:
+            self._remove(container)
+
+    def close(self) -> None:
+        for container in list(self._mine.values()):
+            self._remove(container)
+        if self._client is not None:
+            from docker.errors import DockerException
+
+            try:
+                self.remove_leftovers()
+            except DockerException as e:
+                log.warning("clean-up by label failed: %s", e)
+            self._client.close()
+            self._client = None
+
+
+def _cid(container: Container) -> str:
+    return container.id or ""
+
+
+def _short(container: Container) -> str:
+    return _cid(container)[:12]
+
+
+def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:
+    """The sandbox `config.sandbox` asks for."""
+    if config.sandbox is SandboxKind.NONE:
+        return HostSandbox(config, env)
+    return DockerSandbox(config, env, state)

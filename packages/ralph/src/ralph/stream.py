@@ -1,0 +1,208 @@
+"""Parse Claude Code's stream-json (NDJSON) into typed events: pure generators, no I/O.
+
+Unknown event types, unknown content blocks and non-JSON lines are skipped and counted, never
+fatal: new event types appear often (claude-code-notes §2, `rate_limit_event` broke the SDK).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Assistant text, printed as is."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool call; `input` is the tool's JSON arguments."""
+
+    name: str
+    input: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """A tool result flagged `is_error`, reduced to its text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A `rate_limit_event`; only status `rejected` means the limit was hit."""
+
+    status: str
+    resets_at: float | None = None
+    limit_type: str | None = None
+    error_code: str | None = None
+
+    @property
+    def rejected(self) -> bool:
+        return self.status == "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The final `result` event of a run (parsed leniently: most fields are optional)."""
+
+    subtype: str = "success"
+    is_error: bool = False
+    text: str = ""
+    num_turns: int | None = None
+    duration_ms: int | None = None
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    api_error_status: int | None = None
+    errors: tuple[str, ...] = ()
+
+
+Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | Result
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _content_text(content: object) -> str:
+    """A tool_result's content: a string, or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            _str(block.get("text")) for block in content if isinstance(block, dict)
+        ).strip()
+    return ""
+
+
+def _assistant(message: Mapping[str, object]) -> Iterator[Event]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and (text := _str(block.get("text"))):
+            yield Text(text)
+        elif kind in ("tool_use", "server_tool_use"):
+            args = block.get("input")
+            yield ToolUse(_str(block.get("name")) or "?", args if isinstance(args, dict) else {})
+
+
+def _user(message: Mapping[str, object]) -> Iterator[Event]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and block.get("is_error") is True
+        ):
+            yield ToolError(_content_text(block.get("content")))
+
+
+def _result(raw: Mapping[str, object]) -> Result:
+    usage = raw.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    errors = raw.get("errors")
+    cost = raw.get("total_cost_usd", raw.get("total_cost", raw.get("cost_usd")))
+    return Result(
+        subtype=_str(raw.get("subtype")) or "success",
+        is_error=raw.get("is_error") is True,
+        text=_str(raw.get("result")),
+        num_turns=_int(raw.get("num_turns")),
+        duration_ms=_int(raw.get("duration_ms")),
+        cost_usd=_num(cost),
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        api_error_status=_int(raw.get("api_error_status")),
+        errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
+    )
+
+
+def _rate_limit(raw: Mapping[str, object]) -> RateLimit:
+    info = raw.get("rate_limit_info")
+    info = info if isinstance(info, dict) else {}
+    resets = _num(info.get("resetsAt"))
+    if resets is None:
+        resets = _num(info.get("overageResetsAt"))
+    code = info.get("errorCode")
+    kind = info.get("rateLimitType")
+    return RateLimit(
+        status=_str(info.get("status")) or "unknown",
+        resets_at=resets,
+        limit_type=kind if isinstance(kind, str) else None,
+        error_code=code if isinstance(code, str) else None,
+    )
+
+
+def parse_line(line: bytes) -> list[Event] | None:
+    """Turn one NDJSON line into its events; None when the line is not a JSON object."""
+    line = line.strip()
+    if not line.startswith(b"{"):
+        return None
+    try:
+        raw = json.loads(line)
+    except ValueError:  # malformed JSON, or bytes that are not UTF-8
+        return None
+    if not isinstance(raw, dict):
+        return None
+    kind = raw.get("type")
+    message = raw.get("message")
+    message = message if isinstance(message, dict) else {}
+    if kind == "assistant":
+        return list(_assistant(message))
+    if kind == "user":
+        return list(_user(message))
+    if kind == "result":
+        return [_result(raw)]
+    if kind == "rate_limit_event":
+        return [_rate_limit(raw)]
+    return []  # system/init, stream_event, and types newer than us
+
+
+@dataclass(slots=True)
+class Parser:
+    """Splits byte chunks into lines and lines into events; counts what it skipped."""
+
+    skipped: int = 0
+    lines: int = 0
+
+    def events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
+        """Yield the events in `chunks`, which may cut lines (even characters) anywhere."""
+        pending = b""
+        for chunk in chunks:
+            *complete, pending = (pending + chunk).split(b"\n")
+            for line in complete:
+                yield from self._line(line)
+        if pending.strip():
+            yield from self._line(pending)
+
+    def _line(self, line: bytes) -> list[Event]:
+        if not line.strip():
+            return []
+        self.lines += 1
+        parsed = parse_line(line)
+        if parsed is None:
+            self.skipped += 1
+            return []
+        return parsed

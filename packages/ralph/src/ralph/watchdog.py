@@ -1,0 +1,50 @@
+"""Deadlines for a running agent: no output for too long, or alive too long after `result`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from enum import StrEnum
+
+
+class Expiry(StrEnum):
+    IDLE = "idle"
+    POST_RESULT = "post-result"
+
+
+class Watchdog:
+    """Tracks the agent's last output and its `result`; says when to give up on it."""
+
+    def __init__(
+        self, *, idle: float, post_result: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._idle = idle
+        self._post_result = post_result
+        self._clock = clock
+        self._last = clock()
+        self._result_at: float | None = None
+        self.fired: Expiry | None = None
+
+    def activity(self) -> None:
+        self._last = self._clock()
+
+    def result_seen(self) -> None:
+        if self._result_at is None:
+            self._result_at = self._clock()
+
+    def _deadline(self) -> tuple[float, Expiry]:
+        idle = (self._last + self._idle, Expiry.IDLE)
+        if self._result_at is None:
+            return idle
+        return min(idle, (self._result_at + self._post_result, Expiry.POST_RESULT))
+
+    def remaining(self) -> float:
+        """Seconds until the nearest deadline (never negative)."""
+        return max(self._deadline()[0] - self._clock(), 0.0)
+
+    def expired(self) -> Expiry | None:
+        """The deadline that has passed, if any; remembered in `fired`."""
+        when, which = self._deadline()
+        if self._clock() >= when:
+            self.fired = which
+        return self.fired
