@@ -1,10 +1,336 @@
-"""Command line for sgf (skeleton: filled in by its own issue)."""
+"""Command line for sgf: parse, call the library, render. Errors map to exit 1 here, once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from sgf import claude, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf.config import SandboxKind
+from sgf.errors import NotAGitRepo, SgfError, UnknownStack
+from sgf.loops import Launch, Stage
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Env:
+    """What commands need from the process: the only place os.environ and cwd are read."""
+
+    cwd: Path = field(default_factory=Path.cwd)
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    now: Callable[[], datetime] = datetime.now
+
+    def root(self) -> Path:
+        return git.toplevel(self.cwd)
+
+    def interactive(self) -> bool:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sgf")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Springfield's entry point: scaffold a project and run agent loops for each stage.
+
+    \b
+    Example:
+        sgf init --stack python
+        sgf build -a 10
+    """
+    ctx.obj = Env()
+
+
+@cli.command()
+@click.option("--stack", type=click.Choice(stacks.names()), help="Project stack preset.")
+@click.option("--force", is_flag=True, help="Overwrite prompts, backpressure, config, memento.")
+@click.option("--git-init", is_flag=True, help="Run `git init` first when not in a repository.")
+@click.pass_obj
+def init(env: Env, stack: str | None, force: bool, git_init: bool) -> None:
+    """Scaffold Springfield in this git repository (safe to run again).
+
+    \b
+    Example:
+        sgf init --stack rust
+    """
+    try:
+        root = scaffold.ensure_repo(env.cwd, create=git_init)
+    except NotAGitRepo:
+        if not env.interactive():
+            raise
+        from rich.prompt import Confirm
+
+        if not Confirm.ask(f"{env.cwd} is not a git repository. Run `git init` here?"):
+            raise
+        root = scaffold.ensure_repo(env.cwd, create=True)
+    if stack is None:
+        if not env.interactive():
+            raise UnknownStack(None, stacks.names())
+        from rich.prompt import Prompt
+
+        for preset in stacks.STACKS.values():
+            click.echo(f"  {preset.name:<11} {preset.description}")
+        stack = Prompt.ask("Stack", choices=stacks.names(), default="generic")
+    steps = scaffold.init(root, stacks.get(stack), force=force, env=env.environ)
+    from sgf import render
+
+    render.init_steps(steps, str(root))
+
+
+def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
+    """The options every stage command shares, plus --spec / -a / N where they apply."""
+
+    def decorate(f: F) -> F:
+        options = [
+            click.option("--template", metavar="IMAGE", help="Sandbox image (docker_template)."),
+            click.option(
+                "--push/--no-push",
+                "auto_push",
+                default=None,
+                help="Push after commits (default: auto_push).",
+            ),
+            click.option(
+                "--sandbox",
+                "sandbox_kind",
+                type=click.Choice(["docker", "none"]),
+                help="Run agents in Docker, or directly here (config: sandbox).",
+            ),
+            click.option(
+                "--network",
+                metavar="NAME",
+                help="Docker network for the container, e.g. host (config: network).",
+            ),
+            click.option(
+                "--stash", is_flag=True, help="Stash uncommitted changes first instead of refusing."
+            ),
+        ]
+        if spec:
+            options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
+        if afk:
+            options.append(click.option("-a", "--afk", is_flag=True, help="Run unattended."))
+        if count:
+            options.append(click.argument("iterations", type=click.IntRange(min=1), required=False))
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
+    """Prepare and run one stage, report the outcome, return ralph's exit code."""
+    from sgf import render
+
+    kind = opts.get("sandbox_kind")
+    request = Launch(
+        stage=stage,
+        spec=opts.get("spec"),
+        afk=bool(opts.get("afk")),
+        iterations=opts.get("iterations"),
+        auto_push=opts.get("auto_push"),
+        template=opts.get("template"),
+        sandbox=SandboxKind(kind) if kind else None,
+        network=opts.get("network"),
+    )
+    root = env.root()
+    prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
+    render.recovery(prepared.recovery)
+    for warning in prepared.warnings:
+        click.echo(f"sgf: warning: {warning}", err=True)
+    click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
+    code = launch.run(
+        root,
+        prepared,
+        env=env.environ,
+        pid=os.getpid(),
+        now=env.now,
+        out=sys.stdout.buffer,
+        on_terminal=env.interactive(),
+    )
+    click.echo(f"sgf: {launch.meaning(code, stage)}", err=True)
+    return code
+
+
+def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape: bool) -> None:
+    """Register `sgf <name>` running `stage`."""
+
+    @stage_options(**shape)
+    @click.pass_obj
+    def command(env: Env, /, **opts: Any) -> int:
+        return run_stage(env, stage, opts)
+
+    command.__doc__ = doc
+    group.command(name)(command)
+
+
+stage_command(
+    cli,
+    "spec",
+    Stage.SPEC,
+    "Interview me, write specs and plan tasks (interactive, one session).",
+    spec=False,
+    afk=False,
+    count=False,
+)
+stage_command(
+    cli,
+    "build",
+    Stage.BUILD,
+    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20",
+    spec=True,
+    afk=True,
+    count=True,
+)
+stage_command(
+    cli,
+    "verify",
+    Stage.VERIFY,
+    "Run the verification loop (AFK): check specs against the code.",
+    spec=False,
+    afk=False,
+    count=True,
+)
+stage_command(
+    cli,
+    "test-plan",
+    Stage.TEST_PLAN,
+    "Run the test-planning loop (AFK): create test items from the specs.",
+    spec=False,
+    afk=False,
+    count=True,
+)
+stage_command(
+    cli,
+    "test",
+    Stage.TEST,
+    "Run the test loop: execute one test item per iteration.",
+    spec=True,
+    afk=True,
+    count=True,
+)
+
+
+@cli.group()
+def issues() -> None:
+    """Log bugs interactively, or plan fixes for them."""
+
+
+stage_command(
+    issues,
+    "log",
+    Stage.ISSUES_LOG,
+    "Interview me about bugs, one per session, and log them with pn.",
+    spec=False,
+    afk=False,
+    count=True,
+)
+stage_command(
+    issues,
+    "plan",
+    Stage.ISSUES_PLAN,
+    "Run the bug-planning loop: turn each open bug into a fix task.",
+    spec=False,
+    afk=True,
+    count=True,
+)
+
+
+@cli.command("status")
+@click.option("--json", "json_", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status_command(env: Env, json_: bool) -> None:
+    """Show running loops, recent outcomes and the pensa picture per spec."""
+    from sgf import render
+
+    render.status(status.gather(env.root(), env=env.environ, now=env.now), as_json=json_)
+
+
+@cli.command("logs")
+@click.argument("loop_id")
+@click.option("--no-follow", is_flag=True, help="Print the log and return at once.")
+@click.pass_obj
+def logs_command(env: Env, loop_id: str, no_follow: bool) -> None:
+    """Print a loop's log (a unique prefix of its id will do), following it while it runs."""
+    root = env.root()
+    found = logs.resolve(root, loop_id)
+    logs.copy(root, found, sys.stdout.buffer, follow=not no_follow)
+
+
+@cli.group("sandbox")
+def sandbox_group() -> None:
+    """Manage the Docker image ralph runs agents in."""
+
+
+@sandbox_group.command("build")
+@click.option("--image", default=sandbox.DEFAULT_IMAGE, show_default=True, help="Image tag.")
+@click.option("--base", default=sandbox.DEFAULT_BASE, show_default=True, help="Base image.")
+@click.option("--claude-version", default=None, help=f"Claude Code version [{claude.VERSION}].")
+@click.option(
+    "--claude-binary",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Use this claude binary instead of fetching it with npm.",
+)
+@click.option(
+    "--pensa-source",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="pensa source directory (default: where pn was installed from).",
+)
+@click.option("--force", is_flag=True, help="Build even if an up-to-date image exists.")
+@click.pass_obj
+def sandbox_build(
+    env: Env,
+    image: str,
+    base: str,
+    claude_version: str | None,
+    claude_binary: Path | None,
+    pensa_source: Path | None,
+    force: bool,
+) -> None:
+    """Build the sandbox image: Claude Code, git, and this project's pn.
+
+    \b
+    Example:
+        sgf sandbox build --base springfield-base:bookworm
+    """
+    version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
+    src = sandbox.pensa_source(pensa_source)
+    binary = claude_binary or claude.binary(version, env=env.environ)
+    built = sandbox.build(
+        env.cwd,
+        image=image,
+        base=base,
+        claude_bin=binary,
+        claude_version=version,
+        pensa_src=src,
+        force=force,
+        env=env.environ,
+        out=sys.stderr.buffer,
+    )
+    state = "up to date" if built.skipped else "built"
+    click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
+
+
+def fail(message: str) -> int:
+    click.echo(f"error: {message}", err=True)
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sgf command line and return its exit code."""
-    return 0
+    try:
+        code = cli.main(args=argv, prog_name="sgf", standalone_mode=False)
+    except SgfError as e:
+        return fail(str(e))
+    except click.ClickException as e:  # usage errors too: 1, never 2 (2 is "exhausted")
+        return fail(e.format_message())
+    except (click.Abort, KeyboardInterrupt):
+        return 130
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,83 @@
+"""`.sgf/config.toml`: sgf's own settings for a project (agents never read it)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from sgf.errors import ConfigError, NotInitialised
+
+CONFIG = Path(".sgf") / "config.toml"
+
+
+class SandboxKind(StrEnum):
+    DOCKER = "docker"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The keys of `.sgf/config.toml`, with the design's defaults."""
+
+    stack: str
+    docker_template: str
+    auto_push: bool = True
+    default_iterations: int = 25
+    max_iterations: int = 100
+    sandbox: SandboxKind | None = None
+    network: str | None = None
+
+    def to_toml(self) -> str:
+        """Serialise with tomli-w, leaving out unset optional keys."""
+        import tomli_w
+
+        data = {k: (str(v) if isinstance(v, StrEnum) else v) for k, v in asdict(self).items()}
+        return tomli_w.dumps({k: v for k, v in data.items() if v is not None})
+
+
+def _typed(data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = data.get(key, default)
+    # bool is an int in Python; a number where a flag belongs (or vice versa) is a mistake.
+    if value is not None and (not isinstance(value, kind) or (kind is int and value is True)):
+        raise ConfigError(f"{CONFIG}: {key} must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def parse(text: str) -> Config:
+    """Parse config text into a Config, rejecting unknown keys and wrong types."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{CONFIG}: {e}") from e
+    known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
+    known |= {"sandbox", "network"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
+    sandbox = _typed(data, "sandbox", str, None)
+    if sandbox is not None and sandbox not in {k.value for k in SandboxKind}:
+        raise ConfigError(f'{CONFIG}: sandbox must be "docker" or "none", not {sandbox!r}')
+    config = Config(
+        stack=_typed(data, "stack", str, "generic"),
+        docker_template=_typed(data, "docker_template", str, "springfield-sandbox:latest"),
+        auto_push=_typed(data, "auto_push", bool, True),
+        default_iterations=_typed(data, "default_iterations", int, 25),
+        max_iterations=_typed(data, "max_iterations", int, 100),
+        sandbox=SandboxKind(sandbox) if sandbox else None,
+        network=_typed(data, "network", str, None),
+    )
+    for key in ("default_iterations", "max_iterations"):
+        if getattr(config, key) < 1:
+            raise ConfigError(f"{CONFIG}: {key} must be at least 1")
+    return config
+
+
+def load(root: Path) -> Config:
+    """Read `<root>/.sgf/config.toml`; NotInitialised when it is missing."""
+    path = root / CONFIG
+    if not path.is_file():
+        raise NotInitialised(root)
+    return parse(path.read_text(encoding="utf-8"))

@@ -1,0 +1,56 @@
+"""Small named git operations, all through proc.run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sgf import proc
+from sgf.errors import NotAGitRepo
+
+
+def toplevel(cwd: Path) -> Path:
+    """Return the work tree root containing `cwd`, or raise NotAGitRepo."""
+    result = proc.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, check=False)
+    if result.returncode != 0:
+        raise NotAGitRepo(cwd)
+    return Path(result.stdout.strip())
+
+
+def init(cwd: Path) -> Path:
+    """Run `git init` in `cwd` and return the new work tree root."""
+    proc.run(["git", "init", "--quiet"], cwd=cwd)
+    return toplevel(cwd)
+
+
+def status(root: Path) -> list[str]:
+    """Return `git status --porcelain` lines: modified, staged and untracked (not ignored)."""
+    out = proc.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root).stdout
+    return [line for line in out.splitlines() if line]
+
+
+def is_dirty(root: Path) -> bool:
+    """Tell whether the tree has changes or untracked files that are not ignored."""
+    return bool(status(root))
+
+
+def has_commits(root: Path) -> bool:
+    """Tell whether HEAD points at a commit (a fresh repository has none)."""
+    return proc.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root, check=False)[0] == 0
+
+
+def stash_all(root: Path, message: str) -> str | None:
+    """Stash every change, untracked files included (ignored ones untouched).
+
+    Returns the stash's commit id, or None when there was nothing to stash. `git stash`
+    keeps both the index and the work tree, so nothing is lost; `git stash pop` restores it.
+    """
+    if not is_dirty(root):
+        return None
+    proc.run(["git", "stash", "push", "--include-untracked", "--message", message], cwd=root)
+    return proc.run(["git", "rev-parse", "stash@{0}"], cwd=root).stdout.strip()
+
+
+def stash_list(root: Path) -> list[str]:
+    """Return `git stash list` lines, newest first."""
+    out = proc.run(["git", "stash", "list"], cwd=root).stdout
+    return [line for line in out.splitlines() if line]

@@ -1,0 +1,112 @@
+"""Running one stage: assemble, check, recover, then run ralph with a PID file and a log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from sgf import config as config_mod
+from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal
+from sgf.config import SandboxKind
+from sgf.errors import SgfError
+from sgf.loops import Launch, LoopId, Stage, check_spec
+
+OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
+
+
+def meaning(code: int, stage: Stage) -> str:
+    """Say what ralph's exit code means for the user, and what to do next."""
+    if code == 0:
+        return "loop complete: the agent found no more work (.ralph-complete)"
+    if code == 1:
+        return "ralph stopped with an error; read the message above and the log"
+    if code == 2:
+        return (
+            f"iterations exhausted: work may remain; run `{stage.command}` again to "
+            "continue, or stop here"
+        )
+    if code == 130:
+        return "interrupted: the loop was stopped"
+    return f"ralph exited with unexpected code {code}"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Everything decided before ralph starts."""
+
+    loop_id: LoopId
+    argv: list[str]
+    prompt: Path
+    log: Path
+    recovery: recovery.Report
+    warnings: list[str] = field(default_factory=list)
+
+
+def prepare(
+    root: Path,
+    request: Launch,
+    *,
+    stash: bool,
+    env: Mapping[str, str],
+    now: Callable[[], datetime],
+) -> Prepared:
+    """Check and assemble everything for `request`; recover from a crash. Launches nothing."""
+    config = config_mod.load(root)
+    spec = check_spec(root, request.spec) if request.spec else None
+    loop_id = LoopId(request.stage, spec, now())
+    if runs.pid_path(root, str(loop_id)).exists() or runs.log_path(root, str(loop_id)).exists():
+        raise SgfError(f"loop {loop_id} already exists; wait a second and launch again")
+    variables = {
+        "stage": request.stage.value,
+        "spec": spec,
+        "loop_id": str(loop_id),
+        "stack": config.stack,
+        "iterations": request.count(config),
+        "afk": request.is_afk(),
+    }
+    prompt = prompts.assemble(root, request.stage.prompt, variables)
+    template = request.template or config.docker_template
+    kind = request.sandbox or config.sandbox
+    ralph = preflight.check(root, template=template, sandbox=kind, env=env)
+    warnings = []
+    if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
+        warnings += sandbox.staleness(root, template, env=env)
+    report = recovery.prepare(
+        root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
+    )
+    argv = request.ralph_argv(ralph, config, loop_id, prompt)
+    log = runs.log_path(root, str(loop_id))
+    return Prepared(loop_id, argv, prompt, log, report, warnings)
+
+
+def run(
+    root: Path,
+    prepared: Prepared,
+    *,
+    env: Mapping[str, str],
+    pid: int,
+    now: Callable[[], datetime],
+    out: BinaryIO,
+    on_terminal: bool,
+) -> int:
+    """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
+    loop_id = str(prepared.loop_id)
+    prepared.log.parent.mkdir(parents=True, exist_ok=True)
+    started = runs.now_iso(now)
+    code: int | None = None
+    try:
+        with runs.pid_file(root, loop_id, pid), prepared.log.open("ab") as log:
+            log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
+            log.flush()
+            if on_terminal:
+                code = terminal.run_on_pty(prepared.argv, cwd=root, env=env, log=log)
+            else:
+                code = proc.run_teed(prepared.argv, cwd=root, env=env, sinks=[out, log])
+            log.write(f"# sgf: ralph exited with {code}\n".encode())
+    finally:
+        outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"
+        runs.record(root, runs.Outcome(loop_id, started, runs.now_iso(now), code, outcome))
+    return code

@@ -1,0 +1,127 @@
+"""Stages, loop ids and the ralph command line each stage turns into (sgf-to-ralph contract)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from sgf.config import Config, SandboxKind
+from sgf.errors import SpecNotFound
+
+STAMP = "%Y%m%dT%H%M%S"
+
+
+class Stage(StrEnum):
+    """A workflow stage; its value is the loop id prefix."""
+
+    SPEC = "spec"
+    BUILD = "build"
+    VERIFY = "verify"
+    TEST_PLAN = "test-plan"
+    TEST = "test"
+    ISSUES_LOG = "issues-log"
+    ISSUES_PLAN = "issues-plan"
+
+    @property
+    def prompt(self) -> str:
+        """The template name under `.sgf/prompts/`."""
+        return "issues" if self is Stage.ISSUES_LOG else self.value
+
+    @property
+    def command(self) -> str:
+        """How the user starts this stage."""
+        return "sgf " + self.value.replace("issues-", "issues ")
+
+
+# Stages that always run AFK, and those that are conversations of one iteration by default.
+ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN})
+ONE_ITERATION = frozenset({Stage.SPEC})
+
+
+@dataclass(frozen=True, slots=True)
+class LoopId:
+    stage: Stage
+    spec: str | None
+    started: datetime
+
+    def __str__(self) -> str:
+        middle = f"-{self.spec}" if self.spec else ""
+        return f"{self.stage.value}{middle}-{self.started.strftime(STAMP)}"
+
+    @classmethod
+    def parse(cls, text: str) -> LoopId | None:
+        """Read a loop id back; None when it is not one of ours."""
+        match = re.fullmatch(r"(.+)-(\d{8}T\d{6})", text)
+        if not match:
+            return None
+        head, stamp = match.groups()
+        started = datetime.strptime(stamp, STAMP)
+        # Longest stage first: "test-plan-…" is the test-plan stage, not test with spec "plan".
+        for stage in sorted(Stage, key=lambda s: len(s.value), reverse=True):
+            if head == stage.value:
+                return cls(stage, None, started)
+            if head.startswith(stage.value + "-"):
+                return cls(stage, head[len(stage.value) + 1 :], started)
+        return None
+
+
+def check_spec(root: Path, stem: str) -> str:
+    """Return `stem` if `specs/<stem>.md` exists; SpecNotFound listing the specs otherwise."""
+    if (root / "specs" / f"{stem}.md").is_file():
+        return stem
+    known = sorted(p.stem for p in (root / "specs").glob("*.md") if p.name != "README.md")
+    raise SpecNotFound(stem, known)
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """One stage run as the user asked for it, before config defaults are applied."""
+
+    stage: Stage
+    spec: str | None = None
+    afk: bool = False
+    iterations: int | None = None
+    auto_push: bool | None = None
+    template: str | None = None
+    sandbox: SandboxKind | None = None
+    network: str | None = None
+
+    def is_afk(self) -> bool:
+        return self.afk or self.stage in ALWAYS_AFK
+
+    def count(self, config: Config) -> int:
+        """Iterations to run: the user's N, else 1 for a spec session, else the default."""
+        if self.iterations is not None:
+            return self.iterations
+        return 1 if self.stage in ONE_ITERATION else config.default_iterations
+
+    def ralph_argv(self, ralph: str, config: Config, loop_id: LoopId, prompt: Path) -> list[str]:
+        """Translate the request and `.sgf/config.toml` into ralph's command line.
+
+        The safety limit never clamps an explicit N: it is max(max_iterations, N).
+        """
+        count = self.count(config)
+        auto_push = config.auto_push if self.auto_push is None else self.auto_push
+        argv = [ralph]
+        if self.is_afk():
+            argv.append("-a")
+        argv += [
+            "--loop-id",
+            str(loop_id),
+            "--template",
+            self.template or config.docker_template,
+            "--auto-push",
+            "true" if auto_push else "false",
+            "--max-iterations",
+            str(max(config.max_iterations, count)),
+        ]
+        sandbox = self.sandbox or config.sandbox
+        if sandbox is SandboxKind.NONE:
+            argv += ["--sandbox", "none"]
+        network = self.network or config.network
+        if network:
+            argv += ["--network", network]
+        return [*argv, str(count), str(prompt.resolve())]

@@ -1,0 +1,135 @@
+"""Merging sgf's needs into files the user may already have, never clobbering them.
+
+Each function takes the current text (None when the file does not exist) and returns the new
+text, or the same text when nothing is missing, so running `sgf init` twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sgf.errors import MergeError
+
+GITIGNORE_HEADER = "# Springfield"
+GITIGNORE = (
+    ".pensa/db.sqlite",
+    ".pensa/db.sqlite-journal",
+    ".sgf/logs/",
+    ".sgf/run/",
+    ".sgf/prompts/.assembled/",
+    ".ralph-complete",
+    ".ralph-ding",
+)
+
+# `/` anchors at the project root in project settings; Write(...) path rules are never
+# consulted by Claude Code, Edit(...) rules cover every built-in tool that edits files
+# (claude-code-notes §4.1).
+DENY = ("Edit(/.sgf/**)",)
+DING = 'touch "${CLAUDE_PROJECT_DIR:-.}/.ralph-ding"'
+DING_EVENTS = ("Notification", "Stop")
+
+PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
+    {
+        "id": "pensa-export",
+        "name": "Export pensa DB to JSONL",
+        "entry": "pn export",
+        "language": "system",
+        "always_run": True,
+        "pass_filenames": False,
+        "stages": ["pre-commit"],
+    },
+    {
+        "id": "pensa-import",
+        "name": "Import JSONL to pensa DB",
+        "entry": "pn import",
+        "language": "system",
+        "always_run": True,
+        "pass_filenames": False,
+        "stages": ["post-merge", "post-checkout", "post-rewrite"],
+    },
+)
+
+
+def gitignore(text: str | None, extra: Sequence[str] = ()) -> str:
+    """Append the missing Springfield entries under a `# Springfield` header."""
+    text = text or ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [entry for entry in (*GITIGNORE, *extra) if entry not in present]
+    if not missing:
+        return text
+    block = ([GITIGNORE_HEADER] if GITIGNORE_HEADER not in present else []) + missing
+    sep = "" if not text or text.endswith("\n") else "\n"
+    blank = "\n" if text.strip() else ""
+    return text + sep + blank + "\n".join(block) + "\n"
+
+
+def claude_settings(text: str | None, *, source: str = ".claude/settings.json") -> str:
+    """Add the `.sgf/**` deny rules and the ding hooks to Claude Code project settings."""
+    try:
+        data = json.loads(text) if text and text.strip() else {}
+    except json.JSONDecodeError as e:
+        raise MergeError(f"{source} is not valid JSON ({e}); fix it and run sgf init again") from e
+    if not isinstance(data, dict):
+        raise MergeError(f"{source} must hold a JSON object")
+    before = json.dumps(data, sort_keys=True)
+    permissions = data.setdefault("permissions", {})
+    deny = permissions.setdefault("deny", [])
+    deny.extend(rule for rule in DENY if rule not in deny)
+    hooks = data.setdefault("hooks", {})
+    for event in DING_EVENTS:
+        groups = hooks.setdefault(event, [])
+        commands = [h.get("command") for g in groups for h in g.get("hooks", [])]
+        if DING not in commands:
+            groups.append({"hooks": [{"type": "command", "command": DING}]})
+    if text and json.dumps(data, sort_keys=True) == before:
+        return text
+    return json.dumps(data, indent=2) + "\n"
+
+
+def precommit_config(text: str | None, template: str) -> str:
+    """Add the pensa export/import hooks to `.pre-commit-config.yaml`.
+
+    A new file is the template verbatim. An existing one keeps its text (and comments): the
+    missing hooks are appended as one more `repo: local` entry, and the result is parsed to
+    prove it means what we want; only if that fails is the file re-dumped from its data.
+    """
+    import yaml
+
+    if text is None or not text.strip():
+        return template
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise MergeError(f".pre-commit-config.yaml is not valid YAML: {e}") from e
+    if not isinstance(data, dict) or not isinstance(data.get("repos", []), list):
+        raise MergeError(".pre-commit-config.yaml must be a mapping with a `repos` list")
+    repos: list[dict[str, Any]] = data.setdefault("repos", [])
+    have = {hook.get("id") for repo in repos for hook in (repo.get("hooks") or [])}
+    missing = [dict(hook) for hook in PRECOMMIT_HOOKS if hook["id"] not in have]
+    if not missing:
+        return text
+    wanted = {**data, "repos": [*repos, {"repo": "local", "hooks": missing}]}
+    if "repos" in data and text.rstrip().splitlines()[-1].startswith((" ", "-")):
+        item = yaml.safe_dump([{"repo": "local", "hooks": missing}], sort_keys=False)
+        indent = _list_indent(text)
+        appended = text.rstrip("\n") + "\n" + _indent(item, indent)
+        if yaml.safe_load(appended) == wanted:
+            return appended
+    return yaml.safe_dump(wanted, sort_keys=False)
+
+
+def _list_indent(text: str) -> str:
+    """Return the indentation of the items under `repos:` (two spaces when unknown)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("repos:"):
+            for item in lines[i + 1 :]:
+                if item.lstrip().startswith("-"):
+                    return item[: len(item) - len(item.lstrip())]
+    return "  "
+
+
+def _indent(block: str, indent: str) -> str:
+    return "".join(indent + line if line.strip() else line for line in block.splitlines(True))

@@ -1,0 +1,106 @@
+"""Talking to `pn` through its command line (sgf never imports pensa)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sgf import proc
+from sgf.errors import CommandFailed
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """The fields of a pn issue sgf looks at."""
+
+    id: str
+    title: str
+    issue_type: str
+    status: str
+    spec: str | None
+    assignee: str | None
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Issue:
+        return cls(
+            id=data["id"],
+            title=data["title"],
+            issue_type=data["issue_type"],
+            status=data["status"],
+            spec=data.get("spec"),
+            assignee=data.get("assignee"),
+            updated_at=datetime.fromisoformat(data["updated_at"]),
+        )
+
+
+def _issues(root: Path, env: Mapping[str, str], *args: str) -> list[Issue]:
+    out = proc.run(["pn", *args, "--json"], cwd=root, env=env).stdout
+    try:
+        data = json.loads(out)
+        return [Issue.from_json(item) for item in data]
+    except (ValueError, KeyError, TypeError) as e:
+        raise CommandFailed(["pn", *args, "--json"], 0, f"unexpected output: {out[:200]}") from e
+
+
+def in_progress(root: Path, env: Mapping[str, str]) -> list[Issue]:
+    """Return the issues currently claimed."""
+    return _issues(root, env, "list", "--status", "in_progress")
+
+
+def release(root: Path, env: Mapping[str, str], issue_id: str) -> None:
+    """Give a claimed issue back (`pn release`)."""
+    proc.run(["pn", "release", issue_id], cwd=root, env=env)
+
+
+def doctor_fix(root: Path, env: Mapping[str, str]) -> str:
+    """Run `pn doctor --fix` (releases claims older than 30 minutes, repairs integrity)."""
+    return proc.run(["pn", "doctor", "--fix"], cwd=root, env=env).stdout
+
+
+@dataclass(frozen=True, slots=True)
+class SpecCounts:
+    spec: str  # "-" for issues without a spec
+    ready: int = 0
+    in_progress: int = 0
+    blocked: int = 0
+    open_bugs: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """What `sgf status` shows of pensa: totals and per-spec counts."""
+
+    ready: int
+    in_progress: int
+    blocked: int
+    open_bugs: int
+    by_spec: list[SpecCounts] = field(default_factory=list)
+
+
+def picture(root: Path, env: Mapping[str, str]) -> Picture:
+    """Count ready, in-progress, blocked work and open bugs, per spec."""
+    ready = _issues(root, env, "ready")
+    listed = _issues(root, env, "list")  # open and in progress
+    blocked = _issues(root, env, "blocked")
+    working = [i for i in listed if i.status == "in_progress"]
+    bugs = [i for i in listed if i.issue_type == "bug" and i.status == "open"]
+    counts: dict[str, Counter[str]] = {}
+    for name, issues in (
+        ("ready", ready),
+        ("in_progress", working),
+        ("blocked", blocked),
+        ("open_bugs", bugs),
+    ):
+        for issue in issues:
+            counts.setdefault(issue.spec or "-", Counter())[name] += 1
+    by_spec = [
+        SpecCounts(spec, c["ready"], c["in_progress"], c["blocked"], c["open_bugs"])
+        for spec, c in sorted(counts.items())
+    ]
+    return Picture(len(ready), len(working), len(blocked), len(bugs), by_spec)

@@ -1,0 +1,76 @@
+"""Checks made before anything is launched: ralph, Docker, the template image, credentials.
+
+SGF_SKIP_PREFLIGHT=1 skips the Docker, image and credential checks (tests, and users who run
+with `sandbox = "none"` and their own login); ralph must always be found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from sgf import proc
+from sgf.config import SandboxKind
+from sgf.errors import PreflightError, ProgramMissing
+
+CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+
+
+def find_ralph(env: Mapping[str, str]) -> str:
+    """Return the ralph executable: SGF_RALPH if set, else `ralph` on PATH."""
+    named = env.get("SGF_RALPH")
+    if named:
+        if proc.which(named, env) is None:
+            raise ProgramMissing(named, "SGF_RALPH names no executable file")
+        return named
+    found = proc.which("ralph", env)
+    if found is None:
+        raise ProgramMissing("ralph", "install Springfield's ralph or set SGF_RALPH")
+    return found
+
+
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """Tell whether Claude Code can authenticate: an env token or the host's login file."""
+    if any(env.get(name) for name in CREDENTIAL_VARS):
+        return True
+    config_dir = env.get("CLAUDE_CONFIG_DIR") or str(Path(env.get("HOME", "~")) / ".claude")
+    return (Path(config_dir).expanduser() / ".credentials.json").is_file()
+
+
+def check(root: Path, *, template: str, sandbox: SandboxKind | None, env: Mapping[str, str]) -> str:
+    """Run every check; return the ralph executable or raise PreflightError naming all gaps."""
+    ralph = find_ralph(env)
+    if env.get("SGF_SKIP_PREFLIGHT") == "1":
+        return ralph
+    problems = []
+    if sandbox is not SandboxKind.NONE:
+        if not docker_answers(root, env):
+            problems.append(
+                "the Docker engine is not reachable (`docker info` failed); start Docker, "
+                'or set sandbox = "none" in .sgf/config.toml to run agents on this machine'
+            )
+        elif not image_exists(root, template, env):
+            problems.append(f"the sandbox image {template} is missing; run `sgf sandbox build`")
+    if not has_credentials(env):
+        problems.append(
+            "no Claude Code credentials: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN "
+            "(`claude setup-token`), or log in with `claude` so ~/.claude/.credentials.json exists"
+        )
+    if problems:
+        raise PreflightError("cannot launch:\n  - " + "\n  - ".join(problems))
+    return ralph
+
+
+def image_exists(root: Path, image: str, env: Mapping[str, str]) -> bool:
+    """Tell whether the Docker engine has `image`."""
+    found = proc.run(["docker", "image", "inspect", image], cwd=root, env=env, check=False)
+    return found.returncode == 0
+
+
+def docker_answers(root: Path, env: Mapping[str, str]) -> bool:
+    """Tell whether a Docker engine answers `docker info`."""
+    try:
+        info = proc.run(["docker", "info"], cwd=root, env=env, check=False, timeout=30)
+    except ProgramMissing:
+        return False
+    return info.returncode == 0

@@ -1,0 +1,150 @@
+"""The one door to other programs: run-and-capture, liveness checks, and running ralph teed.
+
+Nothing else in sgf imports subprocess or signal. `run()` never hands the user's terminal to
+the child; `run_teed()` is for ralph only, whose output must reach the terminal and a log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import BinaryIO, NamedTuple
+
+from sgf.errors import CommandFailed, ProgramMissing
+
+log = logging.getLogger(__name__)
+
+# Signals sgf forwards to ralph when they are sent to sgf itself (kill, a closing terminal).
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Repeated signals climb this ladder: the first is passed on as is, then SIGTERM, then SIGKILL.
+LADDER = (signal.SIGTERM, signal.SIGKILL)
+
+
+class Result(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    timeout: float | None = 600,
+) -> Result:
+    """Run a program to completion with stdin closed; raise CommandFailed when `check`."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as e:
+        raise ProgramMissing(argv[0], "is it installed and on PATH?") from e
+    except subprocess.TimeoutExpired as e:
+        raise CommandFailed(argv, -1, f"timed out after {timeout} s") from e
+    result = Result(done.returncode, done.stdout, done.stderr)
+    if check and done.returncode != 0:
+        raise CommandFailed(argv, done.returncode, done.stderr or done.stdout)
+    return result
+
+
+def which(program: str, env: Mapping[str, str]) -> str | None:
+    """Find `program` on env's PATH."""
+    return shutil.which(program, path=env.get("PATH"))
+
+
+def pid_alive(pid: int) -> bool:
+    """Tell whether a process with this PID exists (kill -0)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, it just is not ours
+    return True
+
+
+def exit_code(status: int) -> int:
+    """Turn a wait status into a shell-style exit code (128+N for a signal)."""
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
+
+
+@contextlib.contextmanager
+def forwarding(target: Callable[[signal.Signals], None]) -> Iterator[None]:
+    """While active, pass SIGINT/SIGTERM/SIGHUP sent to sgf on to `target`, climbing a ladder.
+
+    The first signal is forwarded as it came; each repeat escalates (SIGTERM, then SIGKILL),
+    so ralph gets one clean request to stop and a stuck ralph can still be ended.
+    """
+    count = 0
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal count
+        sig = signal.Signals(signum) if count == 0 else LADDER[min(count - 1, len(LADDER) - 1)]
+        count += 1
+        log.info("forwarding %s to ralph", sig.name)
+        target(sig)
+
+    previous = {sig: signal.signal(sig, handler) for sig in FORWARDED}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_teed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    sinks: Sequence[BinaryIO],
+) -> int:
+    """Run ralph in its own process group, copying its output to every sink; return its code.
+
+    stdin is inherited (an interactive ralph without a terminal still reads it). Signals sent
+    to sgf are forwarded to ralph's process group once, so nothing is orphaned.
+    """
+    try:
+        child = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            process_group=0,
+        )
+    except FileNotFoundError as e:
+        raise ProgramMissing(argv[0], "set SGF_RALPH or put ralph on PATH") from e
+
+    def send(sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, sig)
+
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    with forwarding(send), child.stdout:
+        while chunk := os.read(fd, 65536):
+            for sink in sinks:
+                sink.write(chunk)
+                sink.flush()
+        returncode = child.wait()
+    return 128 - returncode if returncode < 0 else returncode

@@ -1,0 +1,54 @@
+"""Prompt assembly: render `.sgf/prompts/<stage>.md` into `.sgf/prompts/.assembled/<stage>.md`."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from pathlib import Path
+
+from sgf.errors import PromptError
+
+PROMPTS = Path(".sgf") / "prompts"
+ASSEMBLED = PROMPTS / ".assembled"
+
+
+def _line_in(tb: types.TracebackType | None, filename: str) -> int | None:
+    """Find the template line in a traceback (jinja2 rewrites frames to template lines)."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
+    """Render the project's `<prompt>.md` template and return the assembled file's path.
+
+    Undefined variables are errors (StrictUndefined), reported with the file and line.
+    """
+    import jinja2
+
+    source = root / PROMPTS / f"{prompt}.md"
+    if not source.is_file():
+        raise PromptError(f"{source.relative_to(root)} is missing; `sgf init` seeds it")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(root / PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - markdown for an agent, not HTML
+    )
+    rel = source.relative_to(root)
+    try:
+        text = env.get_template(source.name).render(**variables)
+    except jinja2.TemplateSyntaxError as e:
+        raise PromptError(f"{rel}:{e.lineno}: {e.message}") from e
+    except jinja2.UndefinedError as e:
+        line = _line_in(e.__traceback__, str(source))
+        where = f"{rel}:{line}" if line else str(rel)
+        known = ", ".join(sorted(variables))
+        raise PromptError(f"{where}: {e.message} (variables: {known})") from e
+    target = root / ASSEMBLED / f"{prompt}.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target

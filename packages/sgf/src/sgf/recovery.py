@@ -1,0 +1,96 @@
+"""Pre-launch recovery: after a crash, put the leftovers somewhere safe; destroy nothing.
+
+- A live loop (any PID file whose process exists): touch nothing. The dirty tree and the
+  claims may be that loop's work in progress.
+- PID files, all stale (a crashed loop): stash the dirty tree as `sgf-recovery <ids> <time>`
+  (untracked files included, ignored ones untouched), remove the stale PID files, release the
+  claims made since the crashed loop started and run `pn doctor --fix`.
+- No PID files (no crash): a dirty tree is the user's. Launching would let the agent's
+  `git add -A` sweep it into a commit, so refuse unless asked to stash it as `sgf-stash <id>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from sgf import git, pensa, runs
+from sgf.errors import DirtyTree, SgfError
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What pre-launch recovery found and did."""
+
+    live: list[str] = field(default_factory=list)  # loops running: nothing was touched
+    crashed: list[str] = field(default_factory=list)  # stale PID files removed
+    stash: str | None = None  # commit id of the stash made, if any
+    stash_message: str | None = None
+    released: list[str] = field(default_factory=list)  # claims given back
+    warnings: list[str] = field(default_factory=list)
+
+
+def _stash(root: Path, message: str) -> str | None:
+    if git.is_dirty(root) and not git.has_commits(root):
+        raise DirtyTree(
+            "the work tree has changes but the repository has no commit yet, so they cannot "
+            "be stashed; commit them first (git add -A && git commit)"
+        )
+    return git.stash_all(root, message)
+
+
+def prepare(
+    root: Path,
+    *,
+    loop_id: str,
+    stash_user_changes: bool,
+    env: Mapping[str, str],
+    now: Callable[[], datetime],
+) -> Report:
+    """Make the tree ready for a new loop per the rules above; return what happened."""
+    pid_files = runs.scan(root)
+    live = [p.loop_id for p in pid_files if p.alive()]
+    if live:
+        return Report(live=live)
+    if not pid_files:
+        if not git.is_dirty(root):
+            return Report()
+        if not stash_user_changes:
+            changes = git.status(root)
+            shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
+            raise DirtyTree(
+                f"the work tree has uncommitted changes:\n  {shown}\n"
+                "the agent commits with `git add -A` and would sweep them into its commit; "
+                "commit them, or run again with --stash to stash them first"
+            )
+        message = f"sgf-stash {loop_id}"
+        return Report(stash=_stash(root, message), stash_message=message)
+    crashed = [p.loop_id for p in pid_files]
+    message = f"sgf-recovery {' '.join(crashed)} {runs.now_iso(now)}"
+    stash = _stash(root, message)
+    ended = runs.now_iso(now)
+    for p in pid_files:
+        p.path.unlink(missing_ok=True)
+        started = p.started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        runs.record(root, runs.Outcome(p.loop_id, started, ended, None, "crashed"))
+    # pn's timestamps have whole seconds; a claim in the loop's first second still counts.
+    since = min(p.started for p in pid_files).replace(microsecond=0)
+    released: list[str] = []
+    warnings: list[str] = []
+    try:
+        for issue in pensa.in_progress(root, env):
+            if issue.updated_at >= since:
+                pensa.release(root, env, issue.id)
+                released.append(issue.id)
+        pensa.doctor_fix(root, env)
+    except SgfError as e:
+        warnings.append(f"could not release claims: {e}")
+    return Report(
+        crashed=crashed,
+        stash=stash,
+        stash_message=message if stash else None,
+        released=released,
+        warnings=warnings,
+    )

@@ -1,0 +1,104 @@
+"""Loop bookkeeping on disk: `.sgf/run/<loop-id>.pid`, `.sgf/logs/<loop-id>.log` and history.
+
+A PID file holds the PID of the sgf process that runs the loop. It exists exactly while that
+sgf runs; one left behind by a dead process means the loop crashed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sgf import proc
+
+RUN = Path(".sgf") / "run"
+LOGS = Path(".sgf") / "logs"
+HISTORY = LOGS / "history.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class PidFile:
+    loop_id: str
+    path: Path
+    pid: int | None  # None: unreadable, treated as stale
+    started: datetime  # when the file was written
+
+    def alive(self) -> bool:
+        return self.pid is not None and proc.pid_alive(self.pid)
+
+
+def pid_path(root: Path, loop_id: str) -> Path:
+    return root / RUN / f"{loop_id}.pid"
+
+
+def log_path(root: Path, loop_id: str) -> Path:
+    return root / LOGS / f"{loop_id}.log"
+
+
+def scan(root: Path) -> list[PidFile]:
+    """Return every PID file in `.sgf/run/`, oldest first."""
+    found = []
+    for path in sorted((root / RUN).glob("*.pid")):
+        try:
+            text = path.read_text().strip()
+            stat = path.stat()
+        except FileNotFoundError:  # removed while we looked: its loop just ended
+            continue
+        pid = int(text) if text.isdigit() else None
+        started = datetime.fromtimestamp(stat.st_mtime, UTC)
+        found.append(PidFile(path.name.removesuffix(".pid"), path, pid, started))
+    return sorted(found, key=lambda p: p.started)
+
+
+@contextlib.contextmanager
+def pid_file(root: Path, loop_id: str, pid: int) -> Iterator[Path]:
+    """Hold `.sgf/run/<loop-id>.pid` for the duration of the block; removed on every exit."""
+    path = pid_path(root, loop_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"{pid}\n")
+    os.replace(tmp, path)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One line of `.sgf/logs/history.jsonl`: how a loop ended."""
+
+    loop_id: str
+    started_at: str
+    ended_at: str
+    exit_code: int | None  # None: the loop crashed and sgf never saw an exit code
+    outcome: str
+
+
+def record(root: Path, outcome: Outcome) -> None:
+    """Append an outcome to the history (a single small write: safe between loops)."""
+    path = root / HISTORY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(asdict(outcome)) + "\n")
+
+
+def history(root: Path, *, limit: int = 10) -> list[Outcome]:
+    """Return the latest outcomes, newest first; unreadable lines are skipped."""
+    path = root / HISTORY
+    if not path.exists():
+        return []
+    outcomes = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError, TypeError):
+            outcomes.append(Outcome(**json.loads(line)))
+    return outcomes[::-1][:limit]
+
+
+def now_iso(now: Callable[[], datetime]) -> str:
+    return now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,231 @@
+"""`sgf sandbox build`: the sandbox template image ralph runs agents in.
+
+Everything is assembled on the host into the build context (registries and PyPI may be out of
+reach from inside a build): the pinned claude binary, a wheel of pensa built from the local
+source (so `pn` inside matches the host) and wheels of its dependencies and of pre-commit,
+matched to the base image's Python. The image carries a label with a hash of all inputs, so a
+build with unchanged inputs is skipped and `sgf build` can say when the image is stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import unquote, urlparse
+
+from sgf import proc, resources
+from sgf.errors import SgfError
+
+DEFAULT_IMAGE = "springfield-sandbox:latest"
+DEFAULT_BASE = "debian:bookworm-slim"
+HASH_LABEL = "springfield.content-hash"
+BASE_LABEL = "springfield.base"
+CLAUDE_LABEL = "springfield.claude-version"
+EXTRA_REQUIREMENTS = ("pre-commit",)
+
+
+def pensa_source(explicit: Path | None = None) -> Path:
+    """Find pensa's source: `explicit`, else where the installed pensa was installed from.
+
+    A workspace checkout installs pensa editable (direct_url.json points at the source). A
+    wheel-installed pensa has no source to rebuild from, so --pensa-source must name one.
+    """
+    if explicit is not None:
+        if not (explicit / "pyproject.toml").is_file():
+            raise SgfError(f"--pensa-source {explicit} has no pyproject.toml")
+        return explicit
+    try:
+        direct = metadata.distribution("pensa").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        direct = None
+    if direct:
+        url = urlparse(json.loads(direct).get("url", ""))
+        path = Path(unquote(url.path))
+        if url.scheme == "file" and (path / "pyproject.toml").is_file():
+            return path
+    raise SgfError(
+        "cannot find pensa's source to build pn for the image; pass --pensa-source DIR "
+        "(a checkout of packages/pensa)"
+    )
+
+
+def source_digest(src: Path) -> str:
+    """Hash pensa's pyproject and source files (names and contents, in a stable order)."""
+    digest = hashlib.sha256()
+    files = [src / "pyproject.toml", *sorted((src / "src").rglob("*"))]
+    for path in files:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(src)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def content_hash(*, base: str, claude_version: str, pensa_src: Path) -> str:
+    """The image's identity: Dockerfile, base, claude version, pensa source, extra tools."""
+    digest = hashlib.sha256()
+    for part in (
+        resources.read_bytes("sandbox", "Dockerfile"),
+        base.encode(),
+        claude_version.encode(),
+        source_digest(pensa_src).encode(),
+        " ".join(EXTRA_REQUIREMENTS).encode(),
+    ):
+        digest.update(part + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def labels(root: Path, image: str, env: Mapping[str, str]) -> dict[str, str] | None:
+    """Return an image's labels, or None when the image does not exist."""
+    argv = ["docker", "image", "inspect", "--format", "{{json .Config.Labels}}", image]
+    found = proc.run(argv, cwd=root, env=env, check=False)
+    if found.returncode != 0:
+        return None
+    return json.loads(found.stdout or "null") or {}
+
+
+def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
+    """Warn when `image` was built by sgf from inputs that have changed since."""
+    found = labels(root, image, env)
+    if not found or HASH_LABEL not in found:
+        return []  # missing (preflight says so) or not built by sgf: nothing to compare
+    try:
+        src = pensa_source()
+    except SgfError:
+        return []
+    expected = content_hash(
+        base=found.get(BASE_LABEL, DEFAULT_BASE),
+        claude_version=found.get(CLAUDE_LABEL, ""),
+        pensa_src=src,
+    )
+    if found[HASH_LABEL] == expected:
+        return []
+    return [f"the sandbox image {image} is stale (its inputs changed); run `sgf sandbox build`"]
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    image: str
+    content_hash: str
+    skipped: bool  # an up-to-date image already existed
+
+
+def _python_tag(root: Path, base: str, env: Mapping[str, str]) -> str:
+    """Ask the base image for its Python version ("311"); the host's when it has none."""
+    probe = proc.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--entrypoint",
+            "python3",
+            base,
+            "-c",
+            "import sys; print('%d%d' % sys.version_info[:2])",
+        ],
+        cwd=root,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    tag = probe.stdout.strip()
+    return tag if probe.returncode == 0 and tag.isdigit() else "{}{}".format(*sys.version_info[:2])
+
+
+def _platforms() -> list[str]:
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower())
+    arch = arch or platform.machine().lower()
+    tags = [f"manylinux_2_{minor}_{arch}" for minor in (36, 34, 31, 28, 24, 17, 12, 5)]
+    return [*tags, f"manylinux2014_{arch}", f"manylinux1_{arch}", f"linux_{arch}"]
+
+
+def wheels(root: Path, dest: Path, *, pensa_src: Path, python: str, env: Mapping[str, str]) -> None:
+    """Build pensa's wheel and download its dependencies and pre-commit for `python`."""
+    pip = [sys.executable, "-m", "pip"]
+    proc.run(
+        [*pip, "wheel", "--quiet", "--no-deps", "-w", str(dest), str(pensa_src)],
+        cwd=root,
+        env=env,
+        timeout=900,
+    )
+    built = sorted(dest.glob("pensa-*.whl"))
+    if not built:
+        raise SgfError(f"pip built no pensa wheel from {pensa_src}")
+    argv = [
+        *pip,
+        "download",
+        "--quiet",
+        "-d",
+        str(dest),
+        "--only-binary=:all:",
+        "--python-version",
+        python,
+        "--implementation",
+        "cp",
+    ]
+    for tag in _platforms():
+        argv += ["--platform", tag]
+    proc.run([*argv, str(built[-1]), *EXTRA_REQUIREMENTS], cwd=root, env=env, timeout=900)
+
+
+def build(
+    root: Path,
+    *,
+    image: str,
+    base: str,
+    claude_bin: Path,
+    claude_version: str,
+    pensa_src: Path,
+    force: bool,
+    env: Mapping[str, str],
+    out: BinaryIO,
+) -> Built:
+    """Build the sandbox image unless one with the same content hash exists (or `force`)."""
+    digest = content_hash(base=base, claude_version=claude_version, pensa_src=pensa_src)
+    existing = labels(root, image, env)
+    if not force and existing is not None and existing.get(HASH_LABEL) == digest:
+        return Built(image, digest, skipped=True)
+    with tempfile.TemporaryDirectory(prefix="sgf-sandbox-") as tmp:
+        ctx = Path(tmp)
+        (ctx / "Dockerfile").write_bytes(resources.read_bytes("sandbox", "Dockerfile"))
+        _place(claude_bin, ctx / "claude")
+        (ctx / "wheels").mkdir()
+        python = _python_tag(root, base, env)
+        wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
+        argv: Sequence[str] = [
+            "docker",
+            "build",
+            "--tag",
+            image,
+            "--build-arg",
+            f"BASE={base}",
+            "--label",
+            f"{HASH_LABEL}={digest}",
+            "--label",
+            f"{BASE_LABEL}={base}",
+            "--label",
+            f"{CLAUDE_LABEL}={claude_version}",
+            str(ctx),
+        ]
+        code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
+        if code != 0:
+            raise SgfError(f"docker build of {image} failed with exit code {code} (output above)")
+    return Built(image, digest, skipped=False)
+
+
+def _place(src: Path, dest: Path) -> None:
+    """Hard-link the 380 MB binary into the context when possible, else copy it."""
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)
+    dest.chmod(0o755)
