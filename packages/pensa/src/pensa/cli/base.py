@@ -1,0 +1,217 @@
+"""What every command shares: the run environment, the root group and option bundles."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from pensa import project as projects
+from pensa.errors import InvalidArgument
+from pensa.models import Vocabulary, utcnow
+from pensa.render import Output
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from datetime import datetime
+    from pathlib import Path
+
+    from pensa.graph import Graph
+    from pensa.project import Project
+    from pensa.store import Store
+    from pensa.tracker import Tracker
+
+F = TypeVar("F", bound="Callable[..., Any]")
+
+# Commands agents guessed upstream (springfield notes §5), and what they meant.
+NEAR_MISSES: dict[str, tuple[str, ...]] = {
+    "claim": ("claim-next", "update ID --claim"),
+    "take": ("claim-next", "update ID --claim"),
+    "start": ("claim-next", "update ID --claim"),
+    "next": ("claim-next",),
+    "unclaim": ("release",),
+    "new": ("create",),
+    "add": ("create",),
+    "ls": ("list",),
+    "get": ("show",),
+    "view": ("show",),
+    "rm": ("delete",),
+    "remove": ("delete",),
+    "done": ("close",),
+    "finish": ("close",),
+    "resolve": ("close",),
+    "complete": ("close",),
+    "open": ("reopen",),
+    "deps": ("dep",),
+    "depend": ("dep add",),
+    "block": ("dep add",),
+    "comments": ("comment",),
+    "note": ("comment add",),
+    "stats": ("status",),
+    "info": ("status",),
+    "log": ("history",),
+    "find": ("search",),
+    "grep": ("search",),
+    "sync": ("export", "import"),
+    "init": ("create",),
+    "edit": ("update",),
+    "set": ("update",),
+}
+
+
+class Env:
+    """One run: where we are, how to print, and the database opened on first use."""
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        environ: Mapping[str, str],
+        as_json: bool,
+        color: bool,
+        now: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.cwd = cwd
+        self.environ = environ
+        self.out = Output(as_json=as_json, color=color)
+        self.now = now
+        self.actor_flag: str | None = None
+        self._actor: str | None = None
+        self._resources = contextlib.ExitStack()
+
+    def close(self) -> None:
+        self._resources.close()
+
+    @property
+    def actor(self) -> str:
+        if self._actor is None:
+            self._actor = projects.actor(self.actor_flag, self.cwd, self.environ)
+        return self._actor
+
+    def project(self, *, create: bool) -> Project | None:
+        if create:
+            return projects.locate_or_new(self.cwd, self.environ)
+        return projects.locate(self.cwd, self.environ)
+
+    def store(self, *, write: bool = False) -> Store:
+        """The project database. Reads never create files: without a database (and without
+        JSONL to import) they see an empty in-memory one."""
+        from pensa.store import Store
+
+        found = self.project(create=write)
+        if found is not None and not found.db.exists() and found.exists():
+            self._auto_import(found)
+        if found is None or not (write or found.db.exists()):
+            return self._resources.enter_context(Store.open(None))
+        found.ensure()
+        return self._resources.enter_context(Store.open(found.db))
+
+    def _auto_import(self, found: Project) -> None:
+        from pensa import jsonl
+
+        done = jsonl.import_(found, only_if_absent=True)
+        if done is not None:
+            click.echo(
+                f"pn: first use here: imported {done.issues} issues from {found.dir}", err=True
+            )
+
+    def tracker(self, *, write: bool = False) -> Tracker:
+        from pensa.tracker import Tracker
+
+        return Tracker(self.store(write=write), now=self.now)
+
+    def graph(self, *, write: bool = False) -> Graph:
+        from pensa.graph import Graph
+
+        return Graph(self.store(write=write), now=self.now)
+
+
+pass_env = click.make_pass_decorator(Env)
+
+
+def _set_actor(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.ensure_object(Env).actor_flag = value
+
+
+def common(func: F) -> F:
+    """`--json` and `--actor`, accepted after the subcommand as well as before it.
+
+    `--json` itself is read from argv before click parses (so usage errors are JSON too);
+    the option is declared here so click accepts it and `--help` shows it."""
+    func = click.option(
+        "--json", "json_", is_flag=True, expose_value=False, help="Print JSON on stdout."
+    )(func)
+    return click.option(
+        "--actor",
+        expose_value=False,
+        callback=_set_actor,
+        help="Who is acting (default: PN_ACTOR, git user.name, $USER).",
+    )(func)
+
+
+class VocabType(click.ParamType[Vocabulary, Any]):
+    """A click parameter for one of pensa's vocabularies, with did-you-mean hints."""
+
+    def __init__(self, vocab: type[Vocabulary]) -> None:
+        self.vocab = vocab
+        self.name = vocab.kind()
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(m.value for m in self.vocab) + "]"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Vocabulary:
+        if isinstance(value, self.vocab):
+            return value
+        try:
+            return self.vocab.parse(str(value))
+        except InvalidArgument as e:
+            flag = param.opts[-1] if param is not None and param.opts else self.name
+            raise InvalidArgument(f"{flag}: {e}") from None
+
+
+class PnGroup(click.Group):
+    """A group whose unknown subcommands fail with a "did you mean" hint."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            hints = NEAR_MISSES.get(name.lower()) if ctx.parent is None else None
+            if hints is None:
+                hints = tuple(
+                    difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.5)
+                )
+            path = ctx.command_path
+            suggestion = " or ".join(f"`{path} {h}`" for h in hints)
+            raise InvalidArgument(
+                f"unknown command `{path} {name}`"
+                + (f"; did you mean {suggestion}?" if suggestion else "")
+                + " (`pn prime` lists every command)"
+            )
+        return super().resolve_command(ctx, args)
+
+
+@click.group(
+    cls=PnGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@common
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """pensa: the agents' issue tracker (SQLite, with JSONL in git).
+
+    \b
+    Example:
+        pn create "login crash on empty password" -t bug -p p0
+        pn claim-next --json
+    Run `pn prime` for the cheat sheet of every command.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())

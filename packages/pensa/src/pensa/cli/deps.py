@@ -1,0 +1,87 @@
+"""`pn dep`: dependency edges. `dep add CHILD PARENT` means CHILD depends on PARENT."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import click
+
+from pensa.cli.base import Env, cli, common, pass_env
+from pensa.render import issue_line, tree_text
+
+
+@cli.group()
+def dep() -> None:
+    """Add, remove and inspect dependencies (CHILD depends on PARENT)."""
+
+
+@dep.command("add")
+@click.argument("child")
+@click.argument("parent")
+@common
+@pass_env
+def dep_add(env: Env, child: str, parent: str) -> None:
+    """Make CHILD depend on PARENT: CHILD is not ready until PARENT is closed.
+
+    \b
+    Example:
+        pn dep add pn-child001 pn-parent01
+    """
+    change = env.graph(write=True).add(child, parent, actor=env.actor)
+    env.out.emit(change.to_json(), f"dep {change.status}: {child} -> {parent}")
+
+
+@dep.command("remove")
+@click.argument("child")
+@click.argument("parent")
+@common
+@pass_env
+def dep_remove(env: Env, child: str, parent: str) -> None:
+    """Remove the dependency of CHILD on PARENT."""
+    change = env.graph(write=True).remove(child, parent, actor=env.actor)
+    env.out.emit(change.to_json(), f"dep removed: {child} -> {parent}")
+
+
+@dep.command("list")
+@click.argument("issue_id", metavar="ID")
+@common
+@pass_env
+def dep_list(env: Env, issue_id: str) -> None:
+    """List what ID depends on and what depends on ID."""
+    lists = env.graph().lists(issue_id)
+    text = "\n".join(
+        [
+            "depends on:",
+            *(f"  {issue_line(i)}" for i in lists.depends_on),
+            "dependents:",
+            *(f"  {issue_line(i)}" for i in lists.dependents),
+        ]
+    )
+    env.out.emit(lists.to_json(), text)
+
+
+@dep.command("tree")
+@click.argument("issue_id", metavar="ID")
+@click.option(
+    "--direction",
+    type=click.Choice(["down", "up"]),
+    default="down",
+    show_default=True,
+    help="down: what ID depends on; up: what depends on ID.",
+)
+@common
+@pass_env
+def dep_tree(env: Env, issue_id: str, direction: Literal["down", "up"]) -> None:
+    """Show the dependency tree below (or above) ID; each issue once."""
+    nodes = env.graph().tree(issue_id, direction=direction)
+    env.out.emit([n.to_json() for n in nodes], tree_text(nodes) or "(no dependencies)")
+
+
+@dep.command("cycles")
+@common
+@pass_env
+def dep_cycles(env: Env) -> None:
+    """List dependency cycles (pn refuses to create them; import refuses them too)."""
+    cycles = env.graph().cycles()
+    text = "\n".join(f"cycle {n}: {' -> '.join([*c, c[0]])}" for n, c in enumerate(cycles, start=1))
+    env.out.emit(cycles, text or "no cycles")

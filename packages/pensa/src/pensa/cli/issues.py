@@ -1,0 +1,260 @@
+"""Commands that create and change issues, and their comments."""
+
+from __future__ import annotations
+
+import click
+
+from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.models import IssueType, Priority, Status
+from pensa.render import comment_line, detail_text
+
+
+@cli.command()
+@click.argument("title")
+@click.option(
+    "-t",
+    "--type",
+    "issue_type",
+    type=VocabType(IssueType),
+    required=True,
+    help="bug, task, test or chore.",
+)
+@click.option(
+    "-p",
+    "--priority",
+    type=VocabType(Priority),
+    default="p2",
+    show_default=True,
+    help="p0 (critical) … p3 (low).",
+)
+@click.option("-a", "--assignee", help="Who the issue is for.")
+@click.option("--spec", help="Stem of the spec it implements (auth for specs/auth.md).")
+@click.option("--fixes", metavar="BUG", help="Id of the bug this issue fixes.")
+@click.option("--description", help="Longer text.")
+@click.option(
+    "--dep", "deps", multiple=True, metavar="ID", help="An issue this one depends on (repeatable)."
+)
+@common
+@pass_env
+def create(
+    env: Env,
+    title: str,
+    issue_type: IssueType,
+    priority: Priority,
+    assignee: str | None,
+    spec: str | None,
+    fixes: str | None,
+    description: str | None,
+    deps: tuple[str, ...],
+) -> None:
+    """Create an issue and print it.
+
+    \b
+    Example:
+        pn create "login crash on empty password" -t bug -p p0
+        pn create "reject empty passwords" -t task --spec auth --fixes pn-1a2b3c4d
+    """
+    issue = env.tracker(write=True).create(
+        title,
+        issue_type=issue_type,
+        actor=env.actor,
+        priority=priority,
+        assignee=assignee,
+        spec=spec,
+        fixes=fixes,
+        description=description,
+        deps=deps,
+    )
+    env.out.issue(issue)
+
+
+@cli.command()
+@click.argument("title")
+@click.option(
+    "-t",
+    "--type",
+    "issue_type",
+    type=VocabType(IssueType),
+    required=True,
+    help="bug, task, test or chore.",
+)
+@click.option(
+    "-p", "--priority", type=VocabType(Priority), default="p2", show_default=True, help="p0 … p3."
+)
+@click.option("--spec", help="Stem of the spec it implements.")
+@common
+@pass_env
+def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str | None) -> None:
+    """Quick capture: create an issue and print only its id.
+
+    \b
+    Example:
+        pn q "flaky test in auth" -t bug
+    """
+    issue = env.tracker(write=True).create(
+        title, issue_type=issue_type, actor=env.actor, priority=priority, spec=spec
+    )
+    env.out.emit({"id": issue.id}, issue.id)
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--title", help="New title.")
+@click.option(
+    "--status", type=VocabType(Status), help="open or in_progress (close with `pn close`)."
+)
+@click.option("-p", "--priority", type=VocabType(Priority), help="p0 … p3.")
+@click.option("-a", "--assignee", help='New assignee ("" clears it).')
+@click.option("--description", help='New description ("" clears it).')
+@click.option("--spec", help='New spec stem ("" clears it).')
+@click.option("--fixes", metavar="BUG", help='Bug this issue fixes ("" clears it).')
+@click.option("-t", "--type", "issue_type", hidden=True, help="Refused: the type is fixed.")
+@click.option("--claim", is_flag=True, help="Take it: in_progress, assigned to you.")
+@click.option("--unclaim", is_flag=True, help="Give it back: open, unassigned.")
+@common
+@pass_env
+def update(
+    env: Env,
+    issue_id: str,
+    title: str | None,
+    status: Status | None,
+    priority: Priority | None,
+    assignee: str | None,
+    description: str | None,
+    spec: str | None,
+    fixes: str | None,
+    issue_type: str | None,
+    claim: bool,
+    unclaim: bool,
+) -> None:
+    """Change an issue's fields, or claim/unclaim it, and print it.
+
+    \b
+    Example:
+        pn update pn-1a2b3c4d --claim
+        pn update pn-1a2b3c4d -p p1 --description "fails only on empty input"
+    """
+    if issue_type is not None:
+        raise click.UsageError("an issue's type is fixed at creation; create a new issue instead")
+    if not any(
+        v is not None for v in (title, status, priority, assignee, description, spec, fixes)
+    ) and not (claim or unclaim):
+        raise click.UsageError("nothing to change; see `pn update --help`")
+    issue = env.tracker(write=True).update(
+        issue_id,
+        actor=env.actor,
+        title=title,
+        status=status,
+        priority=priority,
+        assignee=assignee,
+        description=description,
+        spec=spec,
+        fixes=fixes,
+        claim=claim,
+        unclaim=unclaim,
+    )
+    env.out.issue(issue)
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--reason", "-r", help="Why it is closed.")
+@click.option(
+    "--force", is_flag=True, help="Close it even if closed already or claimed by someone else."
+)
+@common
+@pass_env
+def close(env: Env, issue_id: str, reason: str | None, force: bool) -> None:
+    """Close an issue, recording why.
+
+    Closing the last open issue whose --fixes names a bug closes that bug too.
+
+    \b
+    Example:
+        pn close pn-1a2b3c4d --reason "implemented in auth.py"
+    """
+    issue, fixed = env.tracker(write=True).close(
+        issue_id, actor=env.actor, reason=reason, force=force
+    )
+    env.out.issue(issue)
+    if fixed is not None and not env.out.as_json:
+        click.echo(f"also closed {fixed.id}: {fixed.close_reason}")
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--reason", "-r", help="Why it is reopened.")
+@common
+@pass_env
+def reopen(env: Env, issue_id: str, reason: str | None) -> None:
+    """Reopen a closed issue (clears closed_at and close_reason)."""
+    env.out.issue(env.tracker(write=True).reopen(issue_id, actor=env.actor, reason=reason))
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@common
+@pass_env
+def release(env: Env, issue_id: str) -> None:
+    """Give a claim back: status open, no assignee (same as update --unclaim)."""
+    env.out.issue(env.tracker(write=True).release(issue_id, actor=env.actor))
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--force", is_flag=True, help="Also delete its dependencies and comments.")
+@common
+@pass_env
+def delete(env: Env, issue_id: str, force: bool) -> None:
+    """Delete an issue (refused while it has deps, dependents or comments, unless --force)."""
+    env.tracker(write=True).delete(issue_id, actor=env.actor, force=force)
+    env.out.emit({"deleted": issue_id}, f"deleted {issue_id}")
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--short", is_flag=True, help="One line (JSON: the issue object alone).")
+@common
+@pass_env
+def show(env: Env, issue_id: str, short: bool) -> None:
+    """Show an issue with its dependencies, dependents and comments."""
+    tracker = env.tracker()
+    if short:
+        env.out.issue(tracker.get(issue_id))
+        return
+    detail = tracker.show(issue_id)
+    env.out.emit(detail.to_json(), detail_text(detail))
+
+
+@cli.group()
+def comment() -> None:
+    """Add and list comments on an issue."""
+
+
+@comment.command("add")
+@click.argument("issue_id", metavar="ID")
+@click.argument("text")
+@common
+@pass_env
+def comment_add(env: Env, issue_id: str, text: str) -> None:
+    """Attach a comment to an issue.
+
+    \b
+    Example:
+        pn comment add pn-1a2b3c4d "reproduced with an empty password only"
+    """
+    c = env.tracker(write=True).add_comment(issue_id, text, actor=env.actor)
+    env.out.emit(c.to_json(), comment_line(c))
+
+
+@comment.command("list")
+@click.argument("issue_id", metavar="ID")
+@common
+@pass_env
+def comment_list(env: Env, issue_id: str) -> None:
+    """List an issue's comments, oldest first."""
+    comments = env.tracker().comments(issue_id)
+    env.out.emit(
+        [c.to_json() for c in comments],
+        "\n".join(map(comment_line, comments)) or "(no comments)",
+    )

@@ -1,0 +1,142 @@
+"""Health checks: stale claims, orphaned deps and comments, dangling `fixes`, cycles,
+database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to repair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from pensa import jsonl
+from pensa.graph import find_cycles
+from pensa.models import Finding, parse_timestamp, timestamp
+from pensa.store import log_event
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pensa.project import Project
+    from pensa.store import Store
+
+# A claim is stale when its *latest claim* is this old, not merely its last update.
+STALE_AFTER = timedelta(minutes=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What doctor found and, with `--fix`, what it repaired."""
+
+    findings: list[Finding] = field(default_factory=list)
+    fixes: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "findings": [f.to_json() for f in self.findings],
+            "fixes": [f.to_json() for f in self.fixes],
+        }
+
+
+def stale_claims(store: Store, now: datetime) -> list[tuple[str, str | None, str]]:
+    """(id, assignee, claimed_at) of in-progress issues whose latest claim is too old."""
+    rows = store.rows(
+        "SELECT i.id, i.assignee, coalesce((SELECT max(e.created_at) FROM events e "
+        "WHERE e.issue_id = i.id AND e.event_type = 'claimed'), i.updated_at) "
+        "FROM issues i WHERE i.status = 'in_progress' ORDER BY i.seq"
+    )
+    return [r for r in rows if now - parse_timestamp(r[2]) > STALE_AFTER]
+
+
+def diagnose(store: Store, project: Project | None, *, now: datetime) -> list[Finding]:
+    """Every check, read-only."""
+    found: list[Finding] = []
+    for issue_id, assignee, since in stale_claims(store, now):
+        found.append(
+            Finding(
+                "stale_claim",
+                f"{issue_id} in progress by {assignee or 'nobody'} since {since} "
+                f"(over {int(STALE_AFTER.total_seconds() // 60)} minutes)",
+                issue_id,
+            )
+        )
+    for child, parent in store.rows(
+        "SELECT issue_id, depends_on_id FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
+        "OR depends_on_id NOT IN (SELECT id FROM issues) ORDER BY 1, 2"
+    ):
+        found.append(Finding("orphaned_dep", f"{child} -> {parent} names a missing issue", child))
+    for issue_id, fixes in store.rows(
+        "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
+        "(SELECT id FROM issues WHERE issue_type = 'bug') ORDER BY seq"
+    ):
+        found.append(
+            Finding("dangling_fixes", f"{issue_id} fixes {fixes}, which is not a bug", issue_id)
+        )
+    for comment_id, issue_id in store.rows(
+        "SELECT id, issue_id FROM comments WHERE issue_id NOT IN (SELECT id FROM issues)"
+    ):
+        found.append(
+            Finding("orphaned_comment", f"comment {comment_id} is on missing {issue_id}", issue_id)
+        )
+    edges: dict[str, list[str]] = {}
+    for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
+        edges.setdefault(child, []).append(parent)
+    for cycle in find_cycles(edges):
+        found.append(Finding("dep_cycle", " -> ".join([*cycle, cycle[0]]), cycle[0]))
+    found.extend(_drift(store, project))
+    verdict = store.rows("PRAGMA integrity_check")
+    if [r[0] for r in verdict] != ["ok"]:
+        detail = "; ".join(str(r[0]) for r in verdict[:5])
+        found.append(Finding("integrity", f"SQLite integrity check failed: {detail}"))
+    return found
+
+
+def _drift(store: Store, project: Project | None) -> list[Finding]:
+    if project is None or not project.exists():
+        return []
+    expected = jsonl.render(store)
+    if not any(p.exists() for p in project.jsonl_files()) and not expected["issues.jsonl"]:
+        return []
+    found = []
+    for name, text in expected.items():
+        path = project.dir / name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            have = "missing" if current is None else f"{current.count(chr(10))} lines"
+            found.append(
+                Finding(
+                    "jsonl_drift",
+                    f"{name} ({have}) differs from the database ({text.count(chr(10))} rows); "
+                    "`pn export` writes the database out, `pn import` reads the files in",
+                )
+            )
+    return found
+
+
+def run(store: Store, project: Project | None, *, now: datetime, fix: bool, actor: str) -> Report:
+    """Diagnose; with `fix`, repair stale claims, orphaned deps and dangling `fixes`."""
+    if not fix:
+        return Report(diagnose(store, project, now=now))
+    before = diagnose(store, project, now=now)
+    fixes: list[Finding] = []
+    stamp = timestamp(now)
+    with store.write() as conn:
+        for issue_id, _, _ in stale_claims(store, now):
+            conn.execute(
+                "UPDATE issues SET status = 'open', assignee = NULL, updated_at = ? WHERE id = ?",
+                (stamp, issue_id),
+            )
+            log_event(conn, issue_id, "released", actor=actor, detail="stale claim", at=stamp)
+            fixes.append(Finding("stale_claim", f"released {issue_id}", issue_id))
+        gone = conn.execute(
+            "DELETE FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
+            "OR depends_on_id NOT IN (SELECT id FROM issues)"
+        ).rowcount
+        if gone:
+            fixes.append(Finding("orphaned_dep", f"removed {gone} orphaned dependencies"))
+        for (issue_id,) in conn.execute(
+            "SELECT id FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
+            "(SELECT id FROM issues WHERE issue_type = 'bug')"
+        ).fetchall():
+            conn.execute("UPDATE issues SET fixes = NULL WHERE id = ?", (issue_id,))
+            log_event(conn, issue_id, "updated", actor=actor, detail="fixes: cleared", at=stamp)
+            fixes.append(Finding("dangling_fixes", f"cleared fixes of {issue_id}", issue_id))
+    return Report(before, fixes)

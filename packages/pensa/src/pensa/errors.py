@@ -1,0 +1,81 @@
+"""The pensa exception family: every error has a stable machine-readable ``code``.
+
+The CLI maps these once (``pensa.cli.main``) to exit code 1 and either
+``{"error": ..., "code": ...}`` (with ``--json``) or ``error: ...`` on stderr.
+"""
+
+from __future__ import annotations
+
+
+class PensaError(Exception):
+    """Base of every error pensa reports to its user."""
+
+    code = "error"
+    description = "an unexpected failure"
+
+
+class NotFound(PensaError):
+    code = "not_found"
+    description = "an id (issue, comment, `--fixes`, `--dep`, dependency edge) does not exist"
+
+
+class AlreadyClaimed(PensaError):
+    code = "already_claimed"
+    description = "`update --claim` on an issue that is not open; the message names the holder"
+
+
+class CycleDetected(PensaError):
+    code = "cycle_detected"
+    description = "`dep add` would close a dependency cycle; the message shows the path"
+
+
+class InvalidStatusTransition(PensaError):
+    code = "invalid_status_transition"
+    description = "e.g. reopening an open issue, releasing a closed one, `update --status closed`"
+
+
+class InvalidArgument(PensaError):
+    code = "invalid_argument"
+    description = (
+        "usage errors, unknown commands or options, invalid enum values, self-dependency, "
+        "`--fixes` naming a non-bug"
+    )
+
+
+class Conflict(PensaError):
+    code = "conflict"
+    description = "close/delete refused for want of `--force`"
+
+
+class InvalidData(PensaError):
+    code = "invalid_data"
+    description = "`pn import` found a bad JSONL line; the message is `file:line: reason`"
+
+
+class ReadOnly(PensaError):
+    code = "read_only"
+    description = "the database (or its directory) cannot be written; nothing was changed"
+
+
+class Busy(PensaError):
+    code = "busy"
+    description = "the database stayed locked by other writers through every retry"
+
+
+class StorageError(PensaError):
+    code = "storage_error"
+    description = "SQLite reported another failure (corrupt file, disk full, ...)"
+
+
+ALL_ERRORS: tuple[type[PensaError], ...] = (
+    NotFound,
+    AlreadyClaimed,
+    CycleDetected,
+    InvalidStatusTransition,
+    InvalidArgument,
+    Conflict,
+    InvalidData,
+    ReadOnly,
+    Busy,
+    StorageError,
+)

@@ -1,0 +1,191 @@
+"""Dependencies: `CHILD depends on PARENT` edges, kept acyclic, and walks over them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pensa.errors import CycleDetected, InvalidArgument, NotFound
+from pensa.models import DepLists, TreeNode, timestamp, utcnow
+from pensa.store import log_event
+from pensa.tracker import get
+from pensa.views import select
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterable, Mapping
+    from datetime import datetime
+
+    from pensa.store import Store
+
+Direction = Literal["down", "up"]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeChange:
+    """The result of `dep add` / `dep remove`."""
+
+    status: Literal["added", "removed", "exists"]
+    issue_id: str
+    depends_on_id: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "status": self.status,
+            "issue_id": self.issue_id,
+            "depends_on_id": self.depends_on_id,
+        }
+
+
+def path_between(conn: sqlite3.Connection, start: str, goal: str) -> list[str] | None:
+    """A dependency path start → … → goal (following depends_on), or None."""
+    parents: dict[str, str] = {}
+    frontier = [start]
+    seen = {start}
+    while frontier:
+        node = frontier.pop()
+        if node == goal:
+            path = [node]
+            while path[-1] != start:
+                path.append(parents[path[-1]])
+            return path[::-1]
+        for (nxt,) in conn.execute("SELECT depends_on_id FROM deps WHERE issue_id = ?", (node,)):
+            if nxt not in seen:
+                seen.add(nxt)
+                parents[nxt] = node
+                frontier.append(nxt)
+    return None
+
+
+class Graph:
+    """Dependency edges over one store."""
+
+    def __init__(self, store: Store, *, now: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.now = now
+
+    def add(self, child: str, parent: str, *, actor: str) -> EdgeChange:
+        """Make `child` depend on `parent`; refuses self-edges and cycles."""
+        if child == parent:
+            raise InvalidArgument(f"{child} cannot depend on itself")
+        now = timestamp(self.now())
+        with self.store.write() as conn:
+            get(conn, child)
+            get(conn, parent)
+            exists = conn.execute(
+                "SELECT 1 FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
+            ).fetchone()
+            if exists:
+                return EdgeChange("exists", child, parent)
+            back = path_between(conn, parent, child)
+            if back is not None:
+                cycle = " -> ".join([child, *back])
+                raise CycleDetected(f"{child} -> {parent} would make a cycle: {cycle}")
+            conn.execute(
+                "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)", (child, parent)
+            )
+            log_event(conn, child, "dep_added", actor=actor, detail=f"depends on {parent}", at=now)
+            return EdgeChange("added", child, parent)
+
+    def remove(self, child: str, parent: str, *, actor: str) -> EdgeChange:
+        """Drop the edge `child` → `parent`."""
+        now = timestamp(self.now())
+        with self.store.write() as conn:
+            gone = conn.execute(
+                "DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
+            ).rowcount
+            if not gone:
+                get(conn, child)
+                get(conn, parent)
+                raise NotFound(f"{child} does not depend on {parent}")
+            log_event(
+                conn,
+                child,
+                "dep_removed",
+                actor=actor,
+                detail=f"no longer depends on {parent}",
+                at=now,
+            )
+            return EdgeChange("removed", child, parent)
+
+    def lists(self, issue_id: str) -> DepLists:
+        """What the issue depends on, and what depends on it."""
+        get(self.store.conn, issue_id)
+        return DepLists(
+            tuple(
+                select(
+                    self.store,
+                    ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
+                    [issue_id],
+                )
+            ),
+            tuple(
+                select(
+                    self.store,
+                    ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
+                    [issue_id],
+                )
+            ),
+        )
+
+    def tree(self, issue_id: str, *, direction: Direction = "down") -> list[TreeNode]:
+        """Depth-first walk below the root (not included); each issue is listed once."""
+        get(self.store.conn, issue_id)
+        if direction == "down":
+            sql = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
+        else:
+            sql = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
+        nodes: list[TreeNode] = []
+        seen = {issue_id}
+
+        def walk(node: str, depth: int) -> None:
+            for child in select(self.store, [sql], [node]):
+                if child.id in seen:
+                    continue
+                seen.add(child.id)
+                nodes.append(TreeNode(child, depth))
+                walk(child.id, depth + 1)
+
+        walk(issue_id, 1)
+        return nodes
+
+    def cycles(self) -> list[list[str]]:
+        """Every dependency cycle (only possible if the database was edited by hand)."""
+        edges: dict[str, list[str]] = {}
+        for child, parent in self.store.rows(
+            "SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2"
+        ):
+            edges.setdefault(child, []).append(parent)
+        return find_cycles(edges)
+
+
+def find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Cycles found by depth-first search, each rotated to start at its smallest id."""
+    white, grey, black = 0, 1, 2
+    colour: dict[str, int] = {}
+    found: dict[tuple[str, ...], list[str]] = {}
+    for root in sorted(edges):
+        if colour.get(root, white) != white:
+            continue
+        stack: list[tuple[str, list[str]]] = [(root, list(edges.get(root, ())))]
+        path = [root]
+        colour[root] = grey
+        while stack:
+            node, pending = stack[-1]
+            if not pending:
+                colour[node] = black
+                stack.pop()
+                path.pop()
+                continue
+            nxt = pending.pop(0)
+            state = colour.get(nxt, white)
+            if state == grey:
+                cycle = path[path.index(nxt) :]
+                start = cycle.index(min(cycle))
+                rotated = cycle[start:] + cycle[:start]
+                found.setdefault(tuple(rotated), rotated)
+            elif state == white:
+                colour[nxt] = grey
+                path.append(nxt)
+                stack.append((nxt, list(edges.get(nxt, ()))))
+    return [found[k] for k in sorted(found)]

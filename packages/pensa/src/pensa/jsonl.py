@@ -1,0 +1,275 @@
+"""JSONL, the git-committed layer: deterministic export and an all-or-nothing import.
+
+Export: one compact object per line, unset fields omitted, fixed key order, UTF-8 (no `\\u`
+escapes), issues sorted by id (random ids spread concurrent additions over the file so git
+merges rarely conflict), deps by (issue_id, depends_on_id), comments by (issue_id,
+created_at, id). Re-exporting an unchanged database gives byte-identical files.
+
+Import: every line is validated first; the database is built in a temporary file and swapped
+in with `os.replace`, so a bad line leaves the existing database exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pensa.errors import InvalidArgument, InvalidData
+from pensa.graph import find_cycles
+from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
+from pensa.store import ISSUE_COLUMNS, Store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pensa.project import Project
+
+COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
+DEP_FIELDS = ("issue_id", "depends_on_id")
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def render(store: Store) -> dict[str, str]:
+    """The three files' exact contents, keyed by file name."""
+    issues = "".join(
+        _line({k: v for k, v in zip(ISSUE_FIELDS, row, strict=True) if v is not None})
+        for row in store.rows(f"SELECT {ISSUE_COLUMNS} FROM issues ORDER BY id")
+    )
+    deps = "".join(
+        _line(dict(zip(DEP_FIELDS, row, strict=True)))
+        for row in store.rows(
+            "SELECT issue_id, depends_on_id FROM deps ORDER BY issue_id, depends_on_id"
+        )
+    )
+    comments = "".join(
+        _line(dict(zip(COMMENT_FIELDS, row, strict=True)))
+        for row in store.rows(
+            "SELECT id, issue_id, actor, text, created_at FROM comments "
+            "ORDER BY issue_id, created_at, id"
+        )
+    )
+    return {"issues.jsonl": issues, "deps.jsonl": deps, "comments.jsonl": comments}
+
+
+def write_atomically(path: Path, text: str) -> bool:
+    """Write via a temp file and rename; skip (return False) when the content is the same."""
+    data = text.encode()
+    with contextlib.suppress(FileNotFoundError):
+        if path.read_bytes() == data:
+            return False
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """How many records an export or import moved."""
+
+    issues: int
+    deps: int
+    comments: int
+    staged: bool = False
+    events_kept: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"issues": self.issues, "deps": self.deps, "comments": self.comments}
+        if self.events_kept is not None:
+            out["events_kept"] = self.events_kept
+        else:
+            out["staged"] = self.staged
+        return out
+
+
+def export(store: Store, project: Project) -> Summary:
+    """Write the three JSONL files of `project` from `store`."""
+    project.ensure()
+    files = render(store)
+    for name, text in files.items():
+        write_atomically(project.dir / name, text)
+    issues, deps, comments = (files[n].count("\n") for n in files)
+    return Summary(issues, deps, comments)
+
+
+# --- import -----------------------------------------------------------------------------
+
+
+def _records(
+    path: Path, fields: tuple[str, ...], required: tuple[str, ...]
+) -> list[tuple[int, dict[str, Any]]]:
+    """Parse and shape-check every line of `path` (missing file: no records)."""
+    if not path.exists():
+        return []
+    out: list[tuple[int, dict[str, Any]]] = []
+    with path.open(encoding="utf-8") as f:
+        for number, text in enumerate(f, start=1):
+            where = f"{path.name}:{number}"
+            if not text.strip():
+                continue
+            if text.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||")):
+                raise InvalidData(f"{where}: git merge conflict marker; resolve the conflict first")
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise InvalidData(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
+            if not isinstance(record, dict):
+                raise InvalidData(f"{where}: expected a JSON object, got {type(record).__name__}")
+            unknown = sorted(set(record) - set(fields))
+            if unknown:
+                raise InvalidData(f"{where}: unknown field(s) {', '.join(unknown)}")
+            missing = [k for k in required if k not in record]
+            if missing:
+                raise InvalidData(f"{where}: missing field(s) {', '.join(missing)}")
+            for key, value in record.items():
+                if not isinstance(value, str) or (key in required and not value):
+                    raise InvalidData(f"{where}: field {key} must be a non-empty string")
+            for key in ("created_at", "updated_at", "closed_at"):
+                if key in record:
+                    try:
+                        parse_timestamp(record[key])
+                    except ValueError as e:
+                        raise InvalidData(
+                            f"{where}: {key} is not an RFC 3339 time: {record[key]!r}"
+                        ) from e
+            out.append((number, record))
+    return out
+
+
+def _validate(
+    project: Project,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    issues = _records(
+        project.issues_jsonl,
+        ISSUE_FIELDS,
+        ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at"),
+    )
+    kinds: dict[str, str] = {}
+    for number, issue in issues:
+        where = f"issues.jsonl:{number}"
+        if issue["id"] in kinds:
+            raise InvalidData(f"{where}: duplicate id {issue['id']}")
+        for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
+            try:
+                vocab.parse(issue[key])
+            except InvalidArgument as e:
+                raise InvalidData(f"{where}: {e}") from e
+        kinds[issue["id"]] = issue["issue_type"]
+    for number, issue in issues:
+        fixes = issue.get("fixes")
+        if fixes is not None and kinds.get(fixes) != "bug":
+            why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
+            raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
+    deps = _records(project.deps_jsonl, DEP_FIELDS, DEP_FIELDS)
+    edges: dict[str, list[str]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for number, dep in deps:
+        where = f"deps.jsonl:{number}"
+        pair = (dep["issue_id"], dep["depends_on_id"])
+        for end in pair:
+            if end not in kinds:
+                raise InvalidData(f"{where}: dangling reference to {end} (no such issue)")
+        if pair[0] == pair[1]:
+            raise InvalidData(f"{where}: {pair[0]} depends on itself")
+        if pair in first_line:
+            raise InvalidData(f"{where}: duplicate of line {first_line[pair]}")
+        first_line[pair] = number
+        edges.setdefault(pair[0], []).append(pair[1])
+    cycles = find_cycles(edges)
+    if cycles:
+        cycle = cycles[0]
+        line = first_line[(cycle[0], cycle[1 % len(cycle)])]
+        path = " -> ".join([*cycle, cycle[0]])
+        raise InvalidData(f"deps.jsonl:{line}: dependency cycle {path}")
+    comments = _records(project.comments_jsonl, COMMENT_FIELDS, COMMENT_FIELDS)
+    seen: set[str] = set()
+    for number, comment in comments:
+        where = f"comments.jsonl:{number}"
+        if comment["issue_id"] not in kinds:
+            raise InvalidData(
+                f"{where}: dangling reference to {comment['issue_id']} (no such issue)"
+            )
+        if comment["id"] in seen:
+            raise InvalidData(f"{where}: duplicate id {comment['id']}")
+        seen.add(comment["id"])
+    return [r for _, r in issues], [r for _, r in deps], [r for _, r in comments]
+
+
+def import_(project: Project, *, only_if_absent: bool = False) -> Summary | None:
+    """Rebuild `project`'s database from its JSONL files; None when there is nothing to import.
+
+    With `only_if_absent` (the automatic first-use import) the new database is linked into
+    place only if none appeared meanwhile, so concurrent first runs cannot clobber each other.
+    """
+    if not project.issues_jsonl.exists():
+        return None
+    issues, deps, comments = _validate(project)
+    ids = {r["id"] for r in issues}
+    events = [e for e in _old_events(project.db) if e[0] in ids]
+    tmp = project.dir / f"db.sqlite.import-{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    try:
+        with Store.open(tmp) as store, store.write() as conn:
+            conn.executemany(
+                f"INSERT INTO issues ({ISSUE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                (
+                    tuple(r.get(k) for k in ISSUE_FIELDS)
+                    for r in sorted(issues, key=lambda r: (r["created_at"], r["id"]))
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
+                ((r["issue_id"], r["depends_on_id"]) for r in deps),
+            )
+            conn.executemany(
+                "INSERT INTO comments (id, issue_id, actor, text, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    tuple(r[k] for k in COMMENT_FIELDS)
+                    for r in sorted(comments, key=lambda r: (r["created_at"], r["id"]))
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                events,
+            )
+        if only_if_absent:
+            try:
+                os.link(tmp, project.db)
+            except FileExistsError:
+                return None
+        else:
+            os.replace(tmp, project.db)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return Summary(len(issues), len(deps), len(comments), events_kept=len(events))
+
+
+def _old_events(old_db: Path) -> list[tuple[Any, ...]]:
+    """The events of the database being replaced, oldest first; none if it is unreadable."""
+    if not old_db.exists():
+        return []
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{old_db}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        return conn.execute(
+            "SELECT issue_id, event_type, actor, detail, created_at FROM events ORDER BY seq"
+        ).fetchall()
+    except sqlite3.Error:  # a damaged database loses its history, not the import
+        return []
+    finally:
+        conn.close()

@@ -1,0 +1,318 @@
+"""Pensa's values: closed vocabularies as StrEnums and records as frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Self
+
+from pensa.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# Agents upstream guessed these words; a near miss names the right one (springfield notes §5).
+_SYNONYMS: dict[str, str] = {
+    "in-progress": "in_progress",
+    "inprogress": "in_progress",
+    "in progress": "in_progress",
+    "progress": "in_progress",
+    "claimed": "in_progress",
+    "started": "in_progress",
+    "doing": "in_progress",
+    "wip": "in_progress",
+    "active": "in_progress",
+    "done": "closed",
+    "close": "closed",
+    "resolved": "closed",
+    "complete": "closed",
+    "completed": "closed",
+    "fixed": "closed",
+    "todo": "open",
+    "new": "open",
+    "opened": "open",
+    "critical": "p0",
+    "urgent": "p0",
+    "high": "p1",
+    "normal": "p2",
+    "medium": "p2",
+    "low": "p3",
+    "feature": "task",
+    "story": "task",
+    "epic": "task",
+    "defect": "bug",
+    "issue": "bug",
+    "tests": "test",
+    "docs": "chore",
+    "refactor": "chore",
+    "maintenance": "chore",
+}
+
+
+class Vocabulary(StrEnum):
+    """A closed set of words; `parse` rejects anything else, naming the allowed values."""
+
+    @classmethod
+    def kind(cls) -> str:
+        """How the vocabulary is called in messages."""
+        return cls.__name__.lower()
+
+    @classmethod
+    def allowed(cls) -> str:
+        """The allowed values, comma separated."""
+        return ", ".join(m.value for m in cls)
+
+    @classmethod
+    def suggest(cls, text: str) -> str | None:
+        """The value the user most likely meant, if any."""
+        folded = text.strip().lower()
+        values = [m.value for m in cls]
+        for candidate in (folded, folded.replace("-", "_").replace(" ", "_")):
+            if candidate in values:
+                return candidate
+        if folded.isdigit() and f"p{folded}" in values:
+            return f"p{folded}"
+        synonym = _SYNONYMS.get(folded)
+        if synonym in values:
+            return synonym
+        import difflib
+
+        close = difflib.get_close_matches(folded, values, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        """Return the member spelled exactly `text` or raise InvalidArgument with a hint."""
+        try:
+            return cls(text)
+        except ValueError:
+            pass
+        hint = cls.suggest(text)
+        did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
+        raise InvalidArgument(
+            f"invalid {cls.kind()} '{text}'{did_you_mean}; allowed: {cls.allowed()}"
+        )
+
+
+class IssueType(Vocabulary):
+    BUG = "bug"
+    TASK = "task"
+    TEST = "test"
+    CHORE = "chore"
+
+    @classmethod
+    def kind(cls) -> str:
+        return "issue type"
+
+
+class Status(Vocabulary):
+    OPEN = "open"
+    IN_PROGRESS = "in_progress"
+    CLOSED = "closed"
+
+
+class Priority(Vocabulary):
+    P0 = "p0"
+    P1 = "p1"
+    P2 = "p2"
+    P3 = "p3"
+
+
+def timestamp(moment: datetime) -> str:
+    """RFC 3339 UTC with microseconds and a `Z`: sortable as text, unique enough to order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Read a timestamp written by `timestamp` (or any RFC 3339 `Z` form)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def utcnow() -> datetime:
+    """The real clock; tests inject their own."""
+    return datetime.now(UTC)
+
+
+ISSUE_FIELDS = (
+    "id",
+    "title",
+    "description",
+    "issue_type",
+    "status",
+    "priority",
+    "spec",
+    "fixes",
+    "assignee",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "close_reason",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One issue, exactly the columns of the JSON contract in its key order."""
+
+    id: str
+    title: str
+    description: str | None
+    issue_type: IssueType
+    status: Status
+    priority: Priority
+    spec: str | None
+    fixes: str | None
+    assignee: str | None
+    created_at: str
+    updated_at: str
+    closed_at: str | None
+    close_reason: str | None
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Issue:
+        """Build from a row selected with `store.ISSUE_COLUMNS`."""
+        return cls(
+            row[0],
+            row[1],
+            row[2],
+            IssueType(row[3]),
+            Status(row[4]),
+            Priority(row[5]),
+            *row[6:],
+        )
+
+    def to_json(self) -> dict[str, str | None]:
+        """The JSON object: every key, in contract order, `None` for unset."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "issue_type": self.issue_type.value,
+            "status": self.status.value,
+            "priority": self.priority.value,
+            "spec": self.spec,
+            "fixes": self.fixes,
+            "assignee": self.assignee,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "closed_at": self.closed_at,
+            "close_reason": self.close_reason,
+        }
+
+    def is_ready_type(self) -> bool:
+        """Bugs are problem reports, never work items (design: "Bugs are never ready")."""
+        return self.issue_type is not IssueType.BUG
+
+
+@dataclass(frozen=True, slots=True)
+class IssueDetail:
+    """`show`: an issue with what it depends on, what depends on it, and its comments."""
+
+    issue: Issue
+    deps: tuple[Issue, ...]
+    dependents: tuple[Issue, ...]
+    comments: tuple[Comment, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.issue.to_json(),
+            "deps": [d.to_json() for d in self.deps],
+            "dependents": [d.to_json() for d in self.dependents],
+            "comments": [c.to_json() for c in self.comments],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    id: str
+    issue_id: str
+    actor: str
+    text: str
+    created_at: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "issue_id": self.issue_id,
+            "actor": self.actor,
+            "text": self.text,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One audit-log entry (`history`)."""
+
+    issue_id: str
+    event_type: str
+    actor: str | None
+    detail: str | None
+    created_at: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "event_type": self.event_type,
+            "actor": self.actor,
+            "detail": self.detail,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DepLists:
+    """`dep list`: both directions of one issue's edges."""
+
+    depends_on: tuple[Issue, ...]
+    dependents: tuple[Issue, ...]
+
+    def to_json(self) -> dict[str, list[dict[str, str | None]]]:
+        return {
+            "depends_on": [i.to_json() for i in self.depends_on],
+            "dependents": [i.to_json() for i in self.dependents],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """One line of `dep tree`: an issue at its depth below the root."""
+
+    issue: Issue
+    depth: int
+
+    def to_json(self) -> dict[str, str | int]:
+        i = self.issue
+        return {
+            "id": i.id,
+            "title": i.title,
+            "status": i.status.value,
+            "priority": i.priority.value,
+            "issue_type": i.issue_type.value,
+            "depth": self.depth,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A `doctor` observation (or, in `fixes`, what was repaired)."""
+
+    check: str
+    message: str
+    issue_id: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """`count`: a total, and groups when counted `--by-*`."""
+
+    total: int
+    groups: Mapping[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.groups is None:
+            return {"count": self.total}
+        return {"total": self.total, "groups": dict(self.groups)}

@@ -1,0 +1,168 @@
+"""The command reference: one source for `pn prime` and the README's pn section.
+
+`tests/test_docs.py` proves every click command is listed here and that README.md carries
+`readme_section()` verbatim, so the cheat sheet, the README and the CLI cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pensa.errors import ALL_ERRORS
+from pensa.models import IssueType, Priority, Status
+
+
+class Ref(NamedTuple):
+    usage: str
+    summary: str
+
+    @property
+    def name(self) -> str:
+        """The command path, e.g. `dep add`."""
+        words = self.usage.split()[1:]
+        return " ".join(w for w in words[:2] if w.islower() and w.replace("-", "").isalpha())
+
+
+SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
+    (
+        "Work loop",
+        (
+            Ref(
+                "pn claim-next [-p P] [-t TYPE] [--spec S]",
+                "claim the first ready issue atomically; `null` when none",
+            ),
+            Ref(
+                "pn close ID [--reason R] [--force]",
+                "close; closing the last fix of a bug closes the bug",
+            ),
+            Ref("pn release ID", "give a claim back: status open, no assignee"),
+            Ref(
+                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S]",
+                "open tasks/tests/chores with every dependency closed",
+            ),
+        ),
+    ),
+    (
+        "Issues",
+        (
+            Ref(
+                'pn create "TITLE" -t TYPE [-p P] [-a '
+                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]...",
+                "create an issue",
+            ),
+            Ref('pn q "TITLE" -t TYPE [-p P] [--spec S]', "quick capture: prints only the id"),
+            Ref(
+                "pn update ID [--title T] [--status S] [-p P] "
+                "[-a A] [--description D] [--spec S] [--fixes BUG] [--claim] [--unclaim]",
+                "change fields; `--claim` takes it, `--unclaim` gives it back; empty text clears",
+            ),
+            Ref("pn reopen ID [--reason R]", "reopen a closed issue"),
+            Ref("pn delete ID [--force]", "delete; `--force` also removes its deps and comments"),
+            Ref("pn show ID [--short]", "one issue with deps, dependents and comments"),
+        ),
+    ),
+    (
+        "Views",
+        (
+            Ref(
+                "pn list [--status S] [--all] [-p P] [-a "
+                "A] [-t TYPE] [--spec S] [--sort KEY] [-n N]",
+                "open and in-progress issues (unless --status/--all), priority then age",
+            ),
+            Ref("pn blocked", "issues waiting on a dependency that is not closed"),
+            Ref("pn search TEXT", "substring match on title and description, any status"),
+            Ref(
+                "pn count [--all] "
+                "[--status S] [--by-status|--by-priority|--by-issue-type|--by-assignee]",
+                "count what `list` would show, or groups",
+            ),
+            Ref("pn status", "project snapshot: counts per type and status, ready, blocked"),
+            Ref("pn history ID", "the issue's audit log, newest first"),
+        ),
+    ),
+    (
+        "Dependencies (CHILD depends on PARENT)",
+        (
+            Ref(
+                "pn dep add CHILD PARENT",
+                "CHILD waits for PARENT; cycles and self-deps are refused",
+            ),
+            Ref("pn dep remove CHILD PARENT", "drop the edge"),
+            Ref("pn dep list ID", "what ID depends on, and what depends on it"),
+            Ref(
+                "pn dep tree ID [--direction down|up]",
+                "down: what it depends on; up: what depends on it",
+            ),
+            Ref("pn dep cycles", "list dependency cycles (there should be none)"),
+        ),
+    ),
+    (
+        "Comments",
+        (
+            Ref('pn comment add ID "TEXT"', "record an observation on an issue"),
+            Ref("pn comment list ID", "the issue's comments, oldest first"),
+        ),
+    ),
+    (
+        "Data",
+        (
+            Ref(
+                "pn export [--stage]",
+                "write .pensa/*.jsonl; stages them itself when run as the pre-commit hook",
+            ),
+            Ref("pn import", "rebuild the database from .pensa/*.jsonl, all or nothing"),
+            Ref(
+                "pn doctor [--fix]", "stale claims, orphans, dangling fixes, JSONL drift, integrity"
+            ),
+            Ref("pn where", "print the .pensa directory in use"),
+            Ref("pn prime", "print this cheat sheet"),
+        ),
+    ),
+)
+
+PITFALLS = (
+    "There is no `pn claim`: use `pn claim-next` (next ready issue) or `pn update ID --claim`.",
+    "Statuses use underscores: `in_progress` (not `in-progress`).",
+    "Bugs are never ready: plan a task with `--fixes BUG`; closing it closes the bug.",
+    "`--json` works before or after the command; errors then come as one JSON line on stderr.",
+)
+
+
+def all_refs() -> list[Ref]:
+    """Every documented command."""
+    return [ref for _, refs in SECTIONS for ref in refs]
+
+
+def values_lines() -> list[str]:
+    return [
+        f"types: {IssueType.allowed()} (fixed at creation)",
+        f"statuses: {Status.allowed()}",
+        f"priorities: {Priority.allowed()} (p0 most urgent, default p2)",
+    ]
+
+
+def prime() -> str:
+    """The compact agent-facing cheat sheet."""
+    out = ["pn (pensa): the issue tracker. Add --json for machine output.", ""]
+    for title, refs in SECTIONS:
+        out.append(f"{title}:")
+        width = max(len(r.usage) for r in refs)
+        out.extend(f"  {r.usage.ljust(width)}  # {r.summary}" for r in refs)
+        out.append("")
+    out.append("Values:")
+    out.extend(f"  {line}" for line in values_lines())
+    out.append("")
+    out.append("Remember:")
+    out.extend(f"  - {p}" for p in PITFALLS)
+    return "\n".join(out)
+
+
+def readme_section() -> str:
+    """The README's command table and error codes, in Markdown."""
+    out = ["| command | what it does |", "|---|---|"]
+    for _, refs in SECTIONS:
+        out.extend("| `" + r.usage.replace("|", "\\|") + f"` | {r.summary} |" for r in refs)
+    out += ["", "Values: " + "; ".join(values_lines()) + ".", ""]
+    out += ["| error code | when |", "|---|---|"]
+    out.extend(f"| `{e.code}` | {e.description} |" for e in ALL_ERRORS)
+    return "\n".join(out)

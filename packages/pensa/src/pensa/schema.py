@@ -1,0 +1,68 @@
+"""Versioned schema: small named migrations applied in order, each recorded (llm style).
+
+`PRAGMA user_version` holds how many have run, so opening a current database costs one
+pragma; the `migrations` table records their names and when they ran.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Issues, deps, comments, events; `seq` keeps creation order exact."""
+    for statement in (
+        """CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)""",
+        """CREATE TABLE issues (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            description TEXT,
+            issue_type TEXT NOT NULL CHECK (issue_type IN ('bug', 'task', 'test', 'chore')),
+            status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'in_progress', 'closed')),
+            priority TEXT NOT NULL DEFAULT 'p2' CHECK (priority IN ('p0', 'p1', 'p2', 'p3')),
+            spec TEXT,
+            fixes TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            assignee TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT,
+            close_reason TEXT
+        )""",
+        "CREATE INDEX issues_status ON issues (status, priority, seq)",
+        "CREATE INDEX issues_fixes ON issues (fixes)",
+        """CREATE TABLE deps (
+            issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+            depends_on_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+            PRIMARY KEY (issue_id, depends_on_id),
+            CHECK (issue_id != depends_on_id)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX deps_parent ON deps (depends_on_id)",
+        """CREATE TABLE comments (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+            actor TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX comments_issue ON comments (issue_id, seq)",
+        """CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            issue_id TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            actor TEXT,
+            detail TEXT,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX events_issue ON events (issue_id, seq)",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)

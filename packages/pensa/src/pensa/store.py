@@ -1,0 +1,175 @@
+"""SQLite access: connections with pensa's pragmas, migrations, and write transactions.
+
+Every connection sets `busy_timeout=5000` and `foreign_keys=ON` and keeps SQLite's default
+DELETE journal: the file is shared with containers through a bind mount, where WAL's shared
+memory does not work (design, "Runtime sharing model"). There is no daemon.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from pensa.errors import Busy, PensaError, ReadOnly, StorageError
+from pensa.models import timestamp, utcnow
+from pensa.schema import MIGRATIONS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+ISSUE_COLUMNS = (
+    "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
+    "created_at, updated_at, closed_at, close_reason"
+)
+BUSY_TIMEOUT_MS = 5000
+# busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
+# wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
+LOCK_RETRIES = 8
+
+Row = tuple[Any, ...]
+
+
+def translate(error: sqlite3.Error, *, path: Path | None) -> PensaError:
+    """Turn a SQLite error into the pensa error a user can act on."""
+    text = str(error)
+    where = str(path) if path else "the in-memory database"
+    if "readonly" in text or "read-only" in text or "unable to open database file" in text:
+        return ReadOnly(
+            f"cannot write {where}: {text}; check the permissions of the file and its "
+            "directory (nothing was changed)"
+        )
+    if "locked" in text or "busy" in text:
+        return Busy(f"{where} stayed locked by other writers; try again ({text})")
+    return StorageError(f"SQLite failed on {where}: {text}; `pn doctor` checks integrity")
+
+
+def _is_locked(error: sqlite3.Error) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in str(error) or "busy" in str(error)
+    )
+
+
+class Store:
+    """One open SQLite database: typed row access and write transactions."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path | None) -> Store:
+        """Open (creating if needed) and migrate `path`; `None` is an empty in-memory store."""
+        try:
+            conn = sqlite3.connect(
+                ":memory:" if path is None else str(path),
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
+        except sqlite3.Error as e:
+            raise translate(e, path=path) from e
+        store = cls(conn, path)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            store.migrate()
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def version(self) -> int:
+        """How many migrations this database has had."""
+        return int(self.rows("PRAGMA user_version")[0][0])
+
+    def migrate(self) -> None:
+        """Apply pending migrations, each in its own transaction, and record them."""
+        if self.version() == len(MIGRATIONS):
+            return
+        if self.version() > len(MIGRATIONS):
+            raise StorageError(
+                f"{self.path} has schema version {self.version()}, newer than this pn "
+                f"understands ({len(MIGRATIONS)}); upgrade pensa"
+            )
+        for number, migration in enumerate(MIGRATIONS, start=1):
+            with self.write() as conn:
+                # Re-read inside the lock: another process may have migrated meanwhile.
+                if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                    continue
+                migration(conn)
+                conn.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                    (migration.__name__, timestamp(utcnow())),
+                )
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run a read query and return every row."""
+        for attempt in range(LOCK_RETRIES):
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                if not _is_locked(e) or attempt == LOCK_RETRIES - 1:
+                    raise translate(e, path=self.path) from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """`BEGIN IMMEDIATE` … `COMMIT`, retried while locked; rolled back on any error."""
+        self._run_locked("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+            self._run_locked("COMMIT")
+        except BaseException as e:
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise translate(e, path=self.path) from e
+            raise
+
+    def _run_locked(self, statement: str) -> None:
+        for attempt in range(LOCK_RETRIES):
+            try:
+                self.conn.execute(statement)
+                return
+            except sqlite3.Error as e:
+                # A failed COMMIT keeps the transaction open, so retrying it is safe.
+                if not _is_locked(e) or attempt == LOCK_RETRIES - 1:
+                    raise translate(e, path=self.path) from e
+
+
+def fetch_issue(conn: sqlite3.Connection, issue_id: str) -> Row | None:
+    """The issue row with `ISSUE_COLUMNS`, or None."""
+    row: Row | None = conn.execute(
+        f"SELECT {ISSUE_COLUMNS} FROM issues WHERE id = ?", (issue_id,)
+    ).fetchone()
+    return row
+
+
+def log_event(
+    conn: sqlite3.Connection,
+    issue_id: str,
+    event_type: str,
+    *,
+    actor: str,
+    detail: str | None,
+    at: str,
+) -> None:
+    """Append to the audit log, inside the caller's transaction."""
+    conn.execute(
+        "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (issue_id, event_type, actor, detail, at),
+    )

@@ -1,0 +1,399 @@
+"""Issue lifecycle: create, update, claim, close, reopen, release, delete, comments, history.
+
+Each mutation runs in one `BEGIN IMMEDIATE` transaction together with its audit event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pensa import ids
+from pensa.errors import (
+    AlreadyClaimed,
+    Conflict,
+    InvalidArgument,
+    InvalidStatusTransition,
+    NotFound,
+)
+from pensa.models import (
+    Comment,
+    Event,
+    Issue,
+    IssueDetail,
+    IssueType,
+    Priority,
+    Status,
+    timestamp,
+    utcnow,
+)
+from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event
+from pensa.views import READY, Filters, select
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+    from pensa.store import Store
+
+
+def not_found(issue_id: str) -> NotFound:
+    """The error for an unknown id, with a hint when the id is misspelt."""
+    hint = "" if ids.looks_like_id(issue_id) else " (ids look like pn-1a2b3c4d)"
+    return NotFound(f"no issue {issue_id}{hint}")
+
+
+def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
+    """The issue, or NotFound."""
+    row = fetch_issue(conn, issue_id)
+    if row is None:
+        raise not_found(issue_id)
+    return Issue.from_row(row)
+
+
+def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> None:
+    target = fetch_issue(conn, bug_id)
+    if target is None:
+        raise NotFound(f"--fixes names no issue: {bug_id}")
+    if target[3] != IssueType.BUG:
+        raise InvalidArgument(f"--fixes must name a bug; {bug_id} is a {target[3]}")
+
+
+def _clean_title(title: str) -> str:
+    if not title.strip():
+        raise InvalidArgument("the title is empty; give the issue a short description")
+    return title.strip()
+
+
+class Tracker:
+    """The issue lifecycle over one store; `now` is injectable for tests."""
+
+    def __init__(self, store: Store, *, now: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.now = now
+
+    def stamp(self) -> str:
+        """The current time as stored."""
+        return timestamp(self.now())
+
+    def get(self, issue_id: str) -> Issue:
+        """One issue, or NotFound."""
+        return get(self.store.conn, issue_id)
+
+    def show(self, issue_id: str) -> IssueDetail:
+        """The issue with its dependencies, dependents and comments."""
+        issue = self.get(issue_id)
+        deps = select(
+            self.store,
+            ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
+            [issue_id],
+        )
+        dependents = select(
+            self.store,
+            ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
+            [issue_id],
+        )
+        return IssueDetail(issue, tuple(deps), tuple(dependents), tuple(self.comments(issue_id)))
+
+    def create(
+        self,
+        title: str,
+        *,
+        issue_type: IssueType,
+        actor: str,
+        priority: Priority = Priority.P2,
+        assignee: str | None = None,
+        spec: str | None = None,
+        fixes: str | None = None,
+        description: str | None = None,
+        deps: Sequence[str] = (),
+    ) -> Issue:
+        """Create an open issue, optionally depending on `deps` and fixing bug `fixes`."""
+        title = _clean_title(title)
+        now = self.stamp()
+        with self.store.write() as conn:
+            if fixes:
+                _check_fixes(conn, fixes)
+            for dep in deps:
+                if fetch_issue(conn, dep) is None:
+                    raise NotFound(f"--dep names no issue: {dep}")
+            issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
+            conn.execute(
+                "INSERT INTO issues (id, title, description, issue_type, status, priority, "
+                "spec, fixes, assignee, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+                (
+                    issue_id,
+                    title,
+                    description or None,
+                    issue_type.value,
+                    priority.value,
+                    spec or None,
+                    fixes or None,
+                    assignee or None,
+                    now,
+                    now,
+                ),
+            )
+            log_event(conn, issue_id, "created", actor=actor, detail=title, at=now)
+            for dep in dict.fromkeys(deps):
+                conn.execute(
+                    "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)", (issue_id, dep)
+                )
+                log_event(
+                    conn, issue_id, "dep_added", actor=actor, detail=f"depends on {dep}", at=now
+                )
+            return get(conn, issue_id)
+
+    def update(
+        self,
+        issue_id: str,
+        *,
+        actor: str,
+        title: str | None = None,
+        status: Status | None = None,
+        priority: Priority | None = None,
+        assignee: str | None = None,
+        description: str | None = None,
+        spec: str | None = None,
+        fixes: str | None = None,
+        claim: bool = False,
+        unclaim: bool = False,
+    ) -> Issue:
+        """Change fields; `claim`/`unclaim` take or give back the issue. Empty text clears."""
+        if claim and unclaim:
+            raise InvalidArgument("--claim and --unclaim contradict each other; pick one")
+        if (claim or unclaim) and (status is not None or assignee is not None):
+            raise InvalidArgument("--claim/--unclaim set status and assignee; drop --status/-a")
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = get(conn, issue_id)
+            changes: dict[str, str | None] = {}
+            if title is not None:
+                changes["title"] = _clean_title(title)
+            if priority is not None:
+                changes["priority"] = priority.value
+            if description is not None:
+                changes["description"] = description or None
+            if spec is not None:
+                changes["spec"] = spec or None
+            if fixes is not None:
+                if fixes:
+                    _check_fixes(conn, fixes)
+                changes["fixes"] = fixes or None
+            if assignee is not None:
+                changes["assignee"] = assignee or None
+            if status is not None and status is not issue.status:
+                if status is Status.CLOSED:
+                    raise InvalidStatusTransition(
+                        f"close {issue_id} with `pn close {issue_id} --reason ...`"
+                    )
+                if issue.status is Status.CLOSED:
+                    raise InvalidStatusTransition(
+                        f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`"
+                    )
+                changes["status"] = status.value
+            event = "updated"
+            if claim:
+                if issue.status is Status.OPEN:
+                    changes.update(status=Status.IN_PROGRESS.value, assignee=actor)
+                    event = "claimed"
+                elif issue.status is Status.CLOSED:
+                    raise AlreadyClaimed(
+                        f"{issue_id} is closed (holder: {issue.assignee or 'nobody'}); "
+                        "only open issues can be claimed"
+                    )
+                elif issue.assignee != actor:
+                    raise AlreadyClaimed(
+                        f"{issue_id} is already claimed by {issue.assignee or 'nobody'}"
+                    )
+            if unclaim:
+                if issue.status is Status.CLOSED:
+                    raise InvalidStatusTransition(
+                        f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`"
+                    )
+                changes.update(status=Status.OPEN.value, assignee=None)
+                event = "released"
+            if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
+                event = "claimed"
+            changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}
+            if not changed:
+                return issue
+            self._apply(conn, issue_id, changed, now)
+            detail = ", ".join(f"{k}: {getattr(issue, k)} -> {v}" for k, v in changed.items())
+            log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
+            return get(conn, issue_id)
+
+    def release(self, issue_id: str, *, actor: str) -> Issue:
+        """Give a claim back: status open, no assignee (`update --unclaim`)."""
+        return self.update(issue_id, actor=actor, unclaim=True)
+
+    def claim_next(
+        self,
+        *,
+        actor: str,
+        priority: Priority | None = None,
+        issue_type: IssueType | None = None,
+        spec: str | None = None,
+    ) -> Issue | None:
+        """Claim the first ready issue not assigned to someone else, atomically; None if none."""
+        clauses, params = Filters(priority=priority, issue_type=issue_type, spec=spec).where()
+        where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
+        now = self.stamp()
+        with self.store.write() as conn:
+            row = conn.execute(
+                f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
+                [actor, *params],
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? "
+                "WHERE id = ? AND status = 'open'",
+                (actor, now, row[0]),
+            )
+            log_event(conn, row[0], "claimed", actor=actor, detail="claim-next", at=now)
+            return get(conn, row[0])
+
+    def close(
+        self, issue_id: str, *, actor: str, reason: str | None = None, force: bool = False
+    ) -> tuple[Issue, Issue | None]:
+        """Close the issue; returns it and the bug it auto-closed, if its last fix closed."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = get(conn, issue_id)
+            if not force and issue.status is Status.CLOSED:
+                raise Conflict(f"{issue_id} is already closed; pass --force to close it again")
+            claimed_by_other = issue.assignee not in (None, actor)
+            if not force and issue.status is Status.IN_PROGRESS and claimed_by_other:
+                raise Conflict(
+                    f"{issue_id} is claimed by {issue.assignee}; pass --force to close it anyway"
+                )
+            self._mark_closed(conn, issue_id, reason or None, now, actor)
+            fixed = self._close_fixed_bug(conn, issue, now, actor)
+            return get(conn, issue_id), fixed
+
+    def _mark_closed(
+        self, conn: sqlite3.Connection, issue_id: str, reason: str | None, now: str, actor: str
+    ) -> None:
+        self._apply(
+            conn, issue_id, {"status": "closed", "closed_at": now, "close_reason": reason}, now
+        )
+        log_event(conn, issue_id, "closed", actor=actor, detail=reason, at=now)
+
+    def _close_fixed_bug(
+        self, conn: sqlite3.Connection, issue: Issue, now: str, actor: str
+    ) -> Issue | None:
+        """Close the bug `issue` fixes once no issue fixing it is still open."""
+        if issue.fixes is None:
+            return None
+        bug = fetch_issue(conn, issue.fixes)
+        if bug is None or bug[4] == Status.CLOSED:
+            return None
+        pending = conn.execute(
+            "SELECT count(*) FROM issues WHERE fixes = ? AND status != 'closed'", (issue.fixes,)
+        ).fetchone()[0]
+        if pending:
+            return None
+        self._mark_closed(conn, issue.fixes, f"fixed by {issue.id}", now, actor)
+        return get(conn, issue.fixes)
+
+    def reopen(self, issue_id: str, *, actor: str, reason: str | None = None) -> Issue:
+        """Reopen a closed issue, clearing `closed_at` and `close_reason`."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = get(conn, issue_id)
+            if issue.status is not Status.CLOSED:
+                raise InvalidStatusTransition(
+                    f"{issue_id} is {issue.status}, not closed; only closed issues reopen"
+                )
+            self._apply(
+                conn, issue_id, {"status": "open", "closed_at": None, "close_reason": None}, now
+            )
+            log_event(conn, issue_id, "reopened", actor=actor, detail=reason or None, at=now)
+            return get(conn, issue_id)
+
+    def delete(self, issue_id: str, *, actor: str, force: bool = False) -> None:
+        """Delete the issue; with `force` also its deps, comments and `fixes` links."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            get(conn, issue_id)
+            (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
+                "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
+                "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
+                "(SELECT count(*) FROM comments WHERE issue_id = :id), "
+                "(SELECT count(*) FROM issues WHERE fixes = :id)",
+                {"id": issue_id},
+            ).fetchone()
+            attached = [
+                f"{n} {what}"
+                for n, what in (
+                    (n_deps, "dependencies"),
+                    (n_dependents, "dependents"),
+                    (n_comments, "comments"),
+                    (n_fixers, "issues fixing it"),
+                )
+                if n
+            ]
+            if attached and not force:
+                raise Conflict(
+                    f"{issue_id} has {', '.join(attached)}; pass --force to delete them too"
+                )
+            conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
+            conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
+            conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
+            conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
+            conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
+            detail = f"deleted with {', '.join(attached)}" if attached else None
+            log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)
+
+    def add_comment(self, issue_id: str, text: str, *, actor: str) -> Comment:
+        """Attach a comment to the issue."""
+        if not text.strip():
+            raise InvalidArgument("the comment is empty")
+        now = self.stamp()
+        with self.store.write() as conn:
+            get(conn, issue_id)
+            taken = "SELECT 1 FROM comments WHERE id = ? UNION SELECT 1 FROM issues WHERE id = ?"
+            comment_id = ids.new_id(lambda c: conn.execute(taken, (c, c)).fetchone() is not None)
+            conn.execute(
+                "INSERT INTO comments (id, issue_id, actor, text, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (comment_id, issue_id, actor, text, now),
+            )
+            log_event(conn, issue_id, "commented", actor=actor, detail=comment_id, at=now)
+            return Comment(comment_id, issue_id, actor, text, now)
+
+    def comments(self, issue_id: str) -> list[Comment]:
+        """The issue's comments, oldest first."""
+        self.get(issue_id)
+        rows = self.store.rows(
+            "SELECT id, issue_id, actor, text, created_at FROM comments "
+            "WHERE issue_id = ? ORDER BY seq",
+            (issue_id,),
+        )
+        return [Comment(*r) for r in rows]
+
+    def history(self, issue_id: str) -> list[Event]:
+        """The issue's audit log, newest first (also for a deleted issue)."""
+        rows = self.store.rows(
+            "SELECT issue_id, event_type, actor, detail, created_at FROM events "
+            "WHERE issue_id = ? ORDER BY seq DESC",
+            (issue_id,),
+        )
+        if not rows:
+            self.get(issue_id)
+        return [Event(*r) for r in rows]
+
+    @staticmethod
+    def _apply(
+        conn: sqlite3.Connection, issue_id: str, changes: dict[str, str | None], now: str
+    ) -> None:
+        columns = ", ".join(f"{k} = ?" for k in changes)
+        conn.execute(
+            f"UPDATE issues SET {columns}, updated_at = ? WHERE id = ?",
+            (*changes.values(), now, issue_id),
+        )
+
+
+__all__ = ["ISSUE_COLUMNS", "Tracker", "get", "not_found"]
