@@ -6,11 +6,11 @@ from typing import Literal
 
 import click
 
-from pensa.cli.base import Env, cli, common, pass_env
+from pensa.cli.base import Env, PnGroup, cli, common, pass_env
 from pensa.render import issue_line, tree_text
 
 
-@cli.group()
+@cli.group(cls=PnGroup)
 def dep() -> None:
     """Add, remove and inspect dependencies (CHILD depends on PARENT)."""
 

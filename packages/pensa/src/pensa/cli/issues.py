@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, PnGroup, VocabType, cli, common, pass_env
 from pensa.models import IssueType, Priority, Status
 from pensa.render import comment_line, detail_text
 
@@ -226,7 +226,7 @@ def show(env: Env, issue_id: str, short: bool) -> None:
     env.out.emit(detail.to_json(), detail_text(detail))
 
 
-@cli.group()
+@cli.group(cls=PnGroup)
 def comment() -> None:
     """Add and list comments on an issue."""
 

@@ -1,0 +1,128 @@
+"""Fixtures for pensa's tests: a project in a git repo, pn as a real program, a library."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pensa.graph import Graph
+from pensa.store import Store
+from pensa.tracker import Tracker
+
+BIN = Path(sys.executable).parent
+PN = str(BIN / "pn")
+
+
+@dataclass
+class Result:
+    """A finished `pn` run."""
+
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def error(self) -> dict[str, str]:
+        lines = self.err.strip().splitlines()
+        assert len(lines) == 1, self.err
+        parsed: dict[str, str] = json.loads(lines[0])
+        return parsed
+
+
+Pn = Callable[..., Result]
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` and return its stdout."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    return path
+
+
+@pytest.fixture
+def pn(repo: Path) -> Pn:
+    """Run the real `pn` console script in `repo` (or `cwd=`); returns code, stdout, stderr."""
+
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+        full_env = {**os.environ, "PN_ACTOR": "agent-1", "PATH": f"{BIN}:{os.environ['PATH']}"}
+        full_env.update(env or {})
+        done = subprocess.run(
+            [PN, *args],
+            cwd=cwd or repo,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            timeout=60,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    return run
+
+
+@pytest.fixture
+def pnj(pn: Pn) -> Callable[..., Any]:
+    """Run `pn ... --json`, assert success, and return the parsed stdout."""
+
+    def run(*args: str, **kwargs: Any) -> Any:
+        result = pn(*args, "--json", **kwargs)
+        assert result.code == 0, result.err
+        return result.json()
+
+    return run
+
+
+class Clock:
+    """A settable clock for library tests."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(microseconds=1)
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh database file."""
+    with Store.open(tmp_path / "db.sqlite") as opened:
+        yield opened
+
+
+@pytest.fixture
+def tracker(store: Store, clock: Clock) -> Tracker:
+    return Tracker(store, now=clock)
+
+
+@pytest.fixture
+def graph(store: Store, clock: Clock) -> Graph:
+    return Graph(store, now=clock)

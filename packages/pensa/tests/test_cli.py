@@ -1,0 +1,407 @@
+"""The CLI contract, through the real `pn` console script: exit codes, JSON shapes, errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Pn
+
+ISSUE_KEYS = [
+    "id",
+    "title",
+    "description",
+    "issue_type",
+    "status",
+    "priority",
+    "spec",
+    "fixes",
+    "assignee",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "close_reason",
+]
+J = Callable[..., Any]
+
+
+def test_create_prints_the_issue_with_every_key_in_contract_order(pnj: J) -> None:
+    issue = pnj("create", "login crash", "-t", "bug", "-p", "p0")
+    assert list(issue) == ISSUE_KEYS
+    assert issue["id"].startswith("pn-") and len(issue["id"]) == 11
+    assert issue["status"] == "open" and issue["priority"] == "p0"
+    assert issue["description"] is None and issue["closed_at"] is None
+    assert issue["created_at"].endswith("Z") and issue["created_at"] == issue["updated_at"]
+
+
+def test_json_flag_works_before_and_after_the_subcommand(pn: Pn, pnj: J) -> None:
+    pnj("create", "a", "-t", "task")
+    before = pn("--json", "ready")
+    after = pn("ready", "--json")
+    assert before.code == after.code == 0
+    assert before.json() == after.json()
+    assert [i["title"] for i in before.json()] == ["a"]
+
+
+def test_q_prints_only_the_id(pn: Pn, pnj: J) -> None:
+    plain = pn("q", "quick one", "-t", "chore")
+    assert plain.code == 0
+    issue_id = plain.out.strip()
+    assert issue_id.startswith("pn-") and "\n" not in issue_id
+    assert pnj("q", "another", "-t", "task") == {"id": pnj("list")[1]["id"]}
+
+
+def test_show_adds_deps_dependents_and_comments(pnj: J) -> None:
+    parent = pnj("create", "parent", "-t", "task")["id"]
+    child = pnj("create", "child", "-t", "task", "--dep", parent)["id"]
+    pnj("comment", "add", child, "a note")
+    shown = pnj("show", child)
+    assert list(shown) == [*ISSUE_KEYS, "deps", "dependents", "comments"]
+    assert [d["id"] for d in shown["deps"]] == [parent]
+    assert shown["dependents"] == []
+    assert [list(c) for c in shown["comments"]] == [
+        ["id", "issue_id", "actor", "text", "created_at"]
+    ]
+    assert pnj("show", parent)["dependents"][0]["id"] == child
+    assert list(pnj("show", child, "--short")) == ISSUE_KEYS
+
+
+def test_show_short_is_one_line_for_people(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "one line", "-t", "task")
+    result = pn("show", issue["id"], "--short")
+    assert result.out.count("\n") == 1 and "one line" in result.out
+
+
+def test_list_keeps_creation_order_within_a_priority_and_hides_closed(pnj: J) -> None:
+    ids = [pnj("create", f"t{n}", "-t", "task")["id"] for n in range(5)]
+    urgent = pnj("create", "urgent", "-t", "task", "-p", "p0")["id"]
+    pnj("close", ids[2])
+    assert [i["id"] for i in pnj("list")] == [urgent, ids[0], ids[1], ids[3], ids[4]]
+    assert len(pnj("list", "--all")) == 6
+    assert [i["id"] for i in pnj("list", "--status", "closed")] == [ids[2]]
+    assert [i["id"] for i in pnj("list", "--sort", "created", "-n", "2")] == ids[:2]
+
+
+def test_list_is_an_empty_array_not_null(pnj: J) -> None:
+    assert pnj("list") == []
+    assert pnj("ready") == []
+    assert pnj("blocked") == []
+
+
+def test_ready_excludes_bugs_and_blocked_issues(pnj: J) -> None:
+    pnj("create", "a bug", "-t", "bug", "-p", "p0")
+    parent = pnj("create", "parent", "-t", "task")["id"]
+    pnj("create", "child", "-t", "test", "--dep", parent)
+    assert [i["title"] for i in pnj("ready")] == ["parent"]
+    assert [i["title"] for i in pnj("blocked")] == ["child"]
+    pnj("close", parent)
+    assert [i["title"] for i in pnj("ready")] == ["child"]
+
+
+def test_claim_next_claims_then_prints_null_when_nothing_is_ready(pn: Pn, pnj: J) -> None:
+    pnj("create", "only", "-t", "task")
+    claimed = pnj("claim-next")
+    assert claimed["status"] == "in_progress" and claimed["assignee"] == "agent-1"
+    empty = pn("claim-next", "--json")
+    assert empty.code == 0 and empty.out.strip() == "null"
+
+
+def test_claim_next_filters_by_spec_type_and_priority(pnj: J) -> None:
+    pnj("create", "other spec", "-t", "task", "--spec", "billing")
+    pnj("create", "a test", "-t", "test", "--spec", "auth")
+    wanted = pnj("create", "auth task", "-t", "task", "--spec", "auth", "-p", "p1")["id"]
+    assert pnj("claim-next", "--spec", "auth", "-t", "task", "-p", "p1")["id"] == wanted
+
+
+def test_claim_of_an_issue_held_by_someone_else_names_the_holder(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "contested", "-t", "task")["id"]
+    assert pnj("update", issue, "--claim")["assignee"] == "agent-1"
+    again = pnj("update", issue, "--claim")  # claiming what you hold is a no-op success
+    assert again["status"] == "in_progress"
+    other = pn("update", issue, "--claim", "--json", env={"PN_ACTOR": "agent-2"})
+    assert other.code == 1
+    assert other.error() == {
+        "error": f"{issue} is already claimed by agent-1",
+        "code": "already_claimed",
+    }
+
+
+def test_actor_flag_beats_the_environment(pnj: J) -> None:
+    pnj("create", "x", "-t", "task")
+    assert pnj("claim-next", "--actor", "bob")["assignee"] == "bob"
+
+
+def test_release_and_unclaim_reopen_and_clear_the_assignee(pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    pnj("update", issue, "--claim")
+    released = pnj("release", issue)
+    assert (released["status"], released["assignee"]) == ("open", None)
+    pnj("update", issue, "--claim")
+    assert pnj("update", issue, "--unclaim")["assignee"] is None
+
+
+def test_close_needs_force_for_someone_elses_claim_or_a_closed_issue(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    pnj("update", issue, "--claim", env={"PN_ACTOR": "agent-2"})
+    refused = pn("close", issue, "--json")
+    assert refused.code == 1 and refused.error()["code"] == "conflict"
+    closed = pnj("close", issue, "--force", "--reason", "done by supervisor")
+    assert closed["status"] == "closed" and closed["close_reason"] == "done by supervisor"
+    assert closed["closed_at"] is not None
+    twice = pn("close", issue, "--json")
+    assert twice.error()["code"] == "conflict"
+
+
+def test_closing_the_last_fix_closes_the_bug(pnj: J) -> None:
+    bug = pnj("create", "crash", "-t", "bug")["id"]
+    first = pnj("create", "fix a", "-t", "task", "--fixes", bug)["id"]
+    second = pnj("create", "fix b", "-t", "task", "--fixes", bug)["id"]
+    pnj("close", first)
+    assert pnj("show", bug)["status"] == "open"
+    pnj("close", second)
+    shown = pnj("show", bug)
+    assert shown["status"] == "closed" and shown["close_reason"] == f"fixed by {second}"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["create", "x", "-t", "task", "--fixes", "pn-00000000"], "not_found"),
+        (["create", "x", "-t", "task", "--dep", "pn-00000000"], "not_found"),
+        (["show", "pn-00000000"], "not_found"),
+        (["close", "pn-00000000"], "not_found"),
+        (["history", "pn-00000000"], "not_found"),
+        (["create", "x", "-t", "feature"], "invalid_argument"),
+        (["create", "x", "-t", "task", "-p", "high"], "invalid_argument"),
+        (["list", "--status", "in-progress"], "invalid_argument"),
+        (["create", "-t", "task"], "invalid_argument"),
+        (["create", "  ", "-t", "task"], "invalid_argument"),
+        (["ready", "--bogus"], "invalid_argument"),
+        (["claim", "pn-00000000"], "invalid_argument"),
+        (["update", "pn-00000000"], "invalid_argument"),
+    ],
+)
+def test_errors_exit_1_with_one_json_line_on_stderr(pn: Pn, args: list[str], code: str) -> None:
+    result = pn(*args, "--json")
+    assert result.code == 1
+    assert result.out == ""
+    assert result.error()["code"] == code
+
+
+def test_fixes_must_name_a_bug(pn: Pn, pnj: J) -> None:
+    task = pnj("create", "not a bug", "-t", "task")["id"]
+    result = pn("create", "x", "-t", "task", "--fixes", task, "--json")
+    assert result.error() == {
+        "error": f"--fixes must name a bug; {task} is a task",
+        "code": "invalid_argument",
+    }
+
+
+def test_errors_without_json_are_one_plain_line(pn: Pn) -> None:
+    result = pn("show", "pn-00000000")
+    assert result.code == 1
+    assert result.err == "error: no issue pn-00000000\n"
+
+
+def test_usage_errors_exit_1_not_2(pn: Pn) -> None:
+    result = pn("create")
+    assert result.code == 1
+    assert result.err.startswith("error: Missing argument 'TITLE'")
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["claim"], "did you mean `pn claim-next` or `pn update ID --claim`?"),
+        (["list", "--status", "in-progress"], "did you mean 'in_progress'?"),
+        (["create", "x", "-t", "feature"], "did you mean 'task'?"),
+        (["create", "x", "-t", "task", "-p", "1"], "did you mean 'p1'?"),
+        (["redy"], "did you mean `pn ready`?"),
+        (["dep", "ad", "a", "b"], "did you mean `pn dep add`?"),
+    ],
+)
+def test_near_misses_fail_with_a_hint(pn: Pn, args: list[str], hint: str) -> None:
+    result = pn(*args)
+    assert result.code == 1
+    assert hint in result.err
+
+
+def test_update_changes_fields_and_clears_with_empty_text(pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task", "--description", "long", "--spec", "auth")["id"]
+    updated = pnj("update", issue, "--title", "y", "-p", "p1", "--description", "", "-a", "ann")
+    assert (updated["title"], updated["priority"], updated["description"]) == ("y", "p1", None)
+    assert updated["assignee"] == "ann" and updated["spec"] == "auth"
+
+
+def test_update_refuses_closing_and_type_changes(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    closing = pn("update", issue, "--status", "closed", "--json")
+    assert closing.error()["code"] == "invalid_status_transition"
+    retype = pn("update", issue, "-t", "bug", "--json")
+    assert retype.error()["code"] == "invalid_argument"
+
+
+def test_reopen_clears_the_close_fields(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    pnj("close", issue, "--reason", "done")
+    reopened = pnj("reopen", issue)
+    assert (reopened["status"], reopened["closed_at"], reopened["close_reason"]) == (
+        "open",
+        None,
+        None,
+    )
+    again = pn("reopen", issue, "--json")
+    assert again.error()["code"] == "invalid_status_transition"
+
+
+def test_delete_refuses_attached_issues_unless_forced(pn: Pn, pnj: J) -> None:
+    parent = pnj("create", "parent", "-t", "task")["id"]
+    pnj("create", "child", "-t", "task", "--dep", parent)
+    refused = pn("delete", parent, "--json")
+    assert refused.error()["code"] == "conflict"
+    assert pnj("delete", parent, "--force") == {"deleted": parent}
+    assert pn("show", parent, "--json").error()["code"] == "not_found"
+    assert pnj("list")[0]["title"] == "child"
+    assert pnj("history", parent)[0]["event_type"] == "deleted"
+
+
+def test_dep_commands_and_their_shapes(pn: Pn, pnj: J) -> None:
+    a = pnj("create", "a", "-t", "task")["id"]
+    b = pnj("create", "b", "-t", "task")["id"]
+    c = pnj("create", "c", "-t", "task")["id"]
+    assert pnj("dep", "add", a, b) == {"status": "added", "issue_id": a, "depends_on_id": b}
+    pnj("dep", "add", b, c)
+    listed = pnj("dep", "list", b)
+    assert [i["id"] for i in listed["depends_on"]] == [c]
+    assert [i["id"] for i in listed["dependents"]] == [a]
+    down = pnj("dep", "tree", a)
+    assert [(n["id"], n["depth"]) for n in down] == [(b, 1), (c, 2)]
+    assert list(down[0]) == ["id", "title", "status", "priority", "issue_type", "depth"]
+    assert [n["id"] for n in pnj("dep", "tree", c, "--direction", "up")] == [b, a]
+    cycle = pn("dep", "add", c, a, "--json")
+    assert cycle.error()["code"] == "cycle_detected"
+    assert f"{c} -> {a} -> {b} -> {c}" in cycle.error()["error"]
+    assert pn("dep", "add", a, a, "--json").error()["code"] == "invalid_argument"
+    assert pnj("dep", "cycles") == []
+    assert pnj("dep", "remove", a, b)["status"] == "removed"
+    assert pn("dep", "remove", a, b, "--json").error()["code"] == "not_found"
+
+
+def test_comments_and_history(pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    comment = pnj("comment", "add", issue, "ünïcode ok")
+    assert list(comment) == ["id", "issue_id", "actor", "text", "created_at"]
+    assert comment["text"] == "ünïcode ok" and comment["actor"] == "agent-1"
+    assert pnj("comment", "list", issue) == [comment]
+    pnj("update", issue, "--claim")
+    pnj("close", issue, "--reason", "done")
+    history = pnj("history", issue)
+    assert [e["event_type"] for e in history] == ["closed", "claimed", "commented", "created"]
+    assert list(history[0]) == ["event_type", "actor", "detail", "created_at"]
+    assert history[0]["detail"] == "done"
+
+
+def test_search_count_and_status(pnj: J) -> None:
+    pnj("create", "Login crash", "-t", "bug", "--description", "empty password")
+    done = pnj("create", "login form", "-t", "task")["id"]
+    pnj("create", "billing", "-t", "task", "-p", "p1")
+    pnj("close", done)
+    assert [i["title"] for i in pnj("search", "LOGIN")] == ["Login crash", "login form"]
+    assert [i["title"] for i in pnj("search", "password")] == ["Login crash"]
+    assert pnj("count") == {"count": 2}
+    assert pnj("count", "--all") == {"count": 3}
+    assert pnj("count", "--all", "--by-status") == {
+        "total": 3,
+        "groups": {"closed": 1, "open": 2},
+    }
+    assert pnj("count", "--by-issue-type") == {"total": 2, "groups": {"bug": 1, "task": 1}}
+    status = pnj("status")
+    assert (status["total"], status["open"], status["closed"], status["ready"]) == (3, 2, 1, 1)
+    assert status["by_type"]["bug"] == {"open": 1, "in_progress": 0, "closed": 0}
+
+
+def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
+    pnj("create", "plain title", "-t", "task", "-p", "p1")
+    out = pn("list").out
+    assert "plain title" in out and "\x1b[" not in out
+    assert pn("ready").out.split()[1:4] == ["p1", "open", "task"]
+    assert pn("blocked").out == "(no issues)\n"
+
+
+def test_commands_find_the_project_from_a_subdirectory(repo: Path, pnj: J) -> None:
+    pnj("create", "top", "-t", "task")
+    deep = repo / "src" / "deep"
+    deep.mkdir(parents=True)
+    assert [i["title"] for i in pnj("list", cwd=deep)] == ["top"]
+    pnj("create", "from below", "-t", "task", cwd=deep)
+    assert not (deep / ".pensa").exists()
+    assert pnj("where", cwd=deep) == {"path": str(repo / ".pensa"), "exists": True}
+
+
+def test_first_write_creates_pensa_at_the_git_top_level(repo: Path, pnj: J) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    assert pnj("where", cwd=sub) == {"path": str(repo / ".pensa"), "exists": False}
+    pnj("create", "x", "-t", "task", cwd=sub)
+    assert (repo / ".pensa" / "db.sqlite").is_file()
+    assert "db.sqlite" in (repo / ".pensa" / ".gitignore").read_text()
+
+
+def test_pn_dir_names_the_pensa_directory(tmp_path: Path, pnj: J) -> None:
+    elsewhere = tmp_path / "shared" / "tracker"
+    pnj("create", "x", "-t", "task", env={"PN_DIR": str(elsewhere)})
+    assert (elsewhere / "db.sqlite").is_file()
+    assert pnj("where", env={"PN_DIR": str(elsewhere)})["path"] == str(elsewhere)
+
+
+def test_reads_without_a_database_are_empty(pn: Pn, pnj: J) -> None:
+    assert pnj("list") == []
+    assert pnj("ready") == []
+    assert pnj("count") == {"count": 0}
+    assert pn("show", "pn-00000000", "--json").error()["code"] == "not_found"
+
+
+def test_reads_do_not_create_pensa(repo: Path, pnj: J) -> None:
+    pnj("list")
+    pnj("status")
+    pnj("doctor")
+    pnj("export")
+    assert not (repo / ".pensa").exists()
+
+
+def test_prime_lists_the_exact_words(pn: Pn) -> None:
+    out = pn("prime").out
+    for word in ("pn claim-next", "update ID", "--claim", "in_progress", "p0", "chore"):
+        assert word in out
+    assert "There is no `pn claim`" in out
+
+
+def test_help_and_no_arguments_exit_0(pn: Pn) -> None:
+    assert pn("--help").code == 0
+    bare = pn()
+    assert bare.code == 0 and "claim-next" in bare.out
+
+
+def test_doctor_json_shape(pnj: J) -> None:
+    pnj("create", "x", "-t", "task")
+    report = pnj("doctor")
+    assert list(report) == ["findings", "fixes"]
+    assert [f["check"] for f in report["findings"]] == ["jsonl_drift"] * 3
+    assert list(report["findings"][0]) == ["check", "message", "issue_id"]
+    assert report["fixes"] == []
+
+
+def test_export_then_import_round_trips(repo: Path, pn: Pn, pnj: J) -> None:
+    bug = pnj("create", "bug", "-t", "bug")["id"]
+    task = pnj("create", "task", "-t", "task", "--fixes", bug)["id"]
+    pnj("dep", "add", task, pnj("create", "first", "-t", "chore")["id"])
+    pnj("comment", "add", task, "hi")
+    assert pnj("export") == {"issues": 3, "deps": 1, "comments": 1, "staged": False}
+    before = pnj("show", task)
+    assert pnj("import") == {"issues": 3, "deps": 1, "comments": 1, "events_kept": 5}
+    assert pnj("show", task) == before
+    assert json.loads((repo / ".pensa" / "issues.jsonl").read_text().splitlines()[0])["id"]
