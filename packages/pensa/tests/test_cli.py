@@ -32,10 +32,14 @@ J = Callable[..., Any]
 def test_create_prints_the_issue_with_every_key_in_contract_order(pnj: J) -> None:
     issue = pnj("create", "login crash", "-t", "bug", "-p", "p0")
     assert list(issue) == ISSUE_KEYS
-    assert issue["id"].startswith("pn-") and len(issue["id"]) == 11
-    assert issue["status"] == "open" and issue["priority"] == "p0"
-    assert issue["description"] is None and issue["closed_at"] is None
-    assert issue["created_at"].endswith("Z") and issue["created_at"] == issue["updated_at"]
+    assert issue["id"].startswith("pn-")
+    assert len(issue["id"]) == 11
+    assert issue["status"] == "open"
+    assert issue["priority"] == "p0"
+    assert issue["description"] is None
+    assert issue["closed_at"] is None
+    assert issue["created_at"].endswith("Z")
+    assert issue["created_at"] == issue["updated_at"]
 
 
 def test_json_flag_works_before_and_after_the_subcommand(pn: Pn, pnj: J) -> None:
@@ -51,7 +55,8 @@ def test_q_prints_only_the_id(pn: Pn, pnj: J) -> None:
     plain = pn("q", "quick one", "-t", "chore")
     assert plain.code == 0
     issue_id = plain.out.strip()
-    assert issue_id.startswith("pn-") and "\n" not in issue_id
+    assert issue_id.startswith("pn-")
+    assert "\n" not in issue_id
     assert pnj("q", "another", "-t", "task") == {"id": pnj("list")[1]["id"]}
 
 
@@ -73,7 +78,8 @@ def test_show_adds_deps_dependents_and_comments(pnj: J) -> None:
 def test_show_short_is_one_line_for_people(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "one line", "-t", "task")
     result = pn("show", issue["id"], "--short")
-    assert result.out.count("\n") == 1 and "one line" in result.out
+    assert result.out.count("\n") == 1
+    assert "one line" in result.out
 
 
 def test_list_keeps_creation_order_within_a_priority_and_hides_closed(pnj: J) -> None:
@@ -105,9 +111,11 @@ def test_ready_excludes_bugs_and_blocked_issues(pnj: J) -> None:
 def test_claim_next_claims_then_prints_null_when_nothing_is_ready(pn: Pn, pnj: J) -> None:
     pnj("create", "only", "-t", "task")
     claimed = pnj("claim-next")
-    assert claimed["status"] == "in_progress" and claimed["assignee"] == "agent-1"
+    assert claimed["status"] == "in_progress"
+    assert claimed["assignee"] == "agent-1"
     empty = pn("claim-next", "--json")
-    assert empty.code == 0 and empty.out.strip() == "null"
+    assert empty.code == 0
+    assert empty.out.strip() == "null"
 
 
 def test_claim_next_filters_by_spec_type_and_priority(pnj: J) -> None:
@@ -148,9 +156,11 @@ def test_close_needs_force_for_someone_elses_claim_or_a_closed_issue(pn: Pn, pnj
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--claim", env={"PN_ACTOR": "agent-2"})
     refused = pn("close", issue, "--json")
-    assert refused.code == 1 and refused.error()["code"] == "conflict"
+    assert refused.code == 1
+    assert refused.error()["code"] == "conflict"
     closed = pnj("close", issue, "--force", "--reason", "done by supervisor")
-    assert closed["status"] == "closed" and closed["close_reason"] == "done by supervisor"
+    assert closed["status"] == "closed"
+    assert closed["close_reason"] == "done by supervisor"
     assert closed["closed_at"] is not None
     twice = pn("close", issue, "--json")
     assert twice.error()["code"] == "conflict"
@@ -164,7 +174,8 @@ def test_closing_the_last_fix_closes_the_bug(pnj: J) -> None:
     assert pnj("show", bug)["status"] == "open"
     pnj("close", second)
     shown = pnj("show", bug)
-    assert shown["status"] == "closed" and shown["close_reason"] == f"fixed by {second}"
+    assert shown["status"] == "closed"
+    assert shown["close_reason"] == f"fixed by {second}"
 
 
 @pytest.mark.parametrize(
@@ -234,7 +245,8 @@ def test_update_changes_fields_and_clears_with_empty_text(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task", "--description", "long", "--spec", "auth")["id"]
     updated = pnj("update", issue, "--title", "y", "-p", "p1", "--description", "", "-a", "ann")
     assert (updated["title"], updated["priority"], updated["description"]) == ("y", "p1", None)
-    assert updated["assignee"] == "ann" and updated["spec"] == "auth"
+    assert updated["assignee"] == "ann"
+    assert updated["spec"] == "auth"
 
 
 def test_update_refuses_closing_and_type_changes(pn: Pn, pnj: J) -> None:
@@ -295,7 +307,8 @@ def test_comments_and_history(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     comment = pnj("comment", "add", issue, "ünïcode ok")
     assert list(comment) == ["id", "issue_id", "actor", "text", "created_at"]
-    assert comment["text"] == "ünïcode ok" and comment["actor"] == "agent-1"
+    assert comment["text"] == "ünïcode ok"
+    assert comment["actor"] == "agent-1"
     assert pnj("comment", "list", issue) == [comment]
     pnj("update", issue, "--claim")
     pnj("close", issue, "--reason", "done")
@@ -327,7 +340,8 @@ def test_search_count_and_status(pnj: J) -> None:
 def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
     pnj("create", "plain title", "-t", "task", "-p", "p1")
     out = pn("list").out
-    assert "plain title" in out and "\x1b[" not in out
+    assert "plain title" in out
+    assert "\x1b[" not in out
     assert pn("ready").out.split()[1:4] == ["p1", "open", "task"]
     assert pn("blocked").out == "(no issues)\n"
 
@@ -383,7 +397,8 @@ def test_prime_lists_the_exact_words(pn: Pn) -> None:
 def test_help_and_no_arguments_exit_0(pn: Pn) -> None:
     assert pn("--help").code == 0
     bare = pn()
-    assert bare.code == 0 and "claim-next" in bare.out
+    assert bare.code == 0
+    assert "claim-next" in bare.out
 
 
 def test_doctor_json_shape(pnj: J) -> None:
