@@ -49,12 +49,13 @@ class Recorded:
     script: str | None
     step: int | None
     body: Any
+    time: float
 
     def as_json(self) -> str:
         return json.dumps(
             {
                 "seq": self.seq,
-                "time": time.time(),
+                "time": self.time,
                 "method": self.method,
                 "path": self.path,
                 "kind": self.kind,
@@ -82,7 +83,7 @@ class _Recorder:
 
     def add(self, **fields: Any) -> None:
         with self._lock:
-            entry = Recorded(seq=len(self.requests) + 1, **fields)
+            entry = Recorded(seq=len(self.requests) + 1, time=time.time(), **fields)
             self.requests.append(entry)
             if self._file is not None:
                 self._file.write(entry.as_json() + "\n")

@@ -1,0 +1,79 @@
+"""End-to-end fixtures: the sandbox image, a project with a bare remote, the scripted model.
+
+The root conftest.py already isolates HOME and git and provides `docker_engine`, `base_image`
+and `claude_bin`; this file only adds what the cross-package tests need on top.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+# --import-mode=importlib puts nothing on sys.path; the harness is imported as tests.e2e_harness.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import Scenario, parse_scenario
+
+from tests.e2e_harness.project import Project, make_project
+from tests.e2e_harness.scenarios import FAKE_TOKEN
+
+SANDBOX_IMAGE = "springfield-sandbox:latest"
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(base_image: str, claude_bin: Path) -> str:
+    """`sgf sandbox build` once per session; sgf itself skips the build when the image is fresh."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["sgf", "sandbox", "build", "--base", base_image, "--claude-binary", str(claude_bin)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, f"sgf sandbox build failed:\n{done.stdout}\n{done.stderr}"
+    return SANDBOX_IMAGE
+
+
+@pytest.fixture
+def e2e_env(isolated_home: Path) -> dict[str, str]:
+    """The test's isolated environment with the workspace's console scripts first on PATH."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture
+def project(tmp_path: Path, e2e_env: dict[str, str], sandbox_image: str) -> Iterator[Project]:
+    """An initialised project with a bare remote; proves no container of it is left behind."""
+    made = make_project(tmp_path, e2e_env)
+    yield made
+    leftovers = made.containers()
+    if leftovers:
+        subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
+    assert leftovers == [], f"containers left behind: {leftovers}"
+
+
+@pytest.fixture
+def model(project: Project) -> Iterator[Callable[[Scenario | dict[str, object]], ModelServer]]:
+    """Start the scripted model for this project: `model(scenario("build-loop"))`."""
+    started: list[ModelServer] = []
+
+    def start(played: Scenario | dict[str, object]) -> ModelServer:
+        parsed = played if isinstance(played, Scenario) else parse_scenario(played)
+        server = ModelServer(parsed, record=project.root.parent / "model-requests.jsonl")
+        started.append(server.start())
+        project.env["ANTHROPIC_BASE_URL"] = server.url
+        project.env["CLAUDE_CODE_OAUTH_TOKEN"] = FAKE_TOKEN
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

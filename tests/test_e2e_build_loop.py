@@ -1,0 +1,111 @@
+"""End to end: `sgf build` drives ralph, the real claude CLI in the sandbox image, and pn.
+
+The model is the scripted server (tests/scenarios); everything else is real: dockerd, the
+`springfield-sandbox` image built by `sgf sandbox build`, git with a bare remote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import Scenario
+
+from tests.e2e_harness.project import Project
+from tests.e2e_harness.scenarios import claimed, scenario, scenario_json
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
+
+Model = Callable[[Scenario | dict[str, object]], ModelServer]
+
+
+def assert_clean_exit(project: Project) -> None:
+    """What every finished loop leaves: no PID file, no container, nothing root-owned."""
+    assert project.pid_files() == []
+    assert project.containers() == []
+    assert project.foreign_files() == []
+
+
+def test_build_loop_closes_every_task_in_dependency_order(project: Project, model: Model) -> None:
+    first = project.create_task("add the greeting module")
+    second = project.create_task("use the greeting in the CLI", deps=[first])
+    third = project.create_task("document the greeting")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("build-loop"))
+
+    done = project.sgf("build", "-a", "5")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    issues = project.issues()
+    assert {issues[i]["status"] for i in (first, second, third)} == {"closed"}
+    order = claimed(server.requests)
+    assert sorted(order) == sorted([first, second, third])
+    assert order.index(first) < order.index(second)
+    commits = project.commits_touching(r"^\[pn-[0-9a-f]+\] implement")
+    assert [subject.split("]")[0][1:] for subject, _ in commits] == order
+    for subject, files in commits:
+        task = subject.split("]")[0][1:]
+        assert f"work/{task}.py" in files, (subject, files)
+        assert ".pensa/issues.jsonl" in files, (subject, files)
+    assert (
+        project.git("rev-parse", "HEAD")
+        == project.run("git", "--git-dir", str(project.remote), "rev-parse", "main").stdout.strip()
+    )
+    [log] = project.logs()
+    text = log.read_text()
+    assert "Bash(pn claim-next --json)" in text
+    assert re.search(r"Write\(.*work/pn-", text)
+    assert not (project.root / ".ralph-complete").exists()
+    assert_clean_exit(project)
+
+
+def test_build_loop_that_never_finishes_exits_2_and_pushes_its_work(
+    project: Project, model: Model
+) -> None:
+    tasks = [project.create_task(f"task {n}") for n in range(3)]
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("exhausted"))
+
+    done = project.sgf("build", "-a", "2")
+
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    held = claimed(server.requests)
+    assert len(held) == 2
+    assert set(held) <= set(tasks)
+    remote = project.remote_log()
+    assert [s for s in remote if "work in progress" in s] == [
+        f"[{task}] work in progress" for task in reversed(held)
+    ]
+    issues = project.issues()
+    assert [issues[t]["status"] for t in held] == ["in_progress", "in_progress"]
+    doctor = project.run("pn", "doctor", "--json", check=False).stdout
+    report = project.run("pn", "list", "--status", "in_progress", "--json").stdout
+    assert all(task in report for task in held), (doctor, report)
+    assert_clean_exit(project)
+
+
+def test_usage_limit_waits_for_the_reset_and_reruns_the_iteration(
+    project: Project, model: Model
+) -> None:
+    task = project.create_task("the only task")
+    project.commit_all("chore: seed tasks")
+    played = scenario_json("build-loop")
+    played["steps"] = [{"rate_limit": {"reset_in": 4}, "times": 1}, *played["steps"]]
+    server = model(played)
+
+    # Two iterations are enough only if the rejected one is not counted: the task, then done.
+    done = project.sgf("build", "-a", "2")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert project.issues()[task]["status"] == "closed"
+    main = server.main_requests()
+    assert main[0].status == 429
+    rejected_at = main[0].seq
+    after = [r for r in main if r.seq > rejected_at]
+    assert after, "the iteration was not re-run"
+    assert after[0].time - main[0].time >= 3, "ralph did not wait for the reset"
+    [log] = project.logs()
+    assert re.search(r"(?i)limit", log.read_text())
+    assert_clean_exit(project)
