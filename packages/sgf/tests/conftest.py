@@ -1,0 +1,164 @@
+"""Fixtures for sgf's tests: real git repositories, sgf and pn as real programs, a fake ralph."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN = Path(sys.executable).parent
+SGF = BIN / "sgf"
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` (pn on PATH for the hooks), failing on a non-zero exit; return stdout."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout.strip()
+
+
+Git = Callable[..., str]
+
+
+@pytest.fixture(name="git")
+def git_fixture() -> Git:
+    """git(cwd, *args) -> stdout, failing the test on a non-zero exit."""
+    return git
+
+
+@pytest.fixture
+def tool_env(isolated_home: Path) -> dict[str, str]:
+    """The environment with the workspace's console scripts (sgf, pn, ralph) first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository with one commit."""
+    path = tmp_path / "project"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / "README.md").write_text("# project\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def sgf(tool_env: dict[str, str]) -> Run:
+    """sgf(cwd, *args, env=..., input=...) runs the real console script."""
+
+    def run(cwd: Path, *args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
+        kw.setdefault("timeout", 120)
+        kw.setdefault("stdin", subprocess.DEVNULL)
+        return subprocess.run(
+            [str(SGF), *args],
+            cwd=cwd,
+            env={**tool_env, **(env or {})},
+            capture_output=True,
+            text=True,
+            check=False,
+            **kw,
+        )
+
+    return run
+
+
+@pytest.fixture
+def project(repo: Path, sgf: Run) -> Path:
+    """A repository after `sgf init --stack python`, with the scaffold committed."""
+    done = sgf(repo, "init", "--stack", "python")
+    assert done.returncode == 0, done.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "sgf init")
+    return repo
+
+
+FAKE_RALPH = """\
+#!{python}
+# A recording stand-in for ralph: writes what it was given to $FAKE_RALPH_RECORD, prints a few
+# lines, and exits with $FAKE_RALPH_EXIT. With $FAKE_RALPH_READY it writes that file and waits
+# for SIGINT/SIGTERM (exit 130), recording the signals it got.
+import json, os, signal, sys, time
+from pathlib import Path
+
+record = Path(os.environ["FAKE_RALPH_RECORD"])
+run_dir = Path.cwd() / ".sgf" / "run"
+data = {{
+    "argv": sys.argv[1:],
+    "cwd": os.getcwd(),
+    "pid": os.getpid(),
+    "env": {{k: v for k, v in os.environ.items() if k.startswith(("SGF_", "FAKE_"))}},
+    "pid_files": {{p.name: p.read_text().strip() for p in sorted(run_dir.glob("*.pid"))}},
+    "signals": [],
+}}
+record.write_text(json.dumps(data))
+print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
+print("fake ralph: done", flush=True)
+ready = os.environ.get("FAKE_RALPH_READY")
+if ready:
+    def stop(signum, frame):
+        data["signals"].append(signal.Signals(signum).name)
+        record.write_text(json.dumps(data))
+        sys.exit(130)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    Path(ready).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        signal.pause()
+    sys.exit(99)
+sys.exit(int(os.environ.get("FAKE_RALPH_EXIT", "0")))
+"""
+
+
+class FakeRalph:
+    """The fake ralph's path and what it recorded."""
+
+    def __init__(self, path: Path, record: Path) -> None:
+        self.path = path
+        self.record = record
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "SGF_RALPH": str(self.path),
+            "FAKE_RALPH_RECORD": str(self.record),
+            "SGF_SKIP_PREFLIGHT": "1",
+            **extra,
+        }
+
+    def calls(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.record.read_text())
+        return data
+
+
+@pytest.fixture
+def fake_ralph(tmp_path: Path) -> FakeRalph:
+    """A recording fake ralph (point SGF_RALPH at it with `fake_ralph.env()`)."""
+    path = tmp_path / "bin" / "fake-ralph"
+    path.parent.mkdir()
+    path.write_text(textwrap.dedent(FAKE_RALPH.format(python=sys.executable)))
+    path.chmod(0o755)
+    return FakeRalph(path, tmp_path / "ralph-record.json")
+
+
+@pytest.fixture
+def dead_pid() -> Iterator[int]:
+    """The PID of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    yield child.pid

@@ -1,0 +1,49 @@
+"""`.sgf/config.toml` parsing: defaults, types, unknown keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sgf import config
+from sgf.config import Config, SandboxKind
+from sgf.errors import ConfigError, NotInitialised
+
+
+def test_written_config_reads_back_with_defaults() -> None:
+    written = Config(stack="rust", docker_template="img").to_toml()
+    assert written == (
+        'stack = "rust"\ndocker_template = "img"\nauto_push = true\n'
+        "default_iterations = 25\nmax_iterations = 100\n"
+    )
+    assert config.parse(written) == Config(stack="rust", docker_template="img")
+
+
+def test_optional_keys_parse() -> None:
+    parsed = config.parse('stack = "go"\nsandbox = "none"\nnetwork = "host"\n')
+    assert parsed.sandbox is SandboxKind.NONE
+    assert parsed.network == "host"
+    assert 'sandbox = "none"' in parsed.to_toml()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("auto_push = 1\n", "auto_push must be a bool"),
+        ("default_iterations = true\n", "default_iterations must be a int"),
+        ('max_iterations = "9"\n', "max_iterations must be a int"),
+        ("max_iterations = 0\n", "max_iterations must be at least 1"),
+        ('sandbox = "vm"\n', 'sandbox must be "docker" or "none"'),
+        ("colour = 1\n", "unknown keys colour"),
+        ("stack = \n", r"\.sgf/config\.toml"),
+    ],
+)
+def test_bad_config_is_a_clear_error(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        config.parse(text)
+
+
+def test_missing_config_says_run_sgf_init(tmp_path: Path) -> None:
+    with pytest.raises(NotInitialised, match="sgf init"):
+        config.load(tmp_path)

@@ -1,0 +1,209 @@
+"""Stage commands end to end through the real sgf with a recording fake ralph."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+Git = Callable[..., str]
+
+
+def loop_id_of(record: dict[str, Any]) -> str:
+    argv: list[str] = record["argv"]
+    return argv[argv.index("--loop-id") + 1]
+
+
+@pytest.mark.parametrize(
+    ("args", "afk", "stage", "count"),
+    [
+        (["spec"], False, "spec", "1"),
+        (["build"], False, "build", "25"),
+        (["build", "-a", "3"], True, "build", "3"),
+        (["verify"], True, "verify", "25"),
+        (["test-plan", "2"], True, "test-plan", "2"),
+        (["test", "-a"], True, "test", "25"),
+        (["issues", "log"], False, "issues-log", "25"),
+        (["issues", "plan", "-a", "4"], True, "issues-plan", "4"),
+    ],
+)
+def test_each_stage_runs_ralph_with_the_contract_argv(
+    project: Path, sgf: Run, fake_ralph: Any, args: list[str], afk: bool, stage: str, count: str
+) -> None:
+    done = sgf(project, *args, env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    record = fake_ralph.calls()
+    loop_id = loop_id_of(record)
+    assert loop_id.startswith(f"{stage}-") and len(loop_id) == len(stage) + 16
+    prompt_name = "issues" if stage == "issues-log" else stage
+    prompt = project / ".sgf/prompts/.assembled" / f"{prompt_name}.md"
+    expected = [
+        *(["-a"] if afk else []),
+        "--loop-id", loop_id,
+        "--template", "springfield-sandbox:latest",
+        "--auto-push", "true",
+        "--max-iterations", "100",
+        count, str(prompt),
+    ]  # fmt: skip
+    assert record["argv"] == expected
+    assert record["cwd"] == str(project)
+    assert prompt.is_file()
+    assert "fake ralph: done" in done.stdout
+    assert "loop complete" in done.stderr
+
+
+def test_build_with_spec_override_options_and_config_keys(
+    project: Path, sgf: Run, fake_ralph: Any, git: Git
+) -> None:
+    (project / "specs/auth.md").write_text("# Auth\n")
+    config = project / ".sgf/config.toml"
+    text = config.read_text().replace("max_iterations = 100", "max_iterations = 5")
+    config.write_text(text + 'sandbox = "none"\nnetwork = "host"\n')
+    git(project, "commit", "-qam", "config")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "spec")
+    done = sgf(
+        project, "build", "--spec", "auth", "-a", "--no-push", "--template", "t:1", "9",
+        env=fake_ralph.env(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    argv = fake_ralph.calls()["argv"]
+    assert loop_id_of(fake_ralph.calls()).startswith("build-auth-")
+    assert argv[argv.index("--template") + 1] == "t:1"
+    assert argv[argv.index("--auto-push") + 1] == "false"
+    assert argv[argv.index("--max-iterations") + 1] == "9"  # N above the limit: never clamped
+    assert argv[argv.index("--sandbox") + 1] == "none"
+    assert argv[argv.index("--network") + 1] == "host"
+    assembled = (project / ".sgf/prompts/.assembled/build.md").read_text()
+    assert "pn claim-next --spec auth --json" in assembled
+
+
+def test_unknown_spec_is_a_clear_error_and_nothing_runs(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    done = sgf(project, "build", "--spec", "nope", env=fake_ralph.env())
+    assert done.returncode == 1
+    assert done.stderr == "error: no spec specs/nope.md; existing specs: none yet (run `sgf spec`)\n"
+    assert not fake_ralph.record.exists()
+
+
+def test_not_initialised_is_a_clear_error(repo: Path, sgf: Run, fake_ralph: Any) -> None:
+    done = sgf(repo, "build", env=fake_ralph.env())
+    assert done.returncode == 1
+    assert "run `sgf init` first" in done.stderr
+
+
+def test_broken_prompt_stops_the_launch_naming_file_and_line(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    (project / ".sgf/prompts/verify.md").write_text("ok\n{{ speck }}\n")
+    done = sgf(project, "verify", env=fake_ralph.env())
+    assert done.returncode == 1
+    assert "error: .sgf/prompts/verify.md:2: 'speck' is undefined" in done.stderr
+    assert not fake_ralph.record.exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (0, "loop complete"),
+        (1, "ralph stopped with an error"),
+        (2, "iterations exhausted: work may remain; run `sgf build` again"),
+        (130, "interrupted"),
+        (7, "unexpected code 7"),
+    ],
+)
+def test_sgf_exits_with_ralphs_code_and_says_what_it_means(
+    project: Path, sgf: Run, fake_ralph: Any, code: int, message: str
+) -> None:
+    done = sgf(project, "build", "-a", env=fake_ralph.env(FAKE_RALPH_EXIT=str(code)))
+    assert done.returncode == code
+    assert message in done.stderr
+
+
+@pytest.mark.parametrize("code", ["0", "1"])
+def test_pid_file_holds_sgfs_pid_while_ralph_runs_and_is_removed_after(
+    project: Path, sgf: Run, fake_ralph: Any, code: str
+) -> None:
+    done = sgf(project, "build", env=fake_ralph.env(FAKE_RALPH_EXIT=code))
+    record = fake_ralph.calls()
+    loop_id = loop_id_of(record)
+    assert list(record["pid_files"]) == [f"{loop_id}.pid"]
+    sgf_pid = int(record["pid_files"][f"{loop_id}.pid"])
+    assert sgf_pid != record["pid"]  # sgf's own PID, not ralph's
+    assert list((project / ".sgf/run").glob("*.pid")) == []
+    assert done.returncode == int(code)
+
+
+def test_output_is_teed_to_the_log_and_history_records_the_outcome(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    done = sgf(project, "verify", env=fake_ralph.env(FAKE_RALPH_EXIT="2"))
+    loop_id = loop_id_of(fake_ralph.calls())
+    log = (project / ".sgf/logs" / f"{loop_id}.log").read_text()
+    assert "fake ralph: iteration 1 of 25\nfake ralph: done\n" in log
+    assert "fake ralph: iteration 1 of 25\nfake ralph: done\n" in done.stdout
+    assert f"(log: .sgf/logs/{loop_id}.log)" in done.stderr
+    history = (project / ".sgf/logs/history.jsonl").read_text().splitlines()
+    last = json.loads(history[-1])
+    assert (last["loop_id"], last["exit_code"], last["outcome"]) == (loop_id, 2, "exhausted")
+
+
+def test_missing_ralph_is_an_error_before_anything_launches(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    done = sgf(project, "build", env={**fake_ralph.env(), "SGF_RALPH": str(project / "nope")})
+    assert done.returncode == 1
+    assert "SGF_RALPH names no executable" in done.stderr
+    assert list((project / ".sgf/run").glob("*")) == []
+
+
+def wait_for(path: Path, timeout: float = 30) -> None:
+    """Wait until `path` exists, failing after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
+    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path, sig: signal.Signals
+) -> None:
+    ready = tmp_path / "ready"
+    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
+    child = subprocess.Popen(
+        [str(sgf_bin), "build", "-a"],
+        cwd=project,
+        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(ready)
+    ralph_pid = int(ready.read_text())
+    assert len(list((project / ".sgf/run").glob("*.pid"))) == 1
+    child.send_signal(sig)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert fake_ralph.calls()["signals"] == [sig.name]
+    assert "interrupted" in err
+    assert not alive(ralph_pid)
+    assert list((project / ".sgf/run").glob("*.pid")) == []

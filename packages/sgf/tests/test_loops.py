@@ -1,0 +1,133 @@
+"""Loop ids and the exact ralph command line for every stage and configuration."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from sgf.config import Config, SandboxKind
+from sgf.errors import SpecNotFound
+from sgf.loops import Launch, LoopId, Stage, check_spec
+
+T = datetime(2026, 2, 26, 14, 30, 0)
+CONFIG = Config(stack="python", docker_template="springfield-sandbox:latest")
+PROMPT = Path("/p/.sgf/prompts/.assembled/build.md")
+
+
+@pytest.mark.parametrize(
+    ("stage", "spec", "expected"),
+    [
+        (Stage.BUILD, "auth", "build-auth-20260226T143000"),
+        (Stage.VERIFY, None, "verify-20260226T143000"),
+        (Stage.ISSUES_PLAN, None, "issues-plan-20260226T143000"),
+        (Stage.TEST_PLAN, None, "test-plan-20260226T143000"),
+        (Stage.TEST, "cli-parsing", "test-cli-parsing-20260226T143000"),
+    ],
+)
+def test_loop_id_has_stage_spec_and_timestamp_and_parses_back(
+    stage: Stage, spec: str | None, expected: str
+) -> None:
+    loop_id = LoopId(stage, spec, T)
+    assert str(loop_id) == expected
+    assert LoopId.parse(expected) == loop_id
+
+
+def test_parse_rejects_what_is_not_a_loop_id() -> None:
+    assert LoopId.parse("history") is None
+    assert LoopId.parse("deploy-20260226T143000") is None
+
+
+def argv(request: Launch, config: Config = CONFIG) -> list[str]:
+    return request.ralph_argv("ralph", config, LoopId(request.stage, request.spec, T), PROMPT)
+
+
+def tail(loop_id: str, template: str, push: str, limit: int, n: int) -> list[str]:
+    return [
+        "--loop-id", loop_id, "--template", template, "--auto-push", push,
+        "--max-iterations", str(limit), str(n), str(PROMPT),
+    ]  # fmt: skip
+
+
+IMG = "springfield-sandbox:latest"
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (Launch(Stage.SPEC), ["ralph", *tail("spec-20260226T143000", IMG, "true", 100, 1)]),
+        (Launch(Stage.BUILD), ["ralph", *tail("build-20260226T143000", IMG, "true", 100, 25)]),
+        (
+            Launch(Stage.BUILD, spec="auth", afk=True, iterations=7),
+            ["ralph", "-a", *tail("build-auth-20260226T143000", IMG, "true", 100, 7)],
+        ),
+        (
+            Launch(Stage.VERIFY),
+            ["ralph", "-a", *tail("verify-20260226T143000", IMG, "true", 100, 25)],
+        ),
+        (
+            Launch(Stage.TEST_PLAN, iterations=3),
+            ["ralph", "-a", *tail("test-plan-20260226T143000", IMG, "true", 100, 3)],
+        ),
+        (
+            Launch(Stage.TEST, spec="cli", afk=True),
+            ["ralph", "-a", *tail("test-cli-20260226T143000", IMG, "true", 100, 25)],
+        ),
+        (
+            Launch(Stage.ISSUES_LOG),
+            ["ralph", *tail("issues-log-20260226T143000", IMG, "true", 100, 25)],
+        ),
+        (
+            Launch(Stage.ISSUES_PLAN, afk=True, auto_push=False, template="mine:1"),
+            ["ralph", "-a", *tail("issues-plan-20260226T143000", "mine:1", "false", 100, 25)],
+        ),
+    ],
+)
+def test_each_stage_translates_into_the_contract_argv(
+    request_: Launch, expected: list[str]
+) -> None:
+    assert argv(request_) == expected
+
+
+def test_config_keys_become_flags() -> None:
+    config = Config(
+        stack="go",
+        docker_template="go-sandbox:2",
+        auto_push=False,
+        default_iterations=5,
+        max_iterations=50,
+        sandbox=SandboxKind.NONE,
+        network="host",
+    )
+    assert argv(Launch(Stage.BUILD, afk=True), config) == [
+        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5)[:-2],
+        "--sandbox", "none", "--network", "host", "5", str(PROMPT),
+    ]  # fmt: skip
+
+
+def test_options_override_config() -> None:
+    config = Config(stack="go", docker_template="a", auto_push=False, sandbox=SandboxKind.NONE)
+    request = Launch(
+        Stage.BUILD, auto_push=True, template="b", sandbox=SandboxKind.DOCKER, network="n"
+    )
+    assert argv(request, config)[1:] == [
+        *tail("build-20260226T143000", "b", "true", 100, 25)[:-2], "--network", "n",
+        "25", str(PROMPT),
+    ]  # fmt: skip
+
+
+def test_an_explicit_n_above_the_safety_limit_is_never_clamped() -> None:
+    config = Config(stack="go", docker_template="a", max_iterations=10)
+    got = argv(Launch(Stage.BUILD, iterations=40), config)
+    assert got[got.index("--max-iterations") + 1] == "40"
+    assert got[-2] == "40"
+
+
+def test_check_spec_accepts_an_existing_spec_and_lists_them_otherwise(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "README.md").write_text("index")
+    (tmp_path / "specs" / "auth.md").write_text("spec")
+    assert check_spec(tmp_path, "auth") == "auth"
+    with pytest.raises(SpecNotFound, match=r"no spec specs/billing\.md; existing specs: auth"):
+        check_spec(tmp_path, "billing")

@@ -1,0 +1,62 @@
+"""Prompt assembly: rendered into .assembled/, unknown variables are errors with file:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sgf import prompts, resources, scaffold
+from sgf.errors import PromptError
+
+
+def seed(root: Path, name: str, text: str) -> None:
+    path = root / ".sgf" / "prompts" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_assembly_renders_the_spec_filter_into_the_assembled_file(tmp_path: Path) -> None:
+    seed(tmp_path, "build", resources.read_text("prompts", "build.md"))
+    out = prompts.assemble(tmp_path, "build", {"spec": "auth"})
+    assert out == tmp_path / ".sgf/prompts/.assembled/build.md"
+    text = out.read_text()
+    assert "pn claim-next --spec auth --json" in text
+    assert "{{" not in text and "{%" not in text
+
+
+def test_assembly_without_a_spec_leaves_the_filter_out(tmp_path: Path) -> None:
+    seed(tmp_path, "build", resources.read_text("prompts", "build.md"))
+    text = prompts.assemble(tmp_path, "build", {"spec": None}).read_text()
+    assert "pn claim-next --json" in text
+    assert "--spec" not in text.split("## 1.")[1].split("## 2.")[0]
+
+
+@pytest.mark.parametrize("stage", scaffold.PROMPTS)
+def test_every_shipped_prompt_renders_with_the_stage_variables(
+    tmp_path: Path, stage: str
+) -> None:
+    seed(tmp_path, stage, resources.read_text("prompts", f"{stage}.md"))
+    variables = {"spec": "auth", "stage": stage, "loop_id": "x", "stack": "go"}
+    text = prompts.assemble(tmp_path, stage, {**variables, "iterations": 3, "afk": True})
+    body = text.read_text()
+    assert ".ralph-complete" in body
+    assert "pn " in body
+
+
+def test_an_unknown_variable_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    seed(tmp_path, "verify", "# Verify\n\nline two\n{{ nope }}\n")
+    with pytest.raises(PromptError, match=r"\.sgf/prompts/verify\.md:4: 'nope' is undefined"):
+        prompts.assemble(tmp_path, "verify", {"spec": None})
+    assert not (tmp_path / ".sgf/prompts/.assembled/verify.md").exists()
+
+
+def test_a_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    seed(tmp_path, "test", "a\n{% if spec %}\nunterminated\n")
+    with pytest.raises(PromptError, match=r"\.sgf/prompts/test\.md:\d+: .*"):
+        prompts.assemble(tmp_path, "test", {"spec": None})
+
+
+def test_a_missing_template_says_sgf_init_seeds_it(tmp_path: Path) -> None:
+    with pytest.raises(PromptError, match="sgf init"):
+        prompts.assemble(tmp_path, "build", {})

@@ -1,0 +1,60 @@
+"""Templates are found through importlib.resources, in the dev install and in a built wheel."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sgf import resources, scaffold, stacks
+
+WORKSPACE = Path(__file__).resolve().parents[3]
+
+
+def test_every_prompt_and_stack_template_is_readable() -> None:
+    for stage in scaffold.PROMPTS:
+        assert resources.read_text("prompts", f"{stage}.md").startswith("# ")
+    for name in stacks.names():
+        assert "Backpressure" in stacks.get(name).backpressure()
+    assert resources.names("sandbox") == ["Dockerfile"]
+
+
+def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) -> None:
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed")
+    subprocess.run(
+        [uv, "build", "--package", "sgf", "--wheel", "-o", str(tmp_path / "dist")],
+        cwd=WORKSPACE,
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("sgf-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        zf.extractall(tmp_path / "site")
+    assert "sgf/templates/prompts/build.md" in names
+    assert "sgf/templates/sandbox/Dockerfile" in names
+    assert not any(n.endswith("/templates") for n in names)  # a copy, not a dangling link
+    probe = (
+        "import sgf, pathlib, tempfile\n"
+        "from sgf import prompts, resources\n"
+        "root = pathlib.Path(tempfile.mkdtemp())\n"
+        "(root / '.sgf/prompts').mkdir(parents=True)\n"
+        "(root / '.sgf/prompts/build.md').write_text(resources.read_text('prompts', 'build.md'))\n"
+        "out = prompts.assemble(root, 'build', {'spec': 'auth', 'stage': 'build'})\n"
+        "print(sgf.__file__)\n"
+        "print(out.read_text())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    first, rest = done.stdout.split("\n", 1)
+    assert first.startswith(str(tmp_path / "site"))
+    assert "pn claim-next --spec auth --json" in rest
