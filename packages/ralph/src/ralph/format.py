@@ -77,7 +77,8 @@ def tool_line(name: str, args: Mapping[str, object], *, root: Path | None = None
 
 
 def error_line(text: str) -> str:
-    """A tool error, shown briefly on one line."""
+    """A tool error, shown briefly on one line (without Claude Code's wrapper tags)."""
+    text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
     return f"   ! {cut(text, ERROR_WIDTH) or 'tool failed'}"
 
 

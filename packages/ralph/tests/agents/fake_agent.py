@@ -58,8 +58,12 @@ def act(action: list[object], prompt: str) -> None:
         block = {"type": "tool_use", "id": "toolu_1", "name": args[0], "input": args[1]}
         emit({"type": "assistant", "message": {"content": [block]}})
     elif verb == "tool_error":
-        block = {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
-                 "content": args[0]}
+        block = {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "is_error": True,
+            "content": args[0],
+        }
         emit({"type": "user", "message": {"content": [block]}})
     elif verb == "result":
         result(**(args[0] if args else {}))  # type: ignore[arg-type]
@@ -68,6 +72,9 @@ def act(action: list[object], prompt: str) -> None:
         if "resets_in" in info:
             info["resetsAt"] = time.time() + float(info.pop("resets_in"))
         emit({"type": "rate_limit_event", "rate_limit_info": info})
+    elif verb == "replay":  # a recorded stream, e.g. tests/fixtures/stream/tools.jsonl
+        sys.stdout.write(Path(str(args[0])).read_text())
+        sys.stdout.flush()
     elif verb == "raw":
         sys.stdout.write(str(args[0]) + "\n")
         sys.stdout.flush()
@@ -82,12 +89,15 @@ def act(action: list[object], prompt: str) -> None:
         Path(str(args[0])).write_text(str(time.time_ns()))
         subprocess.run(["git", "add", str(args[0])], check=True)
         subprocess.run(["git", "commit", "-q", "-m", str(args[1])], check=True)
+    elif verb == "spawn_sleeper":  # a background child that keeps our stdout open
+        child = subprocess.Popen(["sleep", "300"])
+        Path(str(args[0])).write_text(str(child.pid))
     elif verb == "ready":
         Path(str(args[0])).write_text(str(os.getpid()))
     elif verb == "ignore":
         signal.signal(getattr(signal, str(args[0])), signal.SIG_IGN)
     elif verb == "sleep":
-        time.sleep(float(args[0]))  # models a slow agent, not a synchronisation
+        time.sleep(float(str(args[0])))  # models a slow agent, not a synchronisation
     elif verb == "hang":
         while True:
             signal.pause()
@@ -98,8 +108,11 @@ def act(action: list[object], prompt: str) -> None:
     elif verb == "prompt_size":
         say(f"prompt bytes: {len(prompt.encode())}")
     elif verb == "whoami":
-        say(f"uid={os.getuid()} gid={os.getgid()} home={os.environ.get('HOME')} "
-            f"sandbox={os.environ.get('IS_SANDBOX')} autoupdater={os.environ.get('DISABLE_AUTOUPDATER')}")
+        env = os.environ
+        say(
+            f"uid={os.getuid()} gid={os.getgid()} home={env.get('HOME')} "
+            f"sandbox={env.get('IS_SANDBOX')} autoupdater={env.get('DISABLE_AUTOUPDATER')}"
+        )
     elif verb == "env":
         say(f"env {args[0]}={os.environ.get(str(args[0]), '<unset>')}")
     elif verb == "try_write":

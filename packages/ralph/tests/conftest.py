@@ -1,0 +1,145 @@
+"""Fixtures for ralph's tests: a git project, the fake agents, and ralph as a real program."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+AGENTS = Path(__file__).parent / "agents"
+STREAMS = Path(__file__).parent / "fixtures" / "stream"
+
+# Every wait shrunk so the suite stays fast; each test can override.
+FAST = {
+    "RALPH_RESULT_GRACE": "0.5",
+    "RALPH_STOP_GRACE": "0.5",
+    "RALPH_LIMIT_MARGIN": "0",
+    "RALPH_BACKOFF_BASE": "0.05",
+    "RALPH_BACKOFF_TRIES": "2",
+    "RALPH_DING_POLL": "0.02",
+    "RALPH_SANDBOX": "none",
+    "RALPH_AUTO_PUSH": "true",
+}
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+WaitFor = Callable[..., None]
+Git = Callable[..., str]
+Script = Callable[..., str]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def script(**iterations: list[list[object]]) -> str:
+    """A fake-agent prompt: actions per run number (`_1=[...]`) or `default=[...]`."""
+    return json.dumps({key.lstrip("_"): steps for key, steps in iterations.items()})
+
+
+@pytest.fixture(name="git")
+def git_fixture() -> Git:
+    """git(cwd, *args) -> stdout, failing on a non-zero exit."""
+    return git
+
+
+@pytest.fixture(name="script")
+def script_fixture() -> Script:
+    """script(_1=[actions], default=[actions]) -> a fake-agent prompt."""
+    return script
+
+
+@pytest.fixture
+def fake_agent() -> Path:
+    """The scripted stream-json agent (tests/agents/fake_agent.py)."""
+    return AGENTS / "fake_agent.py"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git repository with one commit, as the project ralph runs in."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README.md").write_text("project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+@pytest.fixture
+def remote(tmp_path: Path, project: Path) -> Path:
+    """A bare repository set as the project's `origin`, with main pushed and tracked."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "-u", "origin", "main")
+    return bare
+
+
+@pytest.fixture
+def ralph_env(fake_agent: Path) -> dict[str, str]:
+    """ralph's environment: the fake agent on the host, short timeouts, no colours."""
+    return {**os.environ, **FAST, "RALPH_COMMAND": str(fake_agent)}
+
+
+@pytest.fixture
+def ralph(project: Path, ralph_env: dict[str, str]) -> Run:
+    """Run the real `ralph` program in `project`: ralph(*args, env=..., timeout=...)."""
+
+    def run(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ralph", *args],
+            cwd=cwd or project,
+            env={**ralph_env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
+
+
+@pytest.fixture
+def wait_for() -> WaitFor:
+    """Wait until `condition()` holds, failing after `timeout` seconds."""
+
+    def wait(condition: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what or condition}")
+            time.sleep(0.01)  # polling a condition with a deadline, not a fixed delay
+
+    return wait
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of `pid` (Linux /proc)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    """Fails the test when it leaves file descriptors open or child processes behind."""
+    before = open_fds()
+    yield
+    assert children(os.getpid()) == []
+    leaked = open_fds() - before
+    assert not leaked, f"leaked fds: {sorted(leaked)}"

@@ -1,0 +1,244 @@
+"""The command-line contract, through the real `ralph` program and a fake agent on the host."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ralph.cli import cli, main, split_agent_args
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+Script = Callable[..., str]
+
+DONE = [["say", "finished"], ["touch", ".ralph-complete"], ["result"]]
+WORK = [["say", "working"], ["result"]]
+
+
+def test_sentinel_found_exits_0(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "3", script(default=DONE))
+    assert done.returncode == 0, done.stderr
+    assert "ralph complete after 1 iteration(s)" in done.stdout
+
+
+@pytest.mark.parametrize("where", [".ralph-complete", "a/.ralph-complete", "a/b/.ralph-complete"])
+def test_sentinel_is_found_down_to_depth_2_and_deleted(
+    ralph: Run, script: Script, project: Path, where: str
+) -> None:
+    done = ralph("-a", "3", script(_1=WORK, _2=[["touch", where], ["result"]]))
+    assert done.returncode == 0, done.stderr
+    assert "Iteration 2 of 3" in done.stdout
+    assert "Iteration 3" not in done.stdout
+    assert not (project / where).exists()
+
+
+def test_sentinel_at_depth_3_is_not_completion(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "2", script(default=[["touch", "a/b/c/.ralph-complete"], ["result"]]))
+    assert done.returncode == 2
+
+
+def test_stale_sentinel_is_deleted_before_the_first_iteration(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    (project / "a").mkdir()
+    (project / "a" / ".ralph-complete").write_text("stale")
+    done = ralph("-a", "1", script(default=WORK))
+    assert done.returncode == 2
+    assert not (project / "a" / ".ralph-complete").exists()
+
+
+def test_iterations_exhausted_exits_2(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "2", script(default=WORK))
+    assert done.returncode == 2
+    assert done.stdout.count("working") == 2
+    assert "ralph reached max iterations (2)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--no-such-flag"], "No such option"),
+        (["--auto-push", "maybe"], "maybe"),
+        (["--max-iterations", "0"], "max-iterations"),
+        (["--sandbox", "vm"], "vm"),
+        (["0", "inline text"], "at least 1"),
+        (["x", "y"], "whole number"),
+        (["1", "a", "b"], "at most ITERATIONS and PROMPT"),
+        (["--idle-timeout", "0"], "idle-timeout"),
+    ],
+)
+def test_usage_errors_exit_1_not_2(ralph: Run, args: list[str], message: str) -> None:
+    done = ralph("-a", *args)
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert done.stderr.startswith("error: ")
+
+
+def test_missing_default_prompt_file_exits_1(ralph: Run) -> None:
+    done = ralph("-a", "3")
+    assert done.returncode == 1
+    assert "prompt file 'prompt.md' not found" in done.stderr
+
+
+def test_single_numeric_positional_is_iterations_with_default_prompt(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    (project / "prompt.md").write_text(script(default=WORK))
+    done = ralph("-a", "2")
+    assert done.returncode == 2
+    assert "Iteration 2 of 2" in done.stdout
+
+
+def test_single_non_numeric_positional_is_the_prompt(ralph: Run, project: Path) -> None:
+    (project / "task.md").write_text("not json: default behaviour")
+    done = ralph("-a", "task.md")
+    assert done.returncode == 2
+    assert "Iteration 1 of 1" in done.stdout
+    assert "hello from the fake agent" in done.stdout
+
+
+def test_file_prompt_is_sent_as_its_contents_and_inline_text_as_is(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    text = script(default=[["prompt_size"], ["result"]])
+    (project / "p.md").write_text(text)
+    from_file = ralph("-a", "1", "p.md")
+    inline = ralph("-a", "1", text)
+    assert f"prompt bytes: {len(text)}" in from_file.stdout
+    assert f"prompt bytes: {len(text)}" in inline.stdout
+
+
+def test_prompt_of_several_hundred_kb_goes_through_stdin(ralph: Run, project: Path) -> None:
+    text = json.dumps({"default": [["prompt_size"], ["result"]], "pad": "x" * 600_000})
+    (project / "big.md").write_text(text)
+    done = ralph("-a", "1", "big.md")
+    assert done.returncode == 2, done.stderr
+    assert f"prompt bytes: {len(text)}" in done.stdout
+
+
+def test_iterations_above_max_are_clamped_with_a_warning(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "--max-iterations", "2", "5", script(default=WORK))
+    assert done.returncode == 2
+    assert "Reducing iterations from 5 to max allowed (2)" in done.stdout
+    assert "Iteration 2 of 2" in done.stdout
+    assert "Iteration 3" not in done.stdout
+
+
+def test_max_iterations_from_the_environment(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "5", script(default=WORK), env={"RALPH_MAX_ITERATIONS": "1"})
+    assert "Reducing iterations from 5 to max allowed (1)" in done.stdout
+
+
+def test_banner_names_iteration_and_loop_id(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "--loop-id", "build-20260226T143000", "2", script(default=WORK))
+    assert "Iteration 1 of 2 [build-20260226T143000]" in done.stdout
+    assert "Iteration 2 of 2 [build-20260226T143000]" in done.stdout
+
+
+def test_agent_gets_afk_flags_and_extra_arguments_after_double_dash(
+    ralph: Run, script: Script
+) -> None:
+    done = ralph("-a", "1", script(default=[["argv"], ["result"]]), "--", "--model", "sonnet")
+    argv = json.loads(done.stdout.split("argv: ")[1].splitlines()[0])
+    assert argv == [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+        "--model",
+        "sonnet",
+    ]
+
+
+def test_log_file_gets_a_plain_copy(ralph: Run, script: Script, tmp_path: Path) -> None:
+    log = tmp_path / "loop.log"
+    steps = [
+        ["say", "hi"],
+        ["tool", "Bash", {"command": "ls"}],
+        ["stderr", "a warning"],
+        ["result"],
+    ]
+    done = ralph("-a", "--log-file", str(log), "--loop-id", "L1", "1", script(default=steps))
+    text = log.read_text()
+    assert "Iteration 1 of 1 [L1]" in text
+    assert "-> Bash(ls)" in text
+    assert "hi\n" in text
+    assert "a warning" in text
+    assert "\x1b[" not in text
+    assert "\x1b[" not in done.stdout
+
+
+def test_summary_line_reports_duration_turns_tokens_cost_and_status(
+    ralph: Run, script: Script
+) -> None:
+    result = {
+        "num_turns": 7,
+        "total_cost_usd": 0.25,
+        "usage": {"input_tokens": 12, "output_tokens": 34},
+    }
+    done = ralph("-a", "1", script(default=[["result", result]]))
+    line = next(x for x in done.stdout.splitlines() if x.startswith("Iteration 1 done: "))
+    assert line.endswith("7 turns · 12 in / 34 out tokens · $0.2500 · exit 0")
+
+
+def test_agent_crash_without_result_is_a_warning_and_the_loop_goes_on(
+    ralph: Run, script: Script
+) -> None:
+    done = ralph("-a", "2", script(_1=[["say", "dying"], ["exit", 3]], _2=DONE))
+    assert done.returncode == 0
+    assert "warning: agent exited (status 3) without a result" in done.stdout
+
+
+def test_agent_error_result_is_shown_as_a_warning(ralph: Run, script: Script) -> None:
+    done = ralph(
+        "-a",
+        "1",
+        script(
+            default=[
+                ["result", {"subtype": "error_max_turns", "errors": ["max turns"], "result": None}],
+            ]
+        ),
+    )
+    assert "warning: agent reported an error: max turns" in done.stdout
+
+
+def test_missing_agent_executable_exits_1(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "--command", "/nonexistent/agent", "1", script(default=WORK))
+    assert done.returncode == 1
+    assert "agent executable '/nonexistent/agent' not found" in done.stderr
+
+
+def test_help_exits_0_and_lists_the_options() -> None:
+    result = CliRunner().invoke(cli, ["--help"], obj={"env": {}, "agent_args": []})
+    assert result.exit_code == 0
+    for flag in (
+        "--afk",
+        "--loop-id",
+        "--template",
+        "--auto-push",
+        "--max-iterations",
+        "--command",
+        "--sandbox",
+        "--network",
+        "--log-file",
+        "--idle-timeout",
+    ):
+        assert flag in result.output
+
+
+def test_main_maps_usage_errors_to_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--bogus"]) == 1
+    assert "No such option '--bogus'" in capsys.readouterr().err
+
+
+def test_split_agent_args() -> None:
+    assert split_agent_args(["-a", "1", "p", "--", "--x", "--"]) == (
+        ["-a", "1", "p"],
+        ["--x", "--"],
+    )
+    assert split_agent_args(["1"]) == (["1"], [])
