@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -78,14 +79,47 @@ def sgf(tool_env: dict[str, str]) -> Run:
     return run
 
 
+@pytest.fixture(scope="session")
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One repository after `sgf init --stack python` with the scaffold committed, made once.
+
+    Session fixtures run outside the per-test isolation, so this one builds its own HOME.
+    """
+    base = tmp_path_factory.mktemp("project-template")
+    home = base / "home"
+    home.mkdir()
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test User\n\temail = test@example.com\n"
+                         "[init]\n\tdefaultBranch = main\n")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    for name in ("PN_DIR", "PN_ACTOR", "SGF_RALPH", "SGF_SKIP_PREFLIGHT", "GIT_DIR"):
+        env.pop(name, None)
+    path = base / "project"
+    path.mkdir()
+    (path / "README.md").write_text("# project\n")
+    for argv in (
+        ["git", "init", "-q"],
+        [str(SGF), "init", "--stack", "python"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "sgf init"],
+    ):
+        done = subprocess.run(argv, cwd=path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{argv}: {done.stdout}{done.stderr}"
+    return path
+
+
 @pytest.fixture
-def project(repo: Path, sgf: Run) -> Path:
-    """A repository after `sgf init --stack python`, with the scaffold committed."""
-    done = sgf(repo, "init", "--stack", "python")
-    assert done.returncode == 0, done.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "sgf init")
-    return repo
+def project(project_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of a repository after `sgf init --stack python`, scaffold committed."""
+    path = tmp_path / "project"
+    shutil.copytree(project_template, path, symlinks=True)
+    return path
 
 
 FAKE_RALPH = """\

@@ -1,0 +1,174 @@
+"""Pre-launch recovery with real git, real pn and real PID files: nothing is ever destroyed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+Git = Callable[..., str]
+
+
+def pn(project: Path, env: dict[str, str], *args: str) -> Any:
+    done = subprocess.run(
+        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def make_mess(project: Path) -> None:
+    """Uncommitted work of every kind: modified, staged, untracked, and an ignored file."""
+    (project / "README.md").write_text("# project\nhalf-done edit\n")
+    (project / "staged.txt").write_text("staged\n")
+    subprocess.run(["git", "add", "staged.txt"], cwd=project, check=True)
+    (project / "src").mkdir()
+    (project / "src" / "new.py").write_text("print('new')\n")
+    (project / ".sgf/logs").mkdir(exist_ok=True)
+    (project / ".sgf/logs/keep.log").write_text("ignored, untouched\n")
+
+
+def test_a_crashed_loop_is_stashed_its_pid_file_removed_and_its_claim_released(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, tool_env: dict[str, str], dead_pid: int
+) -> None:
+    crashed = "build-20260101T000000"
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / f"{crashed}.pid").write_text(f"{dead_pid}\n")
+    task = pn(project, tool_env, "create", "half-done task", "-t", "task")["id"]
+    other = pn(project, tool_env, "create", "untouched", "-t", "task")["id"]
+    pn(project, tool_env, "update", task, "--claim")
+    make_mess(project)
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert f"recovered from crashed loop {crashed}" in done.stderr
+    assert f"stashed as 'sgf-recovery {crashed} " in done.stderr
+    assert "git stash pop" in done.stderr
+    assert f"released claims {task}" in done.stderr
+    (entry,) = git(project, "stash", "list").splitlines()
+    assert f"sgf-recovery {crashed} 20" in entry
+    stashed = git(project, "stash", "show", "--include-untracked", "--name-only", "stash@{0}")
+    assert set(stashed.splitlines()) == {"README.md", "staged.txt", "src/new.py"}
+    assert git(project, "status", "--porcelain") == ""
+    assert (project / ".sgf/logs/keep.log").read_text() == "ignored, untouched\n"
+    assert not (run_dir / f"{crashed}.pid").exists()
+    assert pn(project, tool_env, "show", task)["status"] == "open"
+    assert pn(project, tool_env, "show", other)["status"] == "open"
+    history = (project / ".sgf/logs/history.jsonl").read_text().splitlines()
+    assert json.loads(history[0])["loop_id"] == crashed
+    assert json.loads(history[0])["outcome"] == "crashed"
+    # Nothing was lost: popping the stash gives every byte back.
+    git(project, "stash", "pop")
+    assert (project / "README.md").read_text() == "# project\nhalf-done edit\n"
+    assert (project / "src/new.py").read_text() == "print('new')\n"
+    assert "A  staged.txt" in git(project, "status", "--porcelain")
+
+
+def test_a_live_loop_means_nothing_is_touched(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, tool_env: dict[str, str]
+) -> None:
+    live = "issues-plan-20260101T000000"
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / f"{live}.pid").write_text(f"{os.getpid()}\n")  # this test process: alive
+    task = pn(project, tool_env, "create", "theirs", "-t", "task")["id"]
+    pn(project, tool_env, "update", task, "--claim")
+    make_mess(project)
+    before = git(project, "status", "--porcelain")
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert f"loop running ({live}): recovery skipped" in done.stderr
+    assert git(project, "stash", "list") == ""
+    assert git(project, "status", "--porcelain") == before
+    assert (run_dir / f"{live}.pid").exists()
+    assert pn(project, tool_env, "show", task)["status"] == "in_progress"
+    assert fake_ralph.record.exists()  # launched alongside the live loop
+
+
+def test_no_crash_and_a_dirty_tree_refuses_to_launch(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any
+) -> None:
+    make_mess(project)
+    before = git(project, "status", "--porcelain")
+    done = sgf(project, "build", env=fake_ralph.env())
+    assert done.returncode == 1
+    assert "uncommitted changes" in done.stderr
+    assert " M README.md" in done.stderr
+    assert "--stash" in done.stderr
+    assert not fake_ralph.record.exists()
+    assert git(project, "status", "--porcelain") == before
+    assert git(project, "stash", "list") == ""
+
+
+def test_stash_flag_stashes_the_users_changes_under_the_loop_id(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any
+) -> None:
+    make_mess(project)
+    done = sgf(project, "build", "--stash", env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    loop_id = fake_ralph.calls()["argv"][fake_ralph.calls()["argv"].index("--loop-id") + 1]
+    (entry,) = git(project, "stash", "list").splitlines()
+    assert entry.endswith(f"sgf-stash {loop_id}")
+    assert f"stashed as 'sgf-stash {loop_id}'" in done.stderr
+    assert git(project, "status", "--porcelain") == ""
+
+
+def test_sgf_killed_hard_leaves_a_stale_pid_file_that_the_next_launch_recovers(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
+    child = subprocess.Popen(
+        [str(sgf_bin), "build", "-a"],
+        cwd=project,
+        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not ready.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    ralph_pid = int(ready.read_text())
+    (project / "agent-work.txt").write_text("uncommitted agent work\n")
+    child.kill()  # sgf dies without clean-up: a crash
+    child.wait()
+    os.kill(ralph_pid, signal.SIGKILL)  # and the loop with it
+    (pid_file,) = (project / ".sgf/run").glob("*.pid")
+    assert int(pid_file.read_text()) == child.pid
+
+    ready.unlink()
+    done = sgf(project, "verify", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert f"recovered from crashed loop {pid_file.stem}" in done.stderr
+    assert not pid_file.exists()
+    assert "agent-work.txt" in git(
+        project, "stash", "show", "--include-untracked", "--name-only", "stash@{0}"
+    )
+
+
+@pytest.mark.parametrize("content", ["", "garbage"])
+def test_an_unreadable_pid_file_counts_as_stale(
+    project: Path, sgf: Run, fake_ralph: Any, content: str
+) -> None:
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / "test-20260101T000000.pid").write_text(content)
+    done = sgf(project, "test", env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    assert "recovered from crashed loop test-20260101T000000" in done.stderr
+    assert list(run_dir.glob("*.pid")) == []
