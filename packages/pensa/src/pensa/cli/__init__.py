@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pensa.cli import data, deps, issues, views  # noqa: F401  (they register the commands)
 from pensa.cli.base import Env, cli
 from pensa.errors import PensaError
 from pensa.render import dumps

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
+import importlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -174,8 +174,36 @@ class VocabType(click.ParamType[Vocabulary, Any]):
             raise InvalidArgument(f"{flag}: {e}") from None
 
 
+# Which module defines each top-level command: `pn ready` imports only pensa.cli.views, so
+# start-up pays for one command module, not all of them (start-up is a feature: STYLE.md).
+COMMAND_MODULES = {
+    **dict.fromkeys(
+        ("create", "q", "update", "close", "reopen", "release", "delete", "show", "comment"),
+        "pensa.cli.issues",
+    ),
+    **dict.fromkeys(
+        ("list", "ready", "claim-next", "blocked", "search", "count", "status", "history"),
+        "pensa.cli.views",
+    ),
+    "dep": "pensa.cli.deps",
+    **dict.fromkeys(("export", "import", "doctor", "where", "prime"), "pensa.cli.data"),
+}
+
+
 class PnGroup(click.Group):
-    """A group whose unknown subcommands fail with a "did you mean" hint."""
+    """A group that loads command modules on demand, and whose unknown subcommands fail
+    with a "did you mean" hint."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        if ctx.parent is None:
+            return sorted({*self.commands, *COMMAND_MODULES})
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name) if ctx.parent is None else None
+        if module is not None and cmd_name not in self.commands:
+            importlib.import_module(module)
+        return super().get_command(ctx, cmd_name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -184,6 +212,8 @@ class PnGroup(click.Group):
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             hints = NEAR_MISSES.get(name.lower()) if ctx.parent is None else None
             if hints is None:
+                import difflib
+
                 hints = tuple(
                     difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.5)
                 )

@@ -1,0 +1,120 @@
+"""pn as the design's git hooks, installed for real with the pre-commit framework."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import BIN, Pn, git
+
+CONFIG = """\
+repos:
+  - repo: local
+    hooks:
+      - id: pensa-export
+        name: Export pensa DB to JSONL
+        entry: pn export
+        language: system
+        always_run: true
+        pass_filenames: false
+        stages: [pre-commit]
+      - id: pensa-import
+        name: Import JSONL to pensa DB
+        entry: pn import
+        language: system
+        always_run: true
+        pass_filenames: false
+        stages: [post-merge, post-checkout, post-rewrite]
+"""
+
+
+@pytest.fixture
+def hooked(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`repo` with the pensa hooks installed by `pre-commit install`, pn on the PATH."""
+    if shutil.which("pre-commit", path=str(BIN)) is None:
+        pytest.fail("pre-commit is a dev dependency and must be installed in the environment")
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("PN_ACTOR", "agent-1")
+    (repo / ".pre-commit-config.yaml").write_text(CONFIG)
+    subprocess.run(
+        [
+            str(BIN / "pre-commit"),
+            "install",
+            *("--hook-type", "pre-commit"),
+            *("--hook-type", "post-merge"),
+            *("--hook-type", "post-checkout"),
+            *("--hook-type", "post-rewrite"),
+        ],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-qm", "hooks")
+    return repo
+
+
+def committed_issue_titles(repo: Path, rev: str = "HEAD") -> list[str]:
+    text = git(repo, "show", f"{rev}:.pensa/issues.jsonl")
+    return sorted(json.loads(line)["title"] for line in text.splitlines())
+
+
+def test_commit_carries_the_freshly_exported_jsonl(hooked: Path, pn: Pn) -> None:
+    assert pn("create", "first", "-t", "task").code == 0
+    (hooked / "code.py").write_text("print('hi')\n")
+    git(hooked, "add", "code.py")
+    git(hooked, "commit", "-qm", "code and issues together")
+    files = git(hooked, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == [
+        ".pensa/comments.jsonl",
+        ".pensa/deps.jsonl",
+        ".pensa/issues.jsonl",
+        "code.py",
+    ]
+    assert committed_issue_titles(hooked) == ["first"]
+    assert git(hooked, "status", "--porcelain", "--untracked-files=no") == ""
+    # The next change rides in the next commit, again with the code.
+    pn("create", "second", "-t", "bug")
+    (hooked / "code.py").write_text("print('bye')\n")
+    git(hooked, "commit", "-qam", "more")
+    assert committed_issue_titles(hooked) == ["first", "second"]
+    assert "db.sqlite" not in git(hooked, "ls-files")
+
+
+def test_checkout_imports_the_branch_state(hooked: Path, pn: Pn) -> None:
+    pn("create", "on main", "-t", "task")
+    git(hooked, "commit", "-q", "--allow-empty", "-m", "main issues")
+    git(hooked, "checkout", "-qb", "feature")
+    pn("create", "on feature", "-t", "task")
+    git(hooked, "commit", "-q", "--allow-empty", "-m", "feature issues")
+    git(hooked, "checkout", "-q", "main")
+    titles = [i["title"] for i in pn("list", "--json").json()]
+    assert titles == ["on main"]
+    git(hooked, "merge", "-q", "feature")
+    titles = [i["title"] for i in pn("list", "--json").json()]
+    assert titles == ["on main", "on feature"]
+
+
+def test_fresh_clone_imports_on_first_use(hooked: Path, tmp_path: Path, pn: Pn) -> None:
+    created = pn("create", "travels with git", "-t", "task", "--json").json()
+    git(hooked, "commit", "-q", "--allow-empty", "-m", "issues")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(hooked), str(clone)], check=True)
+    assert not (clone / ".pensa" / "db.sqlite").exists()
+    shown = pn("show", created["id"], "--json", cwd=clone)
+    assert shown.code == 0, shown.err
+    assert shown.json()["title"] == "travels with git"
+    assert (clone / ".pensa" / "db.sqlite").exists()
+
+
+def test_export_outside_a_hook_does_not_stage(repo: Path, pn: Pn) -> None:
+    pn("create", "x", "-t", "task")
+    assert pn("export", "--json").json()["staged"] is False
+    assert git(repo, "diff", "--cached", "--name-only") == ""
+    assert pn("export", "--stage", "--json").json()["staged"] is True
+    assert ".pensa/issues.jsonl" in git(repo, "diff", "--cached", "--name-only")
