@@ -113,6 +113,14 @@ def act(action: list[object], prompt: str) -> None:
             f"uid={os.getuid()} gid={os.getgid()} home={env.get('HOME')} "
             f"sandbox={env.get('IS_SANDBOX')} autoupdater={env.get('DISABLE_AUTOUPDATER')}"
         )
+    elif verb == "fetch":
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(str(args[0]), timeout=5) as answer:
+                say(f"fetched {answer.read().decode()}")
+        except OSError as e:
+            say(f"cannot fetch: {e}")
     elif verb == "env":
         say(f"env {args[0]}={os.environ.get(str(args[0]), '<unset>')}")
     elif verb == "try_write":

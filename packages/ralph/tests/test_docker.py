@@ -1,0 +1,330 @@
+"""The loop in real Docker containers (base image springfield-base:bookworm, fake agent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from ralph import proc
+from ralph.models import Config, Prompt, SandboxKind, Timeouts
+from ralph.sandbox import LABEL_LOOP, DockerSandbox
+
+pytestmark = pytest.mark.docker
+
+Script = Callable[..., str]
+Git = Callable[..., str]
+WaitFor = Callable[..., None]
+AGENT = Path(__file__).parent / "agents" / "fake_agent.py"
+SECRET = "sk-ant-test-secret-value-123"
+
+
+def containers(label: str) -> list[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={label}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.split()
+
+
+@pytest.fixture
+def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A loop id unique to this test; the test fails if a container carrying it remains."""
+    ident = f"test-{request.node.name[:40]}-{os.getpid()}".replace("[", "-").replace("]", "")
+    yield ident
+    left = containers(f"{LABEL_LOOP}={ident}")
+    if left:
+        subprocess.run(["docker", "rm", "-f", *left], capture_output=True, check=False)
+    assert left == [], f"containers left behind: {left}"
+
+
+@pytest.fixture
+def agent_in_project(project: Path) -> Path:
+    """The fake agent copied into the project (visible in the container at the same path)."""
+    target = project / "tools" / "fake_agent.py"
+    target.parent.mkdir()
+    shutil.copy(AGENT, target)
+    target.chmod(0o755)
+    return target
+
+
+@pytest.fixture
+def docker_env(
+    base_image: str, agent_in_project: Path, ralph_env: dict[str, str]
+) -> dict[str, str]:
+    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": base_image}
+    env["RALPH_COMMAND"] = str(agent_in_project)
+    return env
+
+
+def ralph(
+    project: Path, env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ralph", *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ralph", *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, git: Git
+) -> None:
+    (project / ".sgf").mkdir()
+    (project / ".sgf" / "config.toml").write_text("stack = 'python'\n")
+    steps = [
+        ["whoami"],
+        ["try_write", ".sgf/config.toml"],
+        ["try_write", ".sgf/new.md"],
+        ["touch", "made/by/agent.txt"],
+        ["env", "ANTHROPIC_API_KEY"],
+        ["env", "GIT_AUTHOR_EMAIL"],
+        ["commit", "from-container.txt", "feat: made in the container"],
+        ["touch", ".ralph-complete"],
+        ["result"],
+    ]
+    env = {**docker_env, "ANTHROPIC_API_KEY": SECRET}
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    home = f"home={Path(os.environ.get('TMPDIR', '/tmp'))}"
+    assert f"uid={os.getuid()} gid={os.getgid()} {home}" in done.stdout
+    assert ("sandbox=1" if os.getuid() == 0 else "sandbox=None") in done.stdout
+    assert "autoupdater=1" in done.stdout
+    assert "cannot write .sgf/config.toml: Read-only file system" in done.stdout
+    assert "cannot write .sgf/new.md: Read-only file system" in done.stdout
+    assert (project / ".sgf" / "config.toml").read_text() == "stack = 'python'\n"
+    made = project / "made" / "by" / "agent.txt"
+    assert (made.stat().st_uid, made.stat().st_gid) == (os.getuid(), os.getgid())
+    assert "env GIT_AUTHOR_EMAIL=test@example.com" in done.stdout
+    assert git(project, "log", "-1", "--format=%an <%ae> %s") == (
+        "Test User <test@example.com> feat: made in the container"
+    )
+    # the key reached the agent (which printed it); ralph itself never shows it
+    assert f"env ANTHROPIC_API_KEY={SECRET}" in done.stdout
+    assert SECRET not in done.stderr
+
+
+def test_secrets_never_appear_in_labels(
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    wait_for: WaitFor,
+    tmp_path: Path,
+) -> None:
+    ready = project / "ready"
+    env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
+    proc_ = spawn(
+        project,
+        env,
+        "-a",
+        "--loop-id",
+        loop_id,
+        "1",
+        script(default=[["ready", str(ready)], ["hang"]]),
+    )
+    try:
+        wait_for(ready.exists, timeout=60, what="the agent in the container")
+        (cid,) = containers(f"{LABEL_LOOP}={loop_id}")
+        inspect = json.loads(
+            subprocess.run(
+                ["docker", "inspect", cid], capture_output=True, text=True, check=True
+            ).stdout
+        )[0]
+        labels = inspect["Config"]["Labels"]
+        assert labels[LABEL_LOOP] == loop_id
+        assert labels["springfield.project"] == str(project)
+        assert SECRET not in json.dumps(labels)
+        assert inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
+        assert inspect["Config"]["WorkingDir"] == str(project)
+    finally:
+        proc_.send_signal(signal.SIGINT)
+        out, err = proc_.communicate(timeout=60)
+    assert proc_.returncode == 130
+    assert SECRET not in out + err
+
+
+def test_sigint_stops_and_removes_the_container(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
+) -> None:
+    ready = project / "ready"
+    steps = [["say", "started"], ["ready", str(ready)], ["hang"]]
+    ralph_ = spawn(project, docker_env, "-a", "--loop-id", loop_id, "3", script(default=steps))
+    wait_for(ready.exists, timeout=60, what="the agent in the container")
+    assert len(containers(f"{LABEL_LOOP}={loop_id}")) == 1
+    ralph_.send_signal(signal.SIGINT)
+    out, err = ralph_.communicate(timeout=60)
+    assert ralph_.returncode == 130, err
+    assert "Interrupted." in out
+    assert containers(f"{LABEL_LOOP}={loop_id}") == []
+
+
+def test_kill_9_leaves_a_container_that_the_next_start_removes(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
+) -> None:
+    ready = project / "ready"
+    ralph_ = spawn(
+        project,
+        docker_env,
+        "-a",
+        "--loop-id",
+        loop_id,
+        "1",
+        script(_1=[["ready", str(ready)], ["hang"]], default=[["result"]]),
+    )
+    wait_for(ready.exists, timeout=60, what="the agent in the container")
+    ralph_.kill()
+    ralph_.communicate(timeout=30)
+    (orphan,) = containers(f"{LABEL_LOOP}={loop_id}")
+    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "1", "anything")
+    assert done.returncode == 2, done.stderr
+    assert f"removed leftover container {orphan[:12]}" in done.stdout
+    assert containers(f"{LABEL_LOOP}={loop_id}") == []
+
+
+def test_watchdog_kills_a_hung_container_and_the_loop_goes_on(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str
+) -> None:
+    steps = [["ignore", "SIGINT"], ["result"], ["hang"]]
+    done = ralph(
+        project,
+        docker_env,
+        "-a",
+        "--loop-id",
+        loop_id,
+        "2",
+        script(_1=steps, _2=[["touch", ".ralph-complete"], ["result"]]),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "after its result: stopped" in done.stdout
+
+
+def test_missing_template_is_a_one_line_error(
+    project: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    env = {**docker_env, "RALPH_TEMPLATE": "springfield-no-such-image:latest"}
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "hello")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert "sandbox image 'springfield-no-such-image:latest' not found: build it" in done.stderr
+
+
+def test_unreachable_engine_is_a_one_line_error(
+    project: Path, docker_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**docker_env, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
+    done = ralph(project, env, "-a", "1", "hello")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: cannot reach the Docker engine")
+    assert done.stderr.count("\n") == 1
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"hello from the host")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_network_host_reaches_a_loopback_server(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str
+) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        steps = [["fetch", url], ["result"]]
+        isolated = ralph(
+            project, docker_env, "-a", "--loop-id", loop_id, "1", script(default=steps)
+        )
+        joined = ralph(
+            project,
+            docker_env,
+            "-a",
+            "--loop-id",
+            loop_id,
+            "--network",
+            "host",
+            "1",
+            script(default=steps),
+        )
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    assert "cannot fetch" in isolated.stdout
+    assert "fetched hello from the host" in joined.stdout
+
+
+def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
+    project: Path, agent_in_project: Path, base_image: str, tmp_path: Path, loop_id: str
+) -> None:
+    """As a library: another uid (root can test what a normal user gets)."""
+    if os.getuid() != 0:
+        uid, gid = os.getuid(), os.getgid()
+    else:
+        uid = gid = 4242
+        for path in (project, *project.rglob("*")):
+            os.chown(path, uid, gid)
+    state = tmp_path / "state"
+    state.mkdir()
+    os.chown(state, uid, gid)
+    config = Config(
+        project=project,
+        prompt=Prompt(""),
+        loop_id=loop_id,
+        template=base_image,
+        sandbox=SandboxKind.DOCKER,
+        timeouts=Timeouts(stop_grace=1),
+    )
+    box = DockerSandbox(config, dict(os.environ), state, uid=uid, gid=gid)
+    steps = json.dumps({"default": [["whoami"], ["touch", "mine.txt"], ["result"]]})
+    output = b""
+    try:
+        box.prepare()
+        with proc.Interrupts() as interrupts:
+            running = box.start([str(agent_in_project)], stdin=steps.encode())
+            try:
+                for chunk in running.output(interrupts, lambda: 60.0, lambda data: None):
+                    assert chunk is not None
+                    output += chunk
+            finally:
+                assert running.close(grace=1) == 0
+    finally:
+        box.close()
+    assert f"uid={uid} gid={gid}".encode() in output
+    assert b"sandbox=None" in output
+    mine = (project / "mine.txt").stat()
+    assert (mine.st_uid, mine.st_gid) == (uid, gid)
