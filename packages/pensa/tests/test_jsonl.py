@@ -1,0 +1,249 @@
+"""Export and import: deterministic files, all-or-nothing import with file:line errors."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pensa import jsonl
+from pensa.errors import InvalidData
+from pensa.graph import Graph
+from pensa.models import IssueType
+from pensa.project import Project
+from pensa.store import Store
+from pensa.tracker import Tracker
+
+from .conftest import PN, Clock, Pn
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    found = Project(tmp_path / ".pensa")
+    found.ensure()
+    return found
+
+
+def populate(project: Project, clock: Clock) -> dict[str, str]:
+    """A bug, its fix, a dependency and a comment; returns their ids by name."""
+    with Store.open(project.db) as store:
+        tracker = Tracker(store, now=clock)
+        bug = tracker.create("crash ✓", issue_type=IssueType.BUG, actor="a").id
+        fix = tracker.create("fix", issue_type=IssueType.TASK, actor="a", fixes=bug).id
+        first = tracker.create("first", issue_type=IssueType.CHORE, actor="a").id
+        Graph(store, now=clock).add(fix, first, actor="a")
+        tracker.add_comment(fix, "naïve note", actor="a")
+        tracker.close(first, actor="a", reason="done")
+        jsonl.export(store, project)
+    return {"bug": bug, "fix": fix, "first": first}
+
+
+def test_export_is_sorted_compact_utf8_and_omits_unset_fields(
+    project: Project, clock: Clock
+) -> None:
+    ids = populate(project, clock)
+    issues = project.issues_jsonl.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in issues] == sorted(ids.values())
+    bug_line = next(line for line in issues if line.startswith(f'{{"id":"{ids["bug"]}'))
+    assert "crash ✓" in bug_line  # not \u escaped
+    assert ": " not in bug_line
+    assert ", " not in bug_line
+    bug = json.loads(bug_line)
+    assert list(bug) == [
+        "id",
+        "title",
+        "issue_type",
+        "status",
+        "priority",
+        "created_at",
+        "updated_at",
+    ]
+    deps = [json.loads(line) for line in project.deps_jsonl.read_text().splitlines()]
+    assert deps == [{"issue_id": ids["fix"], "depends_on_id": ids["first"]}]
+    comment = json.loads(project.comments_jsonl.read_text())
+    assert list(comment) == ["id", "issue_id", "actor", "text", "created_at"]
+
+
+def test_re_export_of_an_unchanged_database_is_byte_identical(
+    project: Project, clock: Clock
+) -> None:
+    populate(project, clock)
+    before = [p.read_bytes() for p in project.jsonl_files()]
+    with Store.open(project.db) as store:
+        jsonl.export(store, project)
+    assert [p.read_bytes() for p in project.jsonl_files()] == before
+    assert not list(project.dir.glob("*.tmp"))
+
+
+def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
+    project: Project, clock: Clock
+) -> None:
+    ids = populate(project, clock)
+    lines = project.issues_jsonl.read_text().splitlines()
+    kept = [line for line in lines if ids["first"] not in line]
+    project.issues_jsonl.write_text("\n".join(kept) + "\n")
+    project.deps_jsonl.write_text("")
+    summary = jsonl.import_(project)
+    assert summary is not None
+    assert (summary.issues, summary.deps, summary.comments) == (2, 0, 1)
+    with Store.open(project.db) as store:
+        tracker = Tracker(store)
+        assert [e.event_type for e in tracker.history(ids["fix"])] == [
+            "commented",
+            "dep_added",
+            "created",
+        ]
+        assert store.rows("SELECT count(*) FROM events WHERE issue_id = ?", (ids["first"],)) == [
+            (0,)
+        ]
+
+
+@pytest.mark.parametrize(
+    ("file", "line", "message"),
+    [
+        ("issues.jsonl", '{"id": "pn-1"', "issues.jsonl:2: not valid JSON"),
+        ("issues.jsonl", "<<<<<<< HEAD", "issues.jsonl:2: git merge conflict marker"),
+        ("issues.jsonl", "[1, 2]", "issues.jsonl:2: expected a JSON object"),
+        (
+            "issues.jsonl",
+            '{"id":"pn-2","title":"t","issue_type":"feature","status":"open","priority":"p2",'
+            '"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}',
+            "issues.jsonl:2: invalid issue type 'feature'",
+        ),
+        (
+            "issues.jsonl",
+            '{"id":"pn-2","title":"t","issue_type":"task","status":"in-progress",'
+            '"priority":"p2","created_at":"2026-01-01T00:00:00Z",'
+            '"updated_at":"2026-01-01T00:00:00Z"}',
+            "issues.jsonl:2: invalid status 'in-progress' (did you mean 'in_progress'?)",
+        ),
+        (
+            "issues.jsonl",
+            '{"id":"pn-2","title":"t","issue_type":"task","status":"open","priority":"p2",'
+            '"created_at":"yesterday","updated_at":"2026-01-01T00:00:00Z"}',
+            "issues.jsonl:2: created_at is not an RFC 3339 time",
+        ),
+        ("issues.jsonl", '{"id":"pn-2","title":"t"}', "issues.jsonl:2: missing field(s)"),
+        (
+            "deps.jsonl",
+            '{"issue_id":"pn-nope0000","depends_on_id":"pn-x"}',
+            "deps.jsonl:2: dangling",
+        ),
+        (
+            "comments.jsonl",
+            '{"id":"c","issue_id":"pn-gone","actor":"a","text":"t",'
+            '"created_at":"2026-01-01T00:00:00Z"}',
+            "comments.jsonl:2: dangling reference",
+        ),
+        (
+            "deps.jsonl",
+            '{"issue_id":"x","depends_on_id":"y","extra":"z"}',
+            "deps.jsonl:2: unknown field(s) extra",
+        ),
+    ],
+)
+def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
+    project: Project, clock: Clock, file: str, line: str, message: str
+) -> None:
+    populate(project, clock)
+    path = project.dir / file
+    first_line = path.read_text().splitlines()[0]
+    path.write_text(first_line + "\n" + line + "\n")
+    before = project.db.read_bytes()
+    with pytest.raises(InvalidData, match="^" + re.escape(message)):
+        jsonl.import_(project)
+    assert project.db.read_bytes() == before
+    assert sorted(p.name for p in project.dir.iterdir()) == [
+        ".gitignore",
+        "comments.jsonl",
+        "db.sqlite",
+        "deps.jsonl",
+        "issues.jsonl",
+    ]
+
+
+def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
+    ids = populate(project, clock)
+    with project.deps_jsonl.open("a") as f:
+        f.write(json.dumps({"issue_id": ids["first"], "depends_on_id": ids["fix"]}) + "\n")
+    with pytest.raises(InvalidData, match="dependency cycle"):
+        jsonl.import_(project)
+
+
+def test_import_refuses_fixes_that_is_not_a_bug(project: Project, clock: Clock) -> None:
+    ids = populate(project, clock)
+    text = project.issues_jsonl.read_text().replace(
+        f'"fixes":"{ids["bug"]}"', f'"fixes":"{ids["first"]}"'
+    )
+    project.issues_jsonl.write_text(text)
+    with pytest.raises(InvalidData, match="not a bug"):
+        jsonl.import_(project)
+
+
+def test_import_without_jsonl_is_a_no_op(project: Project) -> None:
+    assert jsonl.import_(project) is None
+    assert not project.db.exists()
+
+
+def test_cli_import_error_is_json_with_file_and_line(repo: Path, pn: Pn) -> None:
+    pn("create", "x", "-t", "task")
+    pn("export")
+    issues = repo / ".pensa" / "issues.jsonl"
+    issues.write_text(issues.read_text() + "{oops\n")
+    before = (repo / ".pensa" / "db.sqlite").read_bytes()
+    result = pn("import", "--json")
+    assert result.code == 1
+    error = result.error()
+    assert error["code"] == "invalid_data"
+    assert error["error"].startswith("issues.jsonl:2: not valid JSON")
+    assert (repo / ".pensa" / "db.sqlite").read_bytes() == before
+
+
+def _drop_root_powers() -> None:
+    """Make a root child obey file permissions (drop CAP_DAC_OVERRIDE/READ_SEARCH)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_read_only_database_gives_a_clear_error_and_changes_nothing(repo: Path, pn: Pn) -> None:
+    issue = pn("create", "x", "-t", "task", "--json").json()["id"]
+    pensa = repo / ".pensa"
+    db = pensa / "db.sqlite"
+    before = db.read_bytes()
+    db.chmod(0o444)
+    pensa.chmod(0o555)
+    try:
+        env = {**os.environ, "PN_ACTOR": "a"}
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [PN, *args],
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                preexec_fn=_drop_root_powers if os.geteuid() == 0 else None,
+            )
+
+        for args in (["create", "y", "-t", "task"], ["close", issue], ["update", issue, "--claim"]):
+            result = run(*args, "--json")
+            assert result.returncode == 1, result
+            error = json.loads(result.stderr)
+            assert error["code"] == "read_only"
+            assert "cannot write" in error["error"]
+            assert "nothing was changed" in error["error"]
+        listed = run("list", "--json")
+        assert listed.returncode == 0
+        assert [i["id"] for i in json.loads(listed.stdout)] == [issue]
+    finally:
+        pensa.chmod(0o755)
+        db.chmod(0o644)
+    assert db.read_bytes() == before
