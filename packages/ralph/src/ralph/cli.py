@@ -13,7 +13,7 @@ from typing import TextIO
 
 import click
 
-from ralph import loop, prompt
+from ralph import ding, loop, prompt
 from ralph.errors import RalphError
 from ralph.models import Config, Exit, SandboxKind, Timeouts
 from ralph.render import Output
@@ -132,7 +132,7 @@ def cli(
     env: Mapping[str, str] = ctx.obj["env"]
     project = Path.cwd().resolve()
     iterations, prompt_spec = prompt.positionals(args)
-    ding = env.get("RALPH_DING_COMMAND")
+    ding_command = env.get("RALPH_DING_COMMAND")  # set but empty: the terminal bell
     config = Config(
         project=project,
         prompt=prompt.load(prompt_spec, cwd=project),
@@ -146,7 +146,9 @@ def cli(
         network=network,
         agent_args=tuple(ctx.obj["agent_args"]),
         timeouts=timeouts_from(env, idle=idle_timeout),
-        ding_command=tuple(shlex.split(ding)) if ding else None,
+        ding_command=(
+            tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
+        ),
     )
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(log_file.open("a", encoding="utf-8")) if log_file else None

@@ -14,14 +14,14 @@ _PULSE_SOUND = "/usr/share/sounds/freedesktop/stereo/complete.oga"
 _ALSA_SOUND = "/usr/share/sounds/alsa/Front_Center.wav"
 
 
-def player(platform: str = sys.platform) -> list[str] | None:
+def player(platform: str = sys.platform) -> tuple[str, ...] | None:
     """The platform's sound command: afplay (macOS), paplay/aplay (Linux); None: the bell."""
     if platform == "darwin" and proc.which("afplay"):
-        return ["afplay", _MAC_SOUND]
+        return ("afplay", _MAC_SOUND)
     if proc.which("paplay") and Path(_PULSE_SOUND).is_file():
-        return ["paplay", _PULSE_SOUND]
+        return ("paplay", _PULSE_SOUND)
     if proc.which("aplay") and Path(_ALSA_SOUND).is_file():
-        return ["aplay", "-q", _ALSA_SOUND]
+        return ("aplay", "-q", _ALSA_SOUND)
     return None
 
 

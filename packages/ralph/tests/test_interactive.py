@@ -1,0 +1,196 @@
+"""Interactive mode through a real pseudo-terminal: keys reach the agent, the terminal is
+restored exactly, and a ding file plays the sound command."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+AGENT = Path(__file__).parent / "agents" / "tty_agent.py"
+WaitFor = Callable[..., None]
+
+
+def read_until(fd: int, token: bytes, timeout: float = 60) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while token not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            pytest.fail(f"no {token!r} from the terminal; got {seen!r}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:  # EIO: every slave end closed
+                break
+            if not data:
+                break
+            seen += data
+    return seen
+
+
+def _make_controlling_tty() -> None:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Terminal:
+    """ralph started on the slave side of a fresh pty, as a user's shell would."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str]) -> None:
+        self.master, self.slave = pty.openpty()
+        self.before = termios.tcgetattr(self.slave)
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=self.slave,
+            stdout=self.slave,
+            stderr=self.slave,
+            start_new_session=True,
+            preexec_fn=_make_controlling_tty,
+        )
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.fixture
+def terminal(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> Iterator[Callable[..., Terminal]]:
+    opened: list[Terminal] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        full = {
+            **ralph_env,
+            "RALPH_DING_COMMAND": f"touch {tmp_path / 'dinged'}",
+            "TERM": "xterm-256color",
+            **(env or {}),
+        }
+        term = Terminal([sys.executable, "-m", "ralph", *args], cwd=project, env=full)
+        opened.append(term)
+        return term
+
+    yield start
+    for term in opened:
+        term.close()
+
+
+def drive(term: Terminal) -> bytes:
+    seen = read_until(term.master, b"READY")
+    os.write(term.master, b"hello\x03q")
+    seen += read_until(term.master, b"BYE")
+    term.proc.wait(timeout=60)
+    return seen
+
+
+def test_keys_reach_the_agent_and_the_terminal_is_restored(
+    terminal: Callable[..., Terminal], project: Path, tmp_path: Path
+) -> None:
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    (project / "prompt.md").write_text("x" * 300_000)
+    term = terminal("--sandbox", "none", "--command", str(agent), "1", "--", "--model", "opus")
+    seen = drive(term)
+    assert term.proc.returncode == 2, seen
+    assert b"GOT:b'hello\\x03q'" in seen  # Ctrl+C went to the agent, not to ralph
+    assert (
+        b'ARGV:["--dangerously-skip-permissions", "--model", "opus", "Read @'
+        + str(project / "prompt.md").encode()
+        + b' and follow its instructions."]'
+    ) in seen
+    assert b"PROMPT:300000" in seen
+    assert termios.tcgetattr(term.slave) == term.before
+    assert (tmp_path / "dinged").exists()
+    assert not (project / ".ralph-ding").exists()
+
+
+def test_inline_prompt_is_written_to_a_file_for_the_agent(
+    terminal: Callable[..., Terminal], project: Path
+) -> None:
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    term = terminal("--sandbox", "none", "--command", str(agent), "1", "do the thing")
+    seen = drive(term)
+    assert b"PROMPT:12" in seen
+    assert termios.tcgetattr(term.slave) == term.before
+
+
+def test_bell_rings_when_no_sound_player_is_set(
+    terminal: Callable[..., Terminal], project: Path
+) -> None:
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    term = terminal(
+        "--sandbox",
+        "none",
+        "--command",
+        str(agent),
+        "1",
+        "go",
+        env={"RALPH_DING_COMMAND": "", "PATH": "/usr/bin:/bin"},
+    )
+    seen = drive(term)
+    assert term.proc.returncode == 2
+    assert b"\a" in seen.split(b"GOT:")[1]  # rung when the ding file appeared
+
+
+def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
+    terminal: Callable[..., Terminal], project: Path
+) -> None:
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    term = terminal("--sandbox", "none", "--command", str(agent), "1", "go")
+    read_until(term.master, b"READY")
+    term.proc.terminate()
+    assert term.proc.wait(timeout=30) == 130
+    assert termios.tcgetattr(term.slave) == term.before
+
+
+@pytest.mark.docker
+def test_interactive_in_a_container_gets_a_real_tty(
+    terminal: Callable[..., Terminal], project: Path, base_image: str, tmp_path: Path
+) -> None:
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    (project / "prompt.md").write_text("y" * 1000)
+    term = terminal(
+        "--sandbox",
+        "docker",
+        "--template",
+        base_image,
+        "--loop-id",
+        f"tty-{os.getpid()}",
+        "--command",
+        str(agent),
+        "1",
+    )
+    seen = drive(term)
+    assert term.proc.returncode == 2, seen
+    assert b"GOT:b'hello\\x03q'" in seen
+    assert b"PROMPT:1000" in seen
+    assert b"TERM:xterm-256color" in seen
+    assert termios.tcgetattr(term.slave) == term.before
+    assert (tmp_path / "dinged").exists()
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=springfield.loop-id=tty-{os.getpid()}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert left == []
