@@ -1,0 +1,138 @@
+"""Invariants under random operation sequences (hypothesis)."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pensa import jsonl
+from pensa.errors import CycleDetected, InvalidArgument
+from pensa.graph import Graph, find_cycles, path_between
+from pensa.models import IssueType, Priority, Status
+from pensa.project import Project
+from pensa.store import Store
+from pensa.tracker import Tracker
+from pensa.views import Filters, list_issues, ready
+
+from .conftest import Clock
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+Op = tuple[str, int, int]
+types = st.sampled_from(list(IssueType))
+priorities = st.sampled_from(list(Priority))
+operations = st.lists(
+    st.tuples(st.sampled_from(["dep", "close", "claim"]), st.integers(0, 11), st.integers(0, 11)),
+    max_size=40,
+)
+text = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20)
+
+
+def apply(store: Store, ids: list[str], ops: list[Op], clock: Clock) -> None:
+    """Add deps, close and claim issues at random; refused dependency edges are skipped."""
+    tracker, graph = Tracker(store, now=clock), Graph(store, now=clock)
+    for kind, a, b in ops:
+        first = ids[a % len(ids)]
+        if kind == "dep":
+            with contextlib.suppress(CycleDetected, InvalidArgument):
+                graph.add(first, ids[b % len(ids)], actor="a")
+        elif kind == "close":
+            tracker.close(first, actor="a", reason="r", force=True)
+        elif tracker.get(first).status is Status.OPEN:
+            tracker.update(first, actor="a", claim=True)
+
+
+def edges(store: Store) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
+        out.setdefault(child, []).append(parent)
+    return out
+
+
+@SETTINGS
+@given(st.lists(st.tuples(types, priorities), min_size=1, max_size=12), operations)
+def test_ready_is_exactly_the_unblocked_open_non_bugs(
+    kinds: list[tuple[IssueType, Priority]], ops: list[Op]
+) -> None:
+    with Store.open(None) as store:
+        clock = Clock()
+        tracker = Tracker(store, now=clock)
+        ids = [
+            tracker.create(f"issue {n}", issue_type=t, priority=p, actor="a").id
+            for n, (t, p) in enumerate(kinds)
+        ]
+        apply(store, ids, ops, clock)
+        issues = {i.id: i for i in list_issues(store, Filters())}
+        deps = edges(store)
+        got = ready(store, Filters())
+        expected = {
+            i.id
+            for i in issues.values()
+            if i.status is Status.OPEN
+            and i.issue_type is not IssueType.BUG
+            and all(issues[d].status is Status.CLOSED for d in deps.get(i.id, ()))
+        }
+        assert {i.id for i in got} == expected
+        assert all(i.issue_type is not IssueType.BUG for i in got)
+        order = [(i.priority.value, ids.index(i.id)) for i in got]
+        assert order == sorted(order)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=40))
+def test_the_dependency_graph_never_admits_a_cycle(pairs: list[tuple[int, int]]) -> None:
+    with Store.open(None) as store:
+        tracker, graph = Tracker(store), Graph(store)
+        ids = [tracker.create(f"n{n}", issue_type=IssueType.TASK, actor="a").id for n in range(10)]
+        for a, b in pairs:
+            would_cycle = a == b or path_between(store.conn, ids[b], ids[a]) is not None
+            try:
+                graph.add(ids[a], ids[b], actor="a")
+                refused = False
+            except (CycleDetected, InvalidArgument):
+                refused = True
+            assert refused == would_cycle
+            assert find_cycles(edges(store)) == []
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(types, priorities, text, st.none() | text), max_size=8),
+    operations,
+    st.lists(st.tuples(st.integers(0, 7), text), max_size=5),
+)
+def test_export_import_export_is_byte_identical(
+    kinds: list[tuple[IssueType, Priority, str, str | None]],
+    ops: list[Op],
+    comments: list[tuple[int, str]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project(Path(tmp) / ".pensa")
+        project.ensure()
+        with Store.open(project.db) as store:
+            clock = Clock()
+            tracker = Tracker(store, now=clock)
+            ids = [
+                tracker.create(
+                    title if title.strip() else "t",
+                    issue_type=t,
+                    priority=p,
+                    description=d,
+                    actor="a",
+                ).id
+                for t, p, title, d in kinds
+            ]
+            if ids:
+                apply(store, ids, ops, clock)
+                for n, body in comments:
+                    if body.strip():
+                        tracker.add_comment(ids[n % len(ids)], body, actor="a")
+            jsonl.export(store, project)
+        first = [p.read_bytes() for p in project.jsonl_files()]
+        jsonl.import_(project)
+        with Store.open(project.db) as store:
+            jsonl.export(store, project)
+        assert [p.read_bytes() for p in project.jsonl_files()] == first
