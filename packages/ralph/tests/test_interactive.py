@@ -194,3 +194,42 @@ def test_interactive_in_a_container_gets_a_real_tty(
         check=True,
     ).stdout.split()
     assert left == []
+
+
+def afk_on_terminal(project: Path, env: dict[str, str], steps: str) -> bytes:
+    master, slave = pty.openpty()
+    try:
+        ralph = subprocess.Popen(
+            [sys.executable, "-m", "ralph", "-a", "1", steps],
+            cwd=project,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=_make_controlling_tty,
+        )
+        seen = read_until(master, b"max iterations")
+        assert ralph.wait(timeout=30) == 2
+        return seen
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_afk_on_a_terminal_is_styled_and_the_agent_never_gets_the_terminal(
+    project: Path, ralph_env: dict[str, str], script: Callable[..., str]
+) -> None:
+    steps = script(default=[["tty"], ["tool", "Bash", {"command": "ls"}], ["result"]])
+    seen = afk_on_terminal(project, ralph_env, steps)
+    assert b"\x1b[" in seen
+    assert b"stdin tty: False, controlling tty: False" in seen
+
+
+def test_no_color_keeps_a_terminal_plain(
+    project: Path, ralph_env: dict[str, str], script: Callable[..., str]
+) -> None:
+    steps = script(default=[["tool", "Bash", {"command": "ls"}], ["result"]])
+    seen = afk_on_terminal(project, {**ralph_env, "NO_COLOR": "1"}, steps)
+    assert b"-> Bash(ls)" in seen
+    assert b"\x1b[" not in seen

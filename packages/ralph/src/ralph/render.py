@@ -26,7 +26,9 @@ class Output:
         if styled:
             from rich.console import Console
 
-            self._console = Console(file=stdout, force_terminal=True, highlight=False)
+            self._console = Console(
+                file=stdout, force_terminal=True, highlight=False, soft_wrap=True
+            )
 
     def _emit(self, text: str, style: str = "", *, end: str = "\n") -> None:
         if self._log is not None:

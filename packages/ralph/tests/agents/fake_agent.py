@@ -121,6 +121,13 @@ def act(action: list[object], prompt: str) -> None:
                 say(f"fetched {answer.read().decode()}")
         except OSError as e:
             say(f"cannot fetch: {e}")
+    elif verb == "tty":
+        try:
+            os.close(os.open("/dev/tty", os.O_RDWR))
+            ctty = True
+        except OSError:
+            ctty = False
+        say(f"stdin tty: {os.isatty(0)}, controlling tty: {ctty}")
     elif verb == "env":
         say(f"env {args[0]}={os.environ.get(str(args[0]), '<unset>')}")
     elif verb == "try_write":
