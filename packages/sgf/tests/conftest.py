@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +89,9 @@ def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = base / "home"
     home.mkdir()
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[user]\n\tname = Test User\n\temail = test@example.com\n"
-                         "[init]\n\tdefaultBranch = main\n")
+    gitconfig.write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
     env = {
         **os.environ,
         "HOME": str(home),
@@ -191,8 +192,8 @@ def fake_ralph(tmp_path: Path) -> FakeRalph:
 
 
 @pytest.fixture
-def dead_pid() -> Iterator[int]:
+def dead_pid() -> int:
     """The PID of a process that has exited (and been reaped)."""
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    yield child.pid
+    return child.pid

@@ -42,7 +42,8 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
     assert done.returncode == 0, done.stderr
     record = fake_ralph.calls()
     loop_id = loop_id_of(record)
-    assert loop_id.startswith(f"{stage}-") and len(loop_id) == len(stage) + 16
+    assert loop_id.startswith(f"{stage}-")
+    assert len(loop_id) == len(stage) + 16
     prompt_name = "issues" if stage == "issues-log" else stage
     prompt = project / ".sgf/prompts/.assembled" / f"{prompt_name}.md"
     expected = [
@@ -91,7 +92,9 @@ def test_unknown_spec_is_a_clear_error_and_nothing_runs(
 ) -> None:
     done = sgf(project, "build", "--spec", "nope", env=fake_ralph.env())
     assert done.returncode == 1
-    assert done.stderr == "error: no spec specs/nope.md; existing specs: none yet (run `sgf spec`)\n"
+    assert (
+        done.stderr == "error: no spec specs/nope.md; existing specs: none yet (run `sgf spec`)\n"
+    )
     assert not fake_ralph.record.exists()
 
 
@@ -201,7 +204,7 @@ def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
     ralph_pid = int(ready.read_text())
     assert len(list((project / ".sgf/run").glob("*.pid"))) == 1
     child.send_signal(sig)
-    out, err = child.communicate(timeout=30)
+    _out, err = child.communicate(timeout=30)
     assert child.returncode == 130, err
     assert fake_ralph.calls()["signals"] == [sig.name]
     assert "interrupted" in err

@@ -22,7 +22,8 @@ def test_assembly_renders_the_spec_filter_into_the_assembled_file(tmp_path: Path
     assert out == tmp_path / ".sgf/prompts/.assembled/build.md"
     text = out.read_text()
     assert "pn claim-next --spec auth --json" in text
-    assert "{{" not in text and "{%" not in text
+    assert "{{" not in text
+    assert "{%" not in text
 
 
 def test_assembly_without_a_spec_leaves_the_filter_out(tmp_path: Path) -> None:
@@ -33,9 +34,7 @@ def test_assembly_without_a_spec_leaves_the_filter_out(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("stage", scaffold.PROMPTS)
-def test_every_shipped_prompt_renders_with_the_stage_variables(
-    tmp_path: Path, stage: str
-) -> None:
+def test_every_shipped_prompt_renders_with_the_stage_variables(tmp_path: Path, stage: str) -> None:
     seed(tmp_path, stage, resources.read_text("prompts", f"{stage}.md"))
     variables = {"spec": "auth", "stage": stage, "loop_id": "x", "stack": "go"}
     text = prompts.assemble(tmp_path, stage, {**variables, "iterations": 3, "afk": True})

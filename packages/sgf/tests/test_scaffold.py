@@ -64,7 +64,8 @@ def test_init_scaffolds_every_stack_and_a_second_run_changes_nothing(
         assert ref in memento
     assert "| Spec | Code | Purpose |" in (repo / "specs/README.md").read_text()
     claude_md = (repo / "CLAUDE.md").read_text()
-    assert "@memento.md" in claude_md and "@AGENTS.md" in claude_md
+    assert "@memento.md" in claude_md
+    assert "@AGENTS.md" in claude_md
     for hook in HOOKS:
         assert "pre-commit" in (repo / ".git/hooks" / hook).read_text()
     assert all(line.strip() in done.stdout for line in ("created     memento.md",))
@@ -73,7 +74,8 @@ def test_init_scaffolds_every_stack_and_a_second_run_changes_nothing(
     again = sgf(repo, "init", "--stack", stack)
     assert again.returncode == 0, again.stderr
     assert snapshot(repo) == before
-    assert "created" not in again.stdout and "merged" not in again.stdout
+    assert "created" not in again.stdout
+    assert "merged" not in again.stdout
 
 
 def test_user_edits_survive_unless_force(repo: Path, sgf: Run) -> None:
@@ -162,9 +164,7 @@ def test_hooks_fire_a_commit_carries_the_exported_jsonl(
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_init_outside_git_says_so_and_git_init_flag_creates_one(
-    tmp_path: Path, sgf: Run
-) -> None:
+def test_init_outside_git_says_so_and_git_init_flag_creates_one(tmp_path: Path, sgf: Run) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     refused = sgf(plain, "init", "--stack", "go")
@@ -174,15 +174,16 @@ def test_init_outside_git_says_so_and_git_init_flag_creates_one(
     assert not (plain / ".sgf").exists()
     done = sgf(plain, "init", "--stack", "go", "--git-init")
     assert done.returncode == 0, done.stderr
-    assert (plain / ".git").is_dir() and (plain / ".sgf/config.toml").is_file()
+    assert (plain / ".git").is_dir()
+    assert (plain / ".sgf/config.toml").is_file()
 
 
-def test_init_without_stack_and_without_a_terminal_lists_the_stacks(
-    repo: Path, sgf: Run
-) -> None:
+def test_init_without_stack_and_without_a_terminal_lists_the_stacks(repo: Path, sgf: Run) -> None:
     done = sgf(repo, "init")
     assert done.returncode == 1
-    assert done.stderr == f"error: choose a stack with --stack; one of: {', '.join(stacks.names())}\n"
+    assert (
+        done.stderr == f"error: choose a stack with --stack; one of: {', '.join(stacks.names())}\n"
+    )
 
 
 def test_an_unknown_stack_is_a_usage_error_with_exit_1(repo: Path, sgf: Run) -> None:

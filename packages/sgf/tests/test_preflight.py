@@ -1,0 +1,105 @@
+"""Missing prerequisites are clear errors before anything launches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sgf import preflight
+from sgf.config import SandboxKind
+from sgf.errors import PreflightError, ProgramMissing
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def fake_docker(bin_dir: Path, *, info: int, inspect: int) -> None:
+    """A `docker` that answers `info` and `image inspect` with the given exit codes."""
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "docker"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in info) exit {info};; image) echo "[]"; exit {inspect};; esac\nexit 3\n'
+    )
+    script.chmod(0o755)
+
+
+@pytest.fixture
+def env(tmp_path: Path, isolated_home: Path) -> dict[str, str]:
+    ralph = tmp_path / "bin" / "ralph"
+    ralph.parent.mkdir()
+    ralph.write_text("#!/bin/sh\nexit 0\n")
+    ralph.chmod(0o755)
+    return {
+        "PATH": f"{ralph.parent}{os.pathsep}/usr/bin{os.pathsep}/bin",
+        "HOME": str(isolated_home),
+    }
+
+
+def test_all_present_returns_ralph(tmp_path: Path, env: dict[str, str]) -> None:
+    fake_docker(tmp_path / "bin", info=0, inspect=0)
+    env["ANTHROPIC_API_KEY"] = "sk-test"
+    assert preflight.check(tmp_path, template="img", sandbox=None, env=env).endswith("/ralph")
+
+
+def test_every_gap_is_named_at_once(tmp_path: Path, env: dict[str, str]) -> None:
+    fake_docker(tmp_path / "bin", info=1, inspect=0)
+    with pytest.raises(PreflightError) as e:
+        preflight.check(tmp_path, template="img", sandbox=None, env=env)
+    message = str(e.value)
+    assert "Docker engine is not reachable" in message
+    assert "no Claude Code credentials" in message
+
+
+def test_missing_docker_binary_is_unreachable_docker(tmp_path: Path, env: dict[str, str]) -> None:
+    env["PATH"] = str(tmp_path / "bin")
+    env["CLAUDE_CODE_OAUTH_TOKEN"] = "t"
+    with pytest.raises(PreflightError, match="Docker engine is not reachable"):
+        preflight.check(tmp_path, template="img", sandbox=None, env=env)
+
+
+def test_missing_image_says_how_to_build_it(tmp_path: Path, env: dict[str, str]) -> None:
+    fake_docker(tmp_path / "bin", info=0, inspect=1)
+    env["ANTHROPIC_API_KEY"] = "k"
+    with pytest.raises(PreflightError, match=r"image img:1 is missing; run `sgf sandbox build`"):
+        preflight.check(tmp_path, template="img:1", sandbox=None, env=env)
+
+
+def test_login_file_counts_as_credentials(tmp_path: Path, env: dict[str, str]) -> None:
+    creds = Path(env["HOME"]) / ".claude" / ".credentials.json"
+    creds.parent.mkdir()
+    creds.write_text("{}")
+    assert preflight.has_credentials(env)
+    assert not preflight.has_credentials({"HOME": str(tmp_path)})
+
+
+def test_sandbox_none_skips_docker_checks(tmp_path: Path, env: dict[str, str]) -> None:
+    env["PATH"] = str(tmp_path / "bin")  # no docker at all
+    env["ANTHROPIC_API_KEY"] = "k"
+    preflight.check(tmp_path, template="img", sandbox=SandboxKind.NONE, env=env)
+
+
+def test_skip_preflight_skips_all_but_ralph(tmp_path: Path, env: dict[str, str]) -> None:
+    env["SGF_SKIP_PREFLIGHT"] = "1"
+    preflight.check(tmp_path, template="img", sandbox=None, env=env)
+    env["PATH"] = "/nonexistent"
+    with pytest.raises(ProgramMissing, match="ralph not found"):
+        preflight.check(tmp_path, template="img", sandbox=None, env=env)
+
+
+def test_cli_refuses_to_launch_without_docker(
+    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+) -> None:
+    fake_docker(tmp_path / "fakebin", info=1, inspect=1)
+    env = fake_ralph.env()
+    del env["SGF_SKIP_PREFLIGHT"]
+    path = f"{tmp_path / 'fakebin'}{os.pathsep}{os.environ['PATH']}"
+    done = sgf(project, "build", env={**env, "SGF_SKIP_PREFLIGHT": "", "PATH": path})
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: cannot launch:\n  - the Docker engine is not reachable")
+    assert not fake_ralph.record.exists()
+    assert not (project / ".sgf/run").exists() or not list((project / ".sgf/run").iterdir())

@@ -1,0 +1,150 @@
+"""`sgf status` and `sgf logs` through the real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Run = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def pn(project: Path, env: dict[str, str], *args: str) -> Any:
+    done = subprocess.run(
+        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def seed_pensa(project: Path, env: dict[str, str]) -> None:
+    """auth: 2 ready tasks, 1 claimed, 1 blocked, 1 open bug; billing: 1 ready task."""
+    first = pn(project, env, "create", "a1", "-t", "task", "--spec", "auth")["id"]
+    pn(project, env, "create", "a2", "-t", "task", "--spec", "auth")
+    claimed = pn(project, env, "create", "a3", "-t", "task", "--spec", "auth")["id"]
+    pn(project, env, "update", claimed, "--claim")
+    pn(project, env, "create", "a4", "-t", "task", "--spec", "auth", "--dep", first)
+    pn(project, env, "create", "crash", "-t", "bug", "--spec", "auth")
+    pn(project, env, "create", "b1", "-t", "task", "--spec", "billing")
+
+
+def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
+    project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str]
+) -> None:
+    seed_pensa(project, tool_env)
+    assert sgf(project, "verify", env=fake_ralph.env(FAKE_RALPH_EXIT="2")).returncode == 2
+    run_dir = project / ".sgf/run"
+    live = "build-auth-20260101T000000"
+    (run_dir / f"{live}.pid").write_text(f"{os.getpid()}\n")
+
+    done = sgf(project, "status", "--json")
+
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert list(data) == ["running", "stale", "recent", "pensa", "pensa_error"]
+    (running,) = data["running"]
+    assert list(running) == [
+        "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
+    ]  # fmt: skip
+    assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
+    assert running["pid"] == os.getpid()
+    assert running["log"] == f".sgf/logs/{live}.log"
+    assert data["stale"] == []
+    assert [(o["outcome"], o["exit_code"]) for o in data["recent"]] == [("exhausted", 2)]
+    pensa = data["pensa"]
+    assert (pensa["ready"], pensa["in_progress"], pensa["blocked"], pensa["open_bugs"]) == (
+        3, 1, 1, 1,
+    )  # fmt: skip
+    assert pensa["by_spec"] == [
+        {"spec": "auth", "ready": 2, "in_progress": 1, "blocked": 1, "open_bugs": 1},
+        {"spec": "billing", "ready": 1, "in_progress": 0, "blocked": 0, "open_bugs": 0},
+    ]
+    assert data["pensa_error"] is None
+
+
+def test_status_text_is_plain_when_piped(
+    project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str], dead_pid: int
+) -> None:
+    seed_pensa(project, tool_env)
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / "test-20260101T000000.pid").write_text(f"{dead_pid}\n")
+    done = sgf(project, "status")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout
+    assert "No loops running." in done.stdout
+    assert "Crashed (recovered at next launch): test-20260101T000000" in done.stdout
+    assert "pensa: 3 ready, 1 in progress, 1 blocked, 1 open bugs" in done.stdout
+    assert "billing" in done.stdout
+
+
+def test_status_without_pn_still_reports_loops(project: Path, sgf: Run, tmp_path: Path) -> None:
+    path = f"{tmp_path / 'empty'}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    done = sgf(project, "status", "--json", env={"PATH": path})
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["pensa"] is None
+    assert "pn not found" in data["pensa_error"]
+
+
+def test_logs_prints_a_finished_loop_by_unique_prefix(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    assert sgf(project, "verify", env=fake_ralph.env()).returncode == 0
+    done = sgf(project, "logs", "verif")
+    assert done.returncode == 0, done.stderr
+    assert "fake ralph: iteration 1 of 25\nfake ralph: done\n" in done.stdout
+
+
+def test_logs_unknown_id_exits_1_listing_recent_ids(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    assert sgf(project, "verify", env=fake_ralph.env()).returncode == 0
+    loop_id = fake_ralph.calls()["argv"][fake_ralph.calls()["argv"].index("--loop-id") + 1]
+    done = sgf(project, "logs", "build-nope")
+    assert done.returncode == 1
+    assert done.stderr == f"error: no loop 'build-nope'; recent loops: {loop_id}\n"
+
+
+def test_logs_ambiguous_prefix_names_the_candidates(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    (logs / "build-20260101T000000.log").write_text("a\n")
+    (logs / "build-20260101T000001.log").write_text("b\n")
+    done = sgf(project, "logs", "build-2026")
+    assert done.returncode == 1
+    assert "matches several loops" in done.stderr
+
+
+def test_logs_follows_a_running_loop_until_it_ends(
+    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
+    env = {**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))}
+    loop = subprocess.Popen(
+        [str(sgf_bin), "build", "-a"], cwd=project, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not ready.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    (log,) = (project / ".sgf/logs").glob("build-*.log")
+    follower = subprocess.Popen(
+        [str(sgf_bin), "logs", log.stem], cwd=project, env=tool_env,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert follower.stdout is not None
+    assert follower.stdout.readline().startswith("# sgf: ")
+    assert follower.poll() is None  # still following while the loop runs
+    loop.send_signal(2)
+    assert loop.wait(timeout=30) == 130
+    out = follower.stdout.read()  # returns at EOF: the follower stops once the loop ended
+    assert follower.wait(timeout=30) == 0
+    assert "fake ralph: done" in out
+    assert "# sgf: ralph exited with 130" in out
