@@ -1,7 +1,8 @@
 """The command reference: one source for `pn prime` and the README's pn section.
 
 `tests/test_docs.py` proves every click command is listed here and that README.md carries
-`readme_section()` verbatim, so the cheat sheet, the README and the CLI cannot drift.
+`readme_commands()` and `readme_errors()` verbatim, so the cheat sheet, the README and the
+CLI cannot drift.
 """
 
 from __future__ import annotations
@@ -157,12 +158,17 @@ def prime() -> str:
     return "\n".join(out)
 
 
-def readme_section() -> str:
-    """The README's command table and error codes, in Markdown."""
+def readme_commands() -> str:
+    """The README's command table and values, in Markdown."""
     out = ["| command | what it does |", "|---|---|"]
     for _, refs in SECTIONS:
         out.extend("| `" + r.usage.replace("|", "\\|") + f"` | {r.summary} |" for r in refs)
-    out += ["", "Values: " + "; ".join(values_lines()) + ".", ""]
-    out += ["| error code | when |", "|---|---|"]
+    out += ["", "Values: " + "; ".join(values_lines()) + "."]
+    return "\n".join(out)
+
+
+def readme_errors() -> str:
+    """The README's error-code table, in Markdown."""
+    out = ["| error code | when |", "|---|---|"]
     out.extend(f"| `{e.code}` | {e.description} |" for e in ALL_ERRORS)
     return "\n".join(out)

@@ -1,0 +1,64 @@
+"""Docs that cannot drift: README, `pn prime` and the CLI agree (sqlite-utils test_docs)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import click
+import pytest
+
+from pensa.cli.base import COMMAND_MODULES, cli
+from pensa.errors import ALL_ERRORS
+from pensa.reference import all_refs, prime, readme_commands, readme_errors
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def every_command() -> dict[str, click.Command]:
+    """All commands by path (`dep add`), after loading every command module."""
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(module)
+    found: dict[str, click.Command] = {}
+
+    def walk(group: click.Group, prefix: str) -> None:
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                walk(command, f"{prefix}{name} ")
+            else:
+                found[prefix + name] = command
+
+    walk(cli, "")
+    return found
+
+
+def test_every_command_is_in_the_reference_and_nothing_else() -> None:
+    assert sorted(every_command()) == sorted(ref.name for ref in all_refs())
+
+
+def test_every_top_level_command_is_mapped_to_its_module() -> None:
+    assert sorted(cli.commands) == sorted(COMMAND_MODULES)
+
+
+@pytest.mark.parametrize("path", sorted(every_command()))
+def test_every_command_has_help(path: str) -> None:
+    command = every_command()[path]
+    assert command.help, f"pn {path} has no docstring"
+    assert command.get_short_help_str(), path
+
+
+def test_readme_documents_every_command_and_error_code() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert "## pn (pensa)" in readme
+    assert readme_commands() in readme, "regenerate the README pn tables from pensa.reference"
+    assert readme_errors() in readme
+    for error in ALL_ERRORS:
+        assert f"`{error.code}`" in readme
+    for code in ("| 0 |", "| 1 |", "| 130 |"):
+        assert code in readme
+
+
+def test_prime_carries_every_usage_line() -> None:
+    sheet = prime()
+    for ref in all_refs():
+        assert ref.usage in sheet
