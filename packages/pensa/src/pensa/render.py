@@ -34,13 +34,12 @@ def issue_cells(issue: Issue) -> tuple[str, ...]:
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell (the last one is not padded)."""
+    """Columns padded to their widest cell; no trailing spaces."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False))
-        + ("  " + row[-1] if row[-1] else "")
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
-    ).rstrip()
+    )
 
 
 def issue_line(issue: Issue) -> str:
