@@ -1,0 +1,87 @@
+"""End to end: `kill -9` of sgf and ralph mid-iteration, then the next `sgf build` recovers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+
+import pytest
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import Scenario
+
+from tests.e2e_harness.processes import alive, find_below
+from tests.e2e_harness.project import Project
+from tests.e2e_harness.scenarios import claimed, scenario
+from tests.e2e_harness.waiting import wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
+
+Model = Callable[[Scenario | dict[str, object]], ModelServer]
+SLEEP_STEP = 3  # crash.json: the `sleep 110` step during which the loop is killed
+
+
+def test_killed_loop_is_recovered_by_the_next_build(project: Project, model: Model) -> None:
+    first = project.create_task("first task")
+    second = project.create_task("second task")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("crash"))
+
+    crashed = subprocess.Popen(
+        ["sgf", "build", "-a", "5"],
+        cwd=project.root,
+        env=project.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until(
+            lambda: any(r.step == SLEEP_STEP for r in server.main_requests()),
+            timeout=120,
+            what="the agent to start its long Bash step",
+        )
+        [held] = claimed(server.requests)
+        wait_until(
+            lambda: (project.root / "work" / f"{held}.py").exists(),
+            timeout=30,
+            what="the half-done file",
+        )
+        wait_until(project.containers, timeout=30, what="the iteration's container")
+        ralphs = wait_until(lambda: find_below(crashed.pid, "ralph"), timeout=10, what="ralph")
+        for pid in (crashed.pid, *ralphs):
+            os.kill(pid, signal.SIGKILL)
+        crashed.wait(timeout=10)
+        wait_until(lambda: not any(alive(pid) for pid in ralphs), timeout=10, what="ralph to die")
+    finally:
+        if crashed.poll() is None:
+            os.killpg(crashed.pid, signal.SIGKILL)
+            crashed.wait()
+    assert project.pid_files() != [], "the crashed loop should have left its PID file"
+    assert project.containers() != [], "the crashed loop should have left its container"
+    assert project.issues()[held]["status"] == "in_progress"
+
+    done = project.sgf("build", "-a", "5")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    issues = project.issues()
+    assert {issues[first]["status"], issues[second]["status"]} == {"closed"}
+    stashes = project.git("stash", "list")
+    assert "sgf-recovery" in stashes
+    recovered = (
+        project.run(
+            "git",
+            "show",
+            "--name-only",
+            "--format=",
+            "--include-untracked",
+            "stash@{0}",
+            check=False,
+        ).stdout
+        + project.run("git", "show", "--name-only", "--format=", "stash@{0}^3", check=False).stdout
+    )
+    assert f"work/{held}.py" in recovered
+    assert project.pid_files() == []
+    assert project.containers() == []
