@@ -20,7 +20,7 @@ from ralph.ding import Ding
 from ralph.errors import UsageLimitFatal
 from ralph.models import Config, Exit
 from ralph.render import Output
-from ralph.stream import Event, Parser, RateLimit, Result, Text, ToolError, ToolUse
+from ralph.stream import Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 
@@ -190,7 +190,7 @@ class Loop:
         status: int | None = None
         try:
             for event in Parser().events(self._chunks(running, watch)):
-                self._show(event)
+                self.out.event(event, root=self.root)
                 if isinstance(event, Result):
                     result = event
                     watch.result_seen()
@@ -218,17 +218,6 @@ class Loop:
                 elif self.interrupts.fired or watch.expired():
                     running.stop(grace=self.config.timeouts.stop_grace)
                     return
-
-    def _show(self, event: Event) -> None:
-        if isinstance(event, Text):
-            self.out.text(event.text)
-        elif isinstance(event, ToolUse):
-            self.out.tool(format.tool_line(event.name, event.input, root=self.root))
-        elif isinstance(event, ToolError):
-            self.out.tool_error(format.error_line(event.text))
-        elif isinstance(event, Result) and (event.is_error or event.subtype != "success"):
-            detail = event.text or "; ".join(event.errors) or event.subtype
-            self.out.warning(f"agent reported an error: {format.cut(detail, 200)}")
 
     # -- pushing -------------------------------------------------------------------------
 

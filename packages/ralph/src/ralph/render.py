@@ -4,7 +4,11 @@ and an always-plain copy in the --log-file."""
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+
+from ralph import format
+from ralph.stream import Event, Result, Text, ToolError, ToolUse
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,6 +58,18 @@ class Output:
     def text(self, text: str) -> None:
         """Assistant text, as is."""
         self._emit(text)
+
+    def event(self, event: Event, *, root: Path | None = None) -> None:
+        """One stream event as AFK mode shows it (rate-limit events are the loop's business)."""
+        if isinstance(event, Text):
+            self.text(event.text)
+        elif isinstance(event, ToolUse):
+            self.tool(format.tool_line(event.name, event.input, root=root))
+        elif isinstance(event, ToolError):
+            self.tool_error(format.error_line(event.text))
+        elif isinstance(event, Result) and (event.is_error or event.subtype != "success"):
+            detail = event.text or "; ".join(event.errors) or event.subtype
+            self.warning(f"agent reported an error: {format.cut(detail, 200)}")
 
     def tool(self, line: str) -> None:
         self._emit(line, "cyan")
