@@ -1,0 +1,40 @@
+"""The README's ralph section documents every option, env var and exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ralph.cli import TIMEOUT_VARS, cli
+from ralph.models import Exit
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def section() -> str:
+    text = README.read_text()
+    start = text.index("## ralph")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_every_option_and_its_env_var_is_documented() -> None:
+    doc = section()
+    for param in cli.params:
+        if isinstance(param, click.Option):
+            assert max(param.opts, key=len) in doc, param.name
+            if isinstance(param.envvar, str):
+                assert f"`{param.envvar}`" in doc, param.envvar
+
+
+def test_every_exit_code_is_documented() -> None:
+    doc = section()
+    for code in Exit:
+        assert f"| {int(code)} |" in doc, code
+
+
+def test_tuning_variables_are_documented() -> None:
+    doc = section()
+    for var in (*TIMEOUT_VARS.values(), "RALPH_DING_COMMAND"):
+        assert f"`{var}`" in doc, var
