@@ -247,6 +247,17 @@ def test_unreachable_engine_is_a_one_line_error(
     assert done.stderr.count("\n") == 1
 
 
+def test_unknown_network_is_a_one_line_error(
+    project: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    done = ralph(
+        project, docker_env, "-a", "--loop-id", loop_id, "--network", "no-such-net", "1", "hello"
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: docker network 'no-such-net' not found")
+    assert done.stderr.count("\n") == 1
+
+
 class _Hello(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.send_response(200)

@@ -50,6 +50,12 @@ class AgentNotFound(RalphError):
         super().__init__(f"agent executable {exe!r} not found: install it or pass --command EXE")
 
 
+class SandboxFailed(RalphError):
+    """The Docker engine refused to create or start a container."""
+
+    code = "sandbox_failed"
+
+
 class UsageLimitFatal(RalphError):
     """A usage limit that waiting cannot lift (no credits, spend or admin limit)."""
 

@@ -92,6 +92,9 @@ class Loop:
         sentinel.clear(self.root)
         sentinel.take_ding(self.root)
         for index in range(1, total + 1):
+            if self.interrupts.fired:  # a signal during set-up or a push
+                self.out.note("Interrupted.")
+                return Exit.INTERRUPTED
             sentinel.clear(self.root)
             self.out.banner(index, total, self.config.loop_id)
             before = git.head(self.root, env=self.env)

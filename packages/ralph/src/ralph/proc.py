@@ -14,7 +14,6 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from ralph.errors import AgentNotFound, CommandFailed
 
 log = logging.getLogger(__name__)
 
-TermAttrs: TypeAlias = "list[int | list[bytes | int]]"
 Output: TypeAlias = "Generator[bytes | None, None, None]"
 LADDER = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
 _CHUNK = 65536
@@ -281,75 +279,6 @@ class Child:
                 stream.close()
         self.popen.wait()
         return status
-
-
-def foreground(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str] | None,
-    interrupts: Interrupts,
-    tick: Callable[[], None],
-    every: float,
-    grace: float,
-    signaller: Signaller | None = None,
-) -> int | None:
-    """Run an interactive agent on the user's terminal; restore the terminal exactly after.
-
-    The child stays in ralph's process group so it can read the terminal (keystrokes, Ctrl+C
-    and resizes reach it). `tick` runs every `every` seconds (the ding watcher). Returns the
-    exit status, or None when ralph was interrupted and stopped the agent.
-    """
-    saved = _save_terminal()
-    try:
-        try:
-            popen = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env))
-        except (FileNotFoundError, PermissionError) as e:
-            raise AgentNotFound(argv[0]) from e
-        try:
-            while popen.poll() is None and not interrupts.fired:
-                interrupts.wait(every)
-                tick()
-            if popen.poll() is None:
-                _stop_one(popen, grace=grace, signaller=signaller)
-                return None
-            return popen.returncode
-        finally:
-            if popen.poll() is None:
-                popen.kill()
-            popen.wait()
-    finally:
-        _restore_terminal(saved)
-
-
-def _stop_one(popen: subprocess.Popen[bytes], *, grace: float, signaller: Signaller | None) -> None:
-    for sig in LADDER:
-        if signaller is not None:
-            signaller(sig)
-        with contextlib.suppress(ProcessLookupError):
-            popen.send_signal(sig)
-        try:
-            popen.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            log.warning("agent %d ignored %s", popen.pid, sig.name)
-
-
-def _save_terminal() -> TermAttrs | None:
-    import termios
-
-    try:
-        return termios.tcgetattr(sys.stdin.fileno())
-    except (termios.error, OSError, ValueError):
-        return None  # not a terminal
-
-
-def _restore_terminal(saved: TermAttrs | None) -> None:
-    import termios
-
-    if saved is not None:
-        with contextlib.suppress(termios.error, OSError):
-            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
 
 
 class Players:

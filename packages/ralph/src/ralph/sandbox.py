@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import git, proc
-from ralph.errors import DockerUnavailable, TemplateMissing
+from ralph import git, proc, terminal
+from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class HostSandbox:
         tick: Callable[[], None],
         every: float,
     ) -> int | None:
-        return proc.foreground(
+        return terminal.foreground(
             argv,
             cwd=self.config.project,
             env=self.env,
@@ -205,8 +205,23 @@ class DockerSandbox:
             client.images.get(self.config.template)
         except ImageNotFound as e:
             raise TemplateMissing(self.config.template) from e
+        self._check_network(client)
         self._make_home()
         return self.remove_leftovers()
+
+    def _check_network(self, client: DockerClient) -> None:
+        from docker.errors import NotFound
+
+        name = self.config.network
+        if name is None or name in ("host", "bridge", "none") or name.startswith("container:"):
+            return
+        try:
+            client.networks.get(name)
+        except NotFound as e:
+            raise SandboxFailed(
+                f"docker network {name!r} not found: create it (`docker network create {name}`)"
+                " or leave out --network"
+            ) from e
 
     def _make_home(self) -> None:
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
@@ -248,24 +263,34 @@ class DockerSandbox:
         return mounts
 
     def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
+        from docker.errors import DockerException
+
         identity = git.identity(self.config.project, env=self.env)
         env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
-        container = self._docker().containers.create(
+        try:
+            container = self._create_with(argv, env, tty=tty)
+        except DockerException as e:
+            raise SandboxFailed(
+                f"cannot create a container from {self.config.template}: {e}"
+            ) from e
+        self._mine[_cid(container)] = container
+        return container
+
+    def _create_with(self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool) -> Container:
+        return self._docker().containers.create(
             self.config.template,
             command=list(argv),
             entrypoint=[],
             labels=self.labels(),
             user=f"{self.uid}:{self.gid}",
             working_dir=str(self.config.project),
-            environment=env,
+            environment=dict(env),
             mounts=self._mounts(),
             network_mode=self.config.network,
             stdin_open=True,
             tty=tty,
             init=True,  # reaps the agent's orphans; forwards our signals to it
         )
-        self._mine[_cid(container)] = container
-        return container
 
     def _signaller(self, container: Container) -> proc.Signaller:
         from docker.errors import APIError
@@ -315,7 +340,7 @@ class DockerSandbox:
     ) -> int | None:
         container = self._create(argv, tty=True)
         try:
-            return proc.foreground(
+            return terminal.foreground(
                 self._attach(container),
                 cwd=self.config.project,
                 env=self.env,
