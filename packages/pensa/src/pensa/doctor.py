@@ -3,9 +3,8 @@ database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import jsonl
 from pensa.graph import find_cycles
@@ -22,12 +21,11 @@ if TYPE_CHECKING:
 STALE_AFTER = timedelta(minutes=30)
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(NamedTuple):
     """What doctor found and, with `--fix`, what it repaired."""
 
-    findings: list[Finding] = field(default_factory=list)
-    fixes: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
+    fixes: list[Finding]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -114,7 +112,7 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
 def run(store: Store, project: Project | None, *, now: datetime, fix: bool, actor: str) -> Report:
     """Diagnose; with `fix`, repair stale claims, orphaned deps and dangling `fixes`."""
     if not fix:
-        return Report(diagnose(store, project, now=now))
+        return Report(diagnose(store, project, now=now), [])
     before = diagnose(store, project, now=now)
     fixes: list[Finding] = []
     stamp = timestamp(now)

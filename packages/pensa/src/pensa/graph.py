@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import DepLists, TreeNode, timestamp, utcnow
@@ -21,8 +20,7 @@ if TYPE_CHECKING:
 Direction = Literal["down", "up"]
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeChange:
+class EdgeChange(NamedTuple):
     """The result of `dep add` / `dep remove`."""
 
     status: Literal["added", "removed", "exists"]

@@ -14,8 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.errors import InvalidArgument, InvalidData
 from pensa.graph import find_cycles
@@ -31,8 +30,12 @@ COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
 DEP_FIELDS = ("issue_id", "depends_on_id")
 
 
+# One encoder for every line: json.dumps with options builds a new encoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _encode(record) + "\n"
 
 
 def render(store: Store) -> dict[str, str]:
@@ -72,8 +75,7 @@ def write_atomically(path: Path, text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(NamedTuple):
     """How many records an export or import moved."""
 
     issues: int

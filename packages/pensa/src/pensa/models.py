@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pensa.errors import InvalidArgument
 
@@ -119,6 +118,12 @@ class Priority(Vocabulary):
     P3 = "p3"
 
 
+# Plain dict lookups: calling the enum class per row costs a measurable share of `pn ready`.
+_TYPES = {m.value: m for m in IssueType}
+_STATUSES = {m.value: m for m in Status}
+_PRIORITIES = {m.value: m for m in Priority}
+
+
 def timestamp(moment: datetime) -> str:
     """RFC 3339 UTC with microseconds and a `Z`: sortable as text, unique enough to order."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -151,8 +156,7 @@ ISSUE_FIELDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
+class Issue(NamedTuple):
     """One issue, exactly the columns of the JSON contract in its key order."""
 
     id: str
@@ -176,9 +180,9 @@ class Issue:
             row[0],
             row[1],
             row[2],
-            IssueType(row[3]),
-            Status(row[4]),
-            Priority(row[5]),
+            _TYPES[row[3]],
+            _STATUSES[row[4]],
+            _PRIORITIES[row[5]],
             *row[6:],
         )
 
@@ -205,8 +209,7 @@ class Issue:
         return self.issue_type is not IssueType.BUG
 
 
-@dataclass(frozen=True, slots=True)
-class IssueDetail:
+class IssueDetail(NamedTuple):
     """`show`: an issue with what it depends on, what depends on it, and its comments."""
 
     issue: Issue
@@ -223,8 +226,7 @@ class IssueDetail:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(NamedTuple):
     id: str
     issue_id: str
     actor: str
@@ -241,8 +243,7 @@ class Comment:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One audit-log entry (`history`)."""
 
     issue_id: str
@@ -260,8 +261,7 @@ class Event:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class DepLists:
+class DepLists(NamedTuple):
     """`dep list`: both directions of one issue's edges."""
 
     depends_on: tuple[Issue, ...]
@@ -274,8 +274,7 @@ class DepLists:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNode:
+class TreeNode(NamedTuple):
     """One line of `dep tree`: an issue at its depth below the root."""
 
     issue: Issue
@@ -293,8 +292,7 @@ class TreeNode:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """A `doctor` observation (or, in `fixes`, what was repaired)."""
 
     check: str
@@ -305,8 +303,7 @@ class Finding:
         return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
+class Counts(NamedTuple):
     """`count`: a total, and groups when counted `--by-*`."""
 
     total: int

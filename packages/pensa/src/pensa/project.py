@@ -7,9 +7,8 @@ directory; `PN_DIR` names the `.pensa` directory itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import git
 
@@ -23,8 +22,7 @@ GITIGNORE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Project:
+class Project(NamedTuple):
     """A `.pensa` directory and the files in it."""
 
     dir: Path

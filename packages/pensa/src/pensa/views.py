@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import Counts, Issue, IssueType, Priority, Status, Vocabulary
 from pensa.store import ISSUE_COLUMNS
@@ -56,8 +55,7 @@ class GroupKey(Vocabulary):
     ASSIGNEE = "assignee"
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
+class Filters(NamedTuple):
     """The filters `list`, `ready`, `claim-next` and `count` share; None means any."""
 
     statuses: Sequence[Status] | None = None
@@ -149,8 +147,7 @@ def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Coun
     return Counts(sum(groups.values()), groups)
 
 
-@dataclass(frozen=True, slots=True)
-class StatusReport:
+class StatusReport(NamedTuple):
     """`status`: a project health snapshot."""
 
     by_type: dict[str, dict[str, int]]

@@ -18,8 +18,6 @@ def export(env: Env, stage: bool) -> None:
     files, so the commit carries them next to the code. Without a .pensa directory it does
     nothing.
     """
-    from dataclasses import replace
-
     from pensa import git, jsonl
 
     found = env.project(create=False)
@@ -29,7 +27,7 @@ def export(env: Env, stage: bool) -> None:
     summary = jsonl.export(env.store(), found)
     if stage or git.in_commit_hook(env.environ):
         git.add(found.jsonl_files(), cwd=found.dir, env=env.environ)
-        summary = replace(summary, staged=True)
+        summary = summary._replace(staged=True)
     text = f"exported {summary.issues} issues, {summary.deps} deps, {summary.comments} comments"
     env.out.emit(summary.to_json(), text + (" (staged)" if summary.staged else ""))
 

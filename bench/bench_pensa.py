@@ -1,0 +1,148 @@
+"""pensa start-up and hot-path benchmark: prints a table of medians against targets.
+
+Builds a project of 10,000 issues and 5,000 dependencies (inserted with SQL, not 10,000
+processes), then times whole `pn` processes, interleaved round by round so machine noise hits
+every command alike, next to the floor `python -c "import click"` in the same environment.
+Targets (issue #2): reads <= 1.3x the floor, writes <= 1.5x, export <= 0.5 s, import <= 2 s.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pensa.store import Store
+
+BIN = Path(sys.executable).parent
+ISSUES = 10_000
+DEPS = 5_000
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "21"))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: list[str]
+    kind: str  # "floor", "read", "write", "export", "import"
+
+
+def build(project: Path) -> str:
+    """Fill `project/.pensa/db.sqlite`; returns the id of an issue with deps to show."""
+    rng = random.Random(2)
+    pensa = project / ".pensa"
+    pensa.mkdir(parents=True)
+    with Store.open(pensa / "db.sqlite") as store, store.write() as conn:
+        rows = []
+        for n in range(ISSUES):
+            issue_type = rng.choices(["bug", "task", "test", "chore"], [15, 60, 15, 10])[0]
+            status = rng.choices(["closed", "open", "in_progress"], [80, 15, 5])[0]
+            stamp = f"2026-01-{1 + n // 1000:02d}T{(n // 60) % 24:02d}:{n % 60:02d}:00.{n:06d}Z"
+            rows.append(
+                (
+                    f"pn-{n:08x}",
+                    f"issue number {n} about component {n % 37}",
+                    "a description long enough to be realistic " * 3 if n % 3 else None,
+                    issue_type,
+                    status,
+                    f"p{rng.randrange(4)}",
+                    f"spec{n % 12}" if issue_type != "bug" else None,
+                    None,
+                    "agent-7" if status != "open" else None,
+                    stamp,
+                    stamp,
+                    stamp if status == "closed" else None,
+                    "done" if status == "closed" else None,
+                )
+            )
+        conn.executemany(
+            "INSERT INTO issues (id, title, description, issue_type, status, priority, spec, "
+            "fixes, assignee, created_at, updated_at, closed_at, close_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        edges: set[tuple[int, int]] = set()
+        while len(edges) < DEPS:
+            child = rng.randrange(1, ISSUES)
+            edges.add((child, rng.randrange(child)))  # parents are older: no cycles
+        conn.executemany(
+            "INSERT INTO deps VALUES (?, ?)",
+            [(f"pn-{c:08x}", f"pn-{p:08x}") for c, p in sorted(edges)],
+        )
+        conn.executemany(
+            "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
+            "VALUES (?, 'created', 'bench', NULL, ?)",
+            [(r[0], r[9]) for r in rows],
+        )
+        shown = max(edges, key=lambda e: e[0])[0]
+    return f"pn-{shown:08x}"
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
+    return elapsed
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-pensa-") as tmp:
+        project = Path(tmp)
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        subprocess.run(["git", "config", "user.name", "bench"], cwd=project, check=True)
+        shown = build(project)
+        env = {k: v for k, v in os.environ.items() if k not in ("PN_DIR", "PN_ACTOR")}
+        pn = str(BIN / "pn")
+        cases = [
+            Case('python -c "import click"', [sys.executable, "-c", "import click"], "floor"),
+            Case("pn ready --json", [pn, "ready", "--json"], "read"),
+            Case(f"pn show {shown} --json", [pn, "show", shown, "--json"], "read"),
+            Case("pn create", [pn, "create", "bench issue", "-t", "task"], "write"),
+            Case("pn claim-next --json", [pn, "claim-next", "--json"], "write"),
+            Case("pn export", [pn, "export"], "export"),
+            Case("pn import", [pn, "import"], "import"),
+        ]
+        run([pn, "export"], project, env)  # warm the files and the OS cache
+        times: dict[str, list[float]] = {c.name: [] for c in cases}
+        for _ in range(ROUNDS):
+            for case in cases:
+                times[case.name].append(run(case.argv, project, env))
+        ready_n = subprocess.run(
+            [pn, "count", "--json"], cwd=project, env=env, capture_output=True, text=True
+        ).stdout
+    floor = statistics.median(times[cases[0].name])
+    print(
+        f"pensa benchmark: {ISSUES} issues, {DEPS} deps, {ROUNDS} rounds; "
+        f"open+in_progress {ready_n.strip()}"
+    )
+    print(f"{'command':<34} {'median ms':>9} {'x floor':>8}  {'target':<16} result")
+    failed = 0
+    for case in cases:
+        median = statistics.median(times[case.name])
+        ratio = median / floor
+        if case.kind == "read":
+            target, ok = "<= 1.3x floor", ratio <= 1.3
+        elif case.kind == "write":
+            target, ok = "<= 1.5x floor", ratio <= 1.5
+        elif case.kind == "export":
+            target, ok = "<= 500 ms", median <= 0.5
+        elif case.kind == "import":
+            target, ok = "<= 2000 ms", median <= 2.0
+        else:
+            target, ok = "(floor)", True
+        failed += not ok
+        verdict = "" if case.kind == "floor" else ("pass" if ok else "FAIL")
+        print(f"{case.name:<34} {median * 1000:>9.1f} {ratio:>8.2f}  {target:<16} {verdict}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
