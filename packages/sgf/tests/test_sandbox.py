@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -94,18 +95,23 @@ def _real_cache() -> dict[str, str]:
     return env
 
 
+class Built(NamedTuple):
+    image: str
+    pensa_src: Path  # a snapshot: the workspace's pensa may change while the suite runs
+
+
 @pytest.fixture(scope="session")
-def sandbox_image(base_image: str) -> str:
+def sandbox_image(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The sandbox image built once per session from the real inputs (reused when current)."""
-    env = _real_cache()
-    binary = os.environ.get("SPRINGFIELD_CLAUDE")
+    src = copy_pensa(tmp_path_factory.mktemp("pensa-snapshot") / "pensa")
     argv = [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", TEST_IMAGE,
-            "--base", base_image]  # fmt: skip
+            "--base", base_image, "--pensa-source", str(src)]  # fmt: skip
+    binary = os.environ.get("SPRINGFIELD_CLAUDE")
     if binary:
         argv += ["--claude-binary", binary]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(argv, env=_real_cache(), capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    return TEST_IMAGE
+    return Built(TEST_IMAGE, src)
 
 
 def docker_run(image: str, *command: str) -> str:
@@ -117,20 +123,22 @@ def docker_run(image: str, *command: str) -> str:
 
 
 @pytest.mark.docker
-def test_sandbox_image_has_claude_pn_precommit_and_git(sandbox_image: str) -> None:
-    assert docker_run(sandbox_image, "claude", "--version").startswith(claude.VERSION)
-    assert "claim-next" in docker_run(sandbox_image, "pn", "--help")
-    assert "pre-commit" in docker_run(sandbox_image, "pre-commit", "--version")
-    assert "git version" in docker_run(sandbox_image, "git", "--version")
+def test_sandbox_image_has_claude_pn_precommit_and_git(sandbox_image: Built) -> None:
+    image = sandbox_image.image
+    assert docker_run(image, "claude", "--version").startswith(claude.VERSION)
+    assert "claim-next" in docker_run(image, "pn", "--help")
+    assert "pre-commit" in docker_run(image, "pre-commit", "--version")
+    assert "git version" in docker_run(image, "git", "--version")
 
 
 @pytest.mark.docker
 def test_sandbox_image_is_labelled_and_a_rebuild_is_skipped(
-    sandbox_image: str, base_image: str
+    sandbox_image: Built, base_image: str
 ) -> None:
+    image, src = sandbox_image
     labels = json.loads(
         subprocess.run(
-            ["docker", "image", "inspect", "--format", "{{json .Config.Labels}}", sandbox_image],
+            ["docker", "image", "inspect", "--format", "{{json .Config.Labels}}", image],
             capture_output=True, text=True, check=True,
         ).stdout
     )  # fmt: skip
@@ -138,10 +146,9 @@ def test_sandbox_image_is_labelled_and_a_rebuild_is_skipped(
     assert labels[sandbox.HASH_LABEL] == expected
     assert labels[sandbox.BASE_LABEL] == base_image
     again = subprocess.run(
-        [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", sandbox_image,
-         "--base", base_image, "--claude-binary", sys.executable],
+        [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", image,
+         "--base", base_image, "--pensa-source", str(src), "--claude-binary", sys.executable],
         env=_real_cache(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
-    assert f"{sandbox_image} up to date ({sandbox.HASH_LABEL}={expected})" in again.stdout
-    assert sandbox.staleness(WORKSPACE, sandbox_image, env=os.environ) == []
+    assert f"{image} up to date ({sandbox.HASH_LABEL}={expected})" in again.stdout
