@@ -83,5 +83,7 @@ def test_killed_loop_is_recovered_by_the_next_build(project: Project, model: Mod
         + project.run("git", "show", "--name-only", "--format=", "stash@{0}^3", check=False).stdout
     )
     assert f"work/{held}.py" in recovered
+    assert "released" in project.run("pn", "history", held, "--json").stdout
+    assert "sgf-recovery" in done.stdout + done.stderr  # says what it recovered and where
     assert project.pid_files() == []
     assert project.containers() == []
