@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -103,3 +104,22 @@ def test_cli_refuses_to_launch_without_docker(
     assert done.stderr.startswith("error: cannot launch:\n  - the Docker engine is not reachable")
     assert not fake_ralph.record.exists()
     assert not (project / ".sgf/run").exists() or not list((project / ".sgf/run").iterdir())
+
+
+def test_build_warns_when_the_sandbox_image_is_stale(
+    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+) -> None:
+    from sgf import sandbox
+
+    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(f"#!/bin/sh\necho '{json.dumps(labels)}'\nexit 0\n")
+    (bin_dir / "docker").chmod(0o755)
+    env = {**fake_ralph.env(), "SGF_SKIP_PREFLIGHT": "", "ANTHROPIC_API_KEY": "sk-test"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    done = sgf(project, "build", "-a", env=env)
+    assert done.returncode == 0, done.stderr
+    expected = "sgf: warning: the sandbox image springfield-sandbox:latest is stale"
+    assert expected in done.stderr
+    assert fake_ralph.record.exists()
