@@ -1,0 +1,47 @@
+"""Finding `.pensa/`, and who acts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pensa import git, project
+
+
+def test_locate_walks_up_and_stops_at_none(tmp_path: Path) -> None:
+    (tmp_path / "a" / ".pensa").mkdir(parents=True)
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    found = project.locate(deep, {})
+    assert found is not None
+    assert found.dir == tmp_path / "a" / ".pensa"
+    assert project.locate(tmp_path, {}) is None
+
+
+def test_pn_dir_wins_and_may_be_relative(tmp_path: Path) -> None:
+    found = project.locate(tmp_path, {"PN_DIR": "elsewhere/.pensa"})
+    assert found == project.Project(tmp_path / "elsewhere" / ".pensa")
+
+
+def test_a_new_project_goes_to_the_git_top_level_or_cwd(repo: Path, tmp_path: Path) -> None:
+    sub = repo / "x"
+    sub.mkdir()
+    assert project.locate_or_new(sub, {"PATH": "/usr/bin:/bin"}).dir == repo / ".pensa"
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert project.locate_or_new(outside, {"PATH": "/usr/bin:/bin"}).dir == outside / ".pensa"
+
+
+def test_actor_resolution_order(repo: Path) -> None:
+    env = {"PN_ACTOR": "env-actor", "USER": "user"}
+    assert project.actor("flag", repo, env) == "flag"
+    assert project.actor(None, repo, env) == "env-actor"
+    isolated = {**os.environ, "USER": "user"}  # conftest's git identity: "Test User"
+    assert project.actor(None, repo, isolated) == "Test User"
+    assert project.actor(None, repo, {**isolated, "GIT_CONFIG_GLOBAL": "/dev/null"}) == "user"
+
+
+def test_hook_detection() -> None:
+    assert git.in_commit_hook({"PRE_COMMIT": "1"})
+    assert git.in_commit_hook({"GIT_INDEX_FILE": ".git/index.lock"})
+    assert not git.in_commit_hook({})

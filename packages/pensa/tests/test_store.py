@@ -1,0 +1,94 @@
+"""SQLite access: pragmas, migrations, write transactions, error translation."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from pensa.errors import Busy, ReadOnly, StorageError
+from pensa.schema import MIGRATIONS
+from pensa.store import Store, translate
+
+
+def test_every_connection_sets_the_pragmas_and_keeps_the_delete_journal(store: Store) -> None:
+    assert store.rows("PRAGMA busy_timeout") == [(5000,)]
+    assert store.rows("PRAGMA foreign_keys") == [(1,)]
+    assert store.rows("PRAGMA journal_mode") == [("delete",)]
+
+
+def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    with Store.open(path) as first:
+        assert first.version() == len(MIGRATIONS)
+        names = first.rows("SELECT name FROM migrations")
+    with Store.open(path) as second:
+        assert second.rows("SELECT name FROM migrations") == names == [("m001_initial",)]
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(StorageError, match="newer than this pn"):
+        Store.open(path)
+
+
+def test_write_rolls_back_on_error(store: Store) -> None:
+    def failing_write() -> None:
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO events (issue_id, event_type, created_at) VALUES ('x', 'y', 'z')"
+            )
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        failing_write()
+    assert store.rows("SELECT count(*) FROM events") == [(0,)]
+
+
+def test_sqlite_errors_inside_a_write_are_translated(store: Store) -> None:
+    with pytest.raises(StorageError, match="SQLite failed"), store.write() as conn:
+        conn.execute("INSERT INTO nowhere VALUES (1)")
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("attempt to write a readonly database", ReadOnly),
+        ("unable to open database file", ReadOnly),
+        ("database is locked", Busy),
+        ("disk I/O error", StorageError),
+    ],
+)
+def test_translate(message: str, error: type[Exception]) -> None:
+    assert isinstance(translate(sqlite3.OperationalError(message), path=None), error)
+
+
+def test_a_waiting_writer_gets_the_lock_when_the_holder_commits(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    Store.open(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO events (issue_id, event_type, created_at) VALUES ('a', 'h', 'n')")
+    done = threading.Event()
+
+    def wait_and_write() -> None:
+        with Store.open(path) as waiter, waiter.write() as conn:  # blocks in BEGIN IMMEDIATE
+            conn.execute(
+                "INSERT INTO events (issue_id, event_type, created_at) VALUES ('b', 'w', 'n')"
+            )
+        done.set()
+
+    thread = threading.Thread(target=wait_and_write)
+    thread.start()
+    assert not done.wait(timeout=0.3)  # still waiting for the lock, not failing
+    holder.execute("COMMIT")
+    holder.close()
+    thread.join(timeout=10)
+    assert done.is_set()
+    with Store.open(path) as check:
+        assert check.rows("SELECT event_type FROM events ORDER BY seq") == [("h",), ("w",)]
