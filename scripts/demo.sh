@@ -1,43 +1,99 @@
 #!/usr/bin/env bash
-# A pensa (pn) walkthrough in a throw-away git repository. Until the full Springfield loop
-# exists (a later issue replaces this script), `make demo` shows the agents' issue tracker:
-# create, dependencies, ready, claim-next, close (which closes the fixed bug), export and
-# history.
+# `make demo`: a real Springfield build loop on a throw-away project.
+#
+# Sets up what is missing (the pinned Claude Code CLI, a Docker engine when we may start one,
+# the sandbox image), scaffolds a project with `sgf init`, seeds three tasks with `pn`, and runs
+# `sgf build -a` with the real `claude` binary. The model is the scripted Messages API server
+# (tests/scenarios/demo.json) unless SPRINGFIELD_DEMO_MODEL=real, which uses your own
+# ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN. Agents run in Docker when an engine answers,
+# otherwise directly on this machine (--sandbox none, also forced by SPRINGFIELD_DEMO_SANDBOX=none),
+# and the script says which.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$here/.venv/bin:$PATH"
-command -v pn >/dev/null || { echo "demo: pn is not installed; run 'make env' first" >&2; exit 1; }
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/pensa-demo.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-git init -q
-git config user.name "demo agent"
-git config user.email "demo@example.com"
-export PN_ACTOR="demo-agent"
-
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step() { printf '\n$ %s\n' "$*"; "$@"; }
 
-echo "pensa demo in $work (removed at the end)"
-bug=$(pn q "login crashes on an empty password" -t bug -p p0)
-echo "logged bug $bug"
-schema=$(pn q "add a password column to the users table" -t task -p p1 --spec auth)
-fix=$(pn create "reject empty passwords" -t task --spec auth --fixes "$bug" --dep "$schema" --json \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-echo "planned $schema, then $fix (fixes $bug, depends on $schema)"
+model="${SPRINGFIELD_DEMO_MODEL:-scripted}"
+if [ "$model" = real ] && [ -z "${ANTHROPIC_API_KEY:-}${CLAUDE_CODE_OAUTH_TOKEN:-}" ]; then
+  echo "demo: SPRINGFIELD_DEMO_MODEL=real needs ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN" >&2
+  exit 1
+fi
 
-step pn list
-step pn ready                       # bugs are never ready; $fix waits for $schema
-step pn dep tree "$fix"
-step pn claim-next --json           # what an agent loop does: atomic ready + claim
-step pn close "$schema" --reason "migration written"
-step pn ready                       # the dependency is closed: the fix is ready now
-step pn claim-next
-step pn close "$fix" --reason "empty passwords rejected"
-step pn show "$bug"                 # closed automatically: "fixed by <task>"
-step pn export
-step cat .pensa/issues.jsonl .pensa/deps.jsonl
-step pn history "$fix"
-step pn status
+say "Prerequisites"
+claude="$("$here/scripts/ensure-claude.sh")"
+if [ -z "$claude" ]; then
+  echo "demo: the Claude Code CLI could not be installed (npm missing?)" >&2
+  exit 1
+fi
+echo "claude: $claude ($("$claude" --version))"
+sandbox="${SPRINGFIELD_DEMO_SANDBOX:-docker}"  # none: skip Docker even when it is there
+if [ "$sandbox" = docker ]; then "$here/scripts/ensure-docker.sh" || true; fi
+if [ "$sandbox" = docker ] && docker info >/dev/null 2>&1; then
+  "$here/scripts/ensure-base-image.sh"
+  base="${SPRINGFIELD_BASE_IMAGE:-springfield-base:bookworm}"
+  docker image inspect "$base" >/dev/null 2>&1 || base=debian:bookworm-slim
+  sgf sandbox build --base "$base" --claude-binary "$claude"
+else
+  sandbox=none
+  echo "demo: no Docker sandbox (no engine reachable, or SPRINGFIELD_DEMO_SANDBOX=none), so the"
+  echo "      agent runs directly on this machine (sgf build --sandbox none)."
+  export PATH="$(dirname "$claude"):$PATH"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/springfield-demo.XXXXXX")"
+project="$work/greeter"
+mkdir "$project"
+cd "$project"
+
+server_pid=""
+cleanup() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; }
+trap cleanup EXIT
+if [ "$model" = scripted ]; then
+  say "Scripted model (the real CLI talks to it; no Anthropic account needed)"
+  python -m ralph.testing.model_server --scenario "$here/tests/scenarios/demo.json" --port 0 \
+    --ready-file "$work/model.url" --record "$work/model-requests.jsonl" >/dev/null &
+  server_pid=$!
+  for _ in $(seq 1 100); do [ -s "$work/model.url" ] && break; sleep 0.1; done
+  [ -s "$work/model.url" ] || { echo "demo: the scripted model did not start" >&2; exit 1; }
+  export ANTHROPIC_BASE_URL="$(cat "$work/model.url")"
+  export CLAUDE_CODE_OAUTH_TOKEN="sk-ant-oat01-springfield-demo"
+  unset ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN ANTHROPIC_MODEL
+  echo "model: $ANTHROPIC_BASE_URL (requests recorded in $work/model-requests.jsonl)"
+fi
+if [ "$sandbox" = none ]; then
+  # The agent shares this machine: keep its config in the throw-away dir.
+  export CLAUDE_CONFIG_DIR="$work/claude-config"
+  if [ "$(id -u)" = 0 ]; then export IS_SANDBOX=1; fi
+fi
+
+say "A throw-away project: $project"
+git init -q -b main
+git config user.name "Springfield demo"
+git config user.email "demo@springfield.invalid"
+git init -q --bare -b main "$work/remote.git"
+git remote add origin "$work/remote.git"
+step sgf init --stack python
+git add -A && git commit -q -m "chore: sgf init" && git push -q -u origin main
+
+say "Seed three tasks"
+new() { pn create "$@" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])'; }
+fn=$(new "Write the greet function" -t task -p p1 --description "greet(name) in greet.py")
+new "Test greet() with unit tests" -t task -p p2 --dep "$fn" >/dev/null
+new "Add a command line" -t task -p p2 --dep "$fn" >/dev/null
+step pn ready
+pn export >/dev/null && git add -A && git commit -q -m "chore: seed tasks" && git push -q
+
+say "The build loop: sgf build -a 6 (sandbox: $sandbox, model: $model)"
+status=0
+sgf build -a --sandbox "$sandbox" --network host 6 || status=$?
+
+say "Afterwards"
+step sgf status
+step pn list --all
+step git log --oneline --stat -n 4
 echo
-echo "demo: done"
+echo "log file:  $(ls "$project"/.sgf/logs/*.log | head -1)"
+echo "project:   $project (throw-away; delete it when done)"
+echo "sgf build exited with $status"
+exit "$status"
