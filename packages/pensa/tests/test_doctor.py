@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pensa import doctor, jsonl
 from pensa.models import IssueType, Status
-from pensa.project import Project
+from pensa.project import at
 from pensa.store import Store
 from pensa.tracker import Tracker
 
@@ -60,7 +60,7 @@ def test_orphans_and_dangling_fixes_are_found_and_repaired(
 
 
 def test_drift_between_database_and_jsonl_is_reported(tmp_path: Path, clock: Clock) -> None:
-    project = Project(tmp_path / ".pensa")
+    project = at(tmp_path / ".pensa")
     project.ensure()
     with Store.open(project.db) as store:
         tracker = Tracker(store, now=clock)

@@ -15,7 +15,7 @@ from pensa import jsonl
 from pensa.errors import InvalidData
 from pensa.graph import Graph
 from pensa.models import IssueType
-from pensa.project import Project
+from pensa.project import Project, at
 from pensa.store import Store
 from pensa.tracker import Tracker
 
@@ -24,7 +24,7 @@ from .conftest import PN, Clock, Pn
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    found = Project(tmp_path / ".pensa")
+    found = at(tmp_path / ".pensa")
     found.ensure()
     return found
 
@@ -47,7 +47,7 @@ def test_export_is_sorted_compact_utf8_and_omits_unset_fields(
     project: Project, clock: Clock
 ) -> None:
     ids = populate(project, clock)
-    issues = project.issues_jsonl.read_text(encoding="utf-8").splitlines()
+    issues = Path(project.issues_jsonl).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["id"] for line in issues] == sorted(ids.values())
     bug_line = next(line for line in issues if line.startswith(f'{{"id":"{ids["bug"]}'))
     assert "crash ✓" in bug_line  # not \u escaped
@@ -63,9 +63,9 @@ def test_export_is_sorted_compact_utf8_and_omits_unset_fields(
         "created_at",
         "updated_at",
     ]
-    deps = [json.loads(line) for line in project.deps_jsonl.read_text().splitlines()]
+    deps = [json.loads(line) for line in Path(project.deps_jsonl).read_text().splitlines()]
     assert deps == [{"issue_id": ids["fix"], "depends_on_id": ids["first"]}]
-    comment = json.loads(project.comments_jsonl.read_text())
+    comment = json.loads(Path(project.comments_jsonl).read_text())
     assert list(comment) == ["id", "issue_id", "actor", "text", "created_at"]
 
 
@@ -73,21 +73,21 @@ def test_re_export_of_an_unchanged_database_is_byte_identical(
     project: Project, clock: Clock
 ) -> None:
     populate(project, clock)
-    before = [p.read_bytes() for p in project.jsonl_files()]
+    before = [Path(p).read_bytes() for p in project.jsonl_files()]
     with Store.open(project.db) as store:
         jsonl.export(store, project)
-    assert [p.read_bytes() for p in project.jsonl_files()] == before
-    assert not list(project.dir.glob("*.tmp"))
+    assert [Path(p).read_bytes() for p in project.jsonl_files()] == before
+    assert not list(Path(project.dir).glob("*.tmp"))
 
 
 def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
     project: Project, clock: Clock
 ) -> None:
     ids = populate(project, clock)
-    lines = project.issues_jsonl.read_text().splitlines()
+    lines = Path(project.issues_jsonl).read_text().splitlines()
     kept = [line for line in lines if ids["first"] not in line]
-    project.issues_jsonl.write_text("\n".join(kept) + "\n")
-    project.deps_jsonl.write_text("")
+    Path(project.issues_jsonl).write_text("\n".join(kept) + "\n")
+    Path(project.deps_jsonl).write_text("")
     summary = jsonl.import_(project)
     assert summary is not None
     assert (summary.issues, summary.deps, summary.comments) == (2, 0, 1)
@@ -151,14 +151,14 @@ def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
     project: Project, clock: Clock, file: str, line: str, message: str
 ) -> None:
     populate(project, clock)
-    path = project.dir / file
+    path = Path(project.dir) / file
     first_line = path.read_text().splitlines()[0]
     path.write_text(first_line + "\n" + line + "\n")
-    before = project.db.read_bytes()
+    before = Path(project.db).read_bytes()
     with pytest.raises(InvalidData, match="^" + re.escape(message)):
         jsonl.import_(project)
-    assert project.db.read_bytes() == before
-    assert sorted(p.name for p in project.dir.iterdir()) == [
+    assert Path(project.db).read_bytes() == before
+    assert sorted(p.name for p in Path(project.dir).iterdir()) == [
         ".gitignore",
         "comments.jsonl",
         "db.sqlite",
@@ -169,7 +169,7 @@ def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
 
 def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
     ids = populate(project, clock)
-    with project.deps_jsonl.open("a") as f:
+    with Path(project.deps_jsonl).open("a") as f:
         f.write(json.dumps({"issue_id": ids["first"], "depends_on_id": ids["fix"]}) + "\n")
     with pytest.raises(InvalidData, match="dependency cycle"):
         jsonl.import_(project)
@@ -177,17 +177,19 @@ def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
 
 def test_import_refuses_fixes_that_is_not_a_bug(project: Project, clock: Clock) -> None:
     ids = populate(project, clock)
-    text = project.issues_jsonl.read_text().replace(
-        f'"fixes":"{ids["bug"]}"', f'"fixes":"{ids["first"]}"'
+    text = (
+        Path(project.issues_jsonl)
+        .read_text()
+        .replace(f'"fixes":"{ids["bug"]}"', f'"fixes":"{ids["first"]}"')
     )
-    project.issues_jsonl.write_text(text)
+    Path(project.issues_jsonl).write_text(text)
     with pytest.raises(InvalidData, match="not a bug"):
         jsonl.import_(project)
 
 
 def test_import_without_jsonl_is_a_no_op(project: Project) -> None:
     assert jsonl.import_(project) is None
-    assert not project.db.exists()
+    assert not Path(project.db).exists()
 
 
 def test_cli_import_error_is_json_with_file_and_line(repo: Path, pn: Pn) -> None:

@@ -10,35 +10,38 @@ from pensa import git, project
 
 def test_locate_walks_up_and_stops_at_none(tmp_path: Path) -> None:
     (tmp_path / "a" / ".pensa").mkdir(parents=True)
+    assert project.locate("/", {}) is None or project.locate("/", {}) == project.at("/.pensa")
     deep = tmp_path / "a" / "b" / "c"
     deep.mkdir(parents=True)
-    found = project.locate(deep, {})
+    found = project.locate(str(deep), {})
     assert found is not None
-    assert found.dir == tmp_path / "a" / ".pensa"
-    assert project.locate(tmp_path, {}) is None
+    assert found.dir == str(tmp_path / "a" / ".pensa")
+    assert project.locate(str(tmp_path), {}) is None
 
 
 def test_pn_dir_wins_and_may_be_relative(tmp_path: Path) -> None:
-    found = project.locate(tmp_path, {"PN_DIR": "elsewhere/.pensa"})
-    assert found == project.Project(tmp_path / "elsewhere" / ".pensa")
+    found = project.locate(str(tmp_path), {"PN_DIR": "elsewhere/.pensa"})
+    assert found == project.Project(str(tmp_path / "elsewhere" / ".pensa"))
 
 
 def test_a_new_project_goes_to_the_git_top_level_or_cwd(repo: Path, tmp_path: Path) -> None:
     sub = repo / "x"
     sub.mkdir()
-    assert project.locate_or_new(sub, {"PATH": "/usr/bin:/bin"}).dir == repo / ".pensa"
+    assert project.locate_or_new(str(sub), {"PATH": "/usr/bin:/bin"}).dir == str(repo / ".pensa")
     outside = tmp_path / "plain"
     outside.mkdir()
-    assert project.locate_or_new(outside, {"PATH": "/usr/bin:/bin"}).dir == outside / ".pensa"
+    assert project.locate_or_new(str(outside), {"PATH": "/usr/bin:/bin"}).dir == str(
+        outside / ".pensa"
+    )
 
 
 def test_actor_resolution_order(repo: Path) -> None:
     env = {"PN_ACTOR": "env-actor", "USER": "user"}
-    assert project.actor("flag", repo, env) == "flag"
-    assert project.actor(None, repo, env) == "env-actor"
+    assert project.actor("flag", str(repo), env) == "flag"
+    assert project.actor(None, str(repo), env) == "env-actor"
     isolated = {**os.environ, "USER": "user"}  # conftest's git identity: "Test User"
-    assert project.actor(None, repo, isolated) == "Test User"
-    assert project.actor(None, repo, {**isolated, "GIT_CONFIG_GLOBAL": "/dev/null"}) == "user"
+    assert project.actor(None, str(repo), isolated) == "Test User"
+    assert project.actor(None, str(repo), {**isolated, "GIT_CONFIG_GLOBAL": "/dev/null"}) == "user"
 
 
 def test_hook_detection() -> None:

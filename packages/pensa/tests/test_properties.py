@@ -13,7 +13,7 @@ from pensa import jsonl
 from pensa.errors import CycleDetected, InvalidArgument
 from pensa.graph import Graph, find_cycles, path_between
 from pensa.models import IssueType, Priority, Status
-from pensa.project import Project
+from pensa.project import at
 from pensa.store import Store
 from pensa.tracker import Tracker
 from pensa.views import Filters, list_issues, ready
@@ -110,7 +110,7 @@ def test_export_import_export_is_byte_identical(
     comments: list[tuple[int, str]],
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        project = Project(Path(tmp) / ".pensa")
+        project = at(Path(tmp) / ".pensa")
         project.ensure()
         with Store.open(project.db) as store:
             clock = Clock()
@@ -131,8 +131,8 @@ def test_export_import_export_is_byte_identical(
                     if body.strip():
                         tracker.add_comment(ids[n % len(ids)], body, actor="a")
             jsonl.export(store, project)
-        first = [p.read_bytes() for p in project.jsonl_files()]
+        first = [Path(p).read_bytes() for p in project.jsonl_files()]
         jsonl.import_(project)
         with Store.open(project.db) as store:
             jsonl.export(store, project)
-        assert [p.read_bytes() for p in project.jsonl_files()] == first
+        assert [Path(p).read_bytes() for p in project.jsonl_files()] == first

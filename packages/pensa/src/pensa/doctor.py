@@ -3,12 +3,13 @@ database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to re
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import jsonl
 from pensa.graph import find_cycles
-from pensa.models import Finding, parse_timestamp, timestamp
+from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
 if TYPE_CHECKING:
@@ -19,6 +20,17 @@ if TYPE_CHECKING:
 
 # A claim is stale when its *latest claim* is this old, not merely its last update.
 STALE_AFTER = timedelta(minutes=30)
+
+
+class Finding(NamedTuple):
+    """A `doctor` observation (or, in `fixes`, what was repaired)."""
+
+    check: str
+    message: str
+    issue_id: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
 
 
 class Report(NamedTuple):
@@ -91,12 +103,12 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
     if project is None or not project.exists():
         return []
     expected = jsonl.render(store)
-    if not any(p.exists() for p in project.jsonl_files()) and not expected["issues.jsonl"]:
+    if not any(os.path.exists(p) for p in project.jsonl_files()) and not expected["issues.jsonl"]:
         return []
     found = []
     for name, text in expected.items():
-        path = project.dir / name
-        current = path.read_text(encoding="utf-8") if path.exists() else None
+        path = os.path.join(project.dir, name)
+        current = _read(path)
         if current != text:
             have = "missing" if current is None else f"{current.count(chr(10))} lines"
             found.append(
@@ -138,3 +150,11 @@ def run(store: Store, project: Project | None, *, now: datetime, fix: bool, acto
             log_event(conn, issue_id, "updated", actor=actor, detail="fixes: cleared", at=stamp)
             fixes.append(Finding("dangling_fixes", f"cleared fixes of {issue_id}", issue_id))
     return Report(before, fixes)
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
 
 
 def _git(
-    args: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+    args: Sequence[str], *, cwd: str, env: Mapping[str, str]
 ) -> subprocess.CompletedProcess[str]:
     import subprocess  # only writes need git; reads stay on the fast path
 
@@ -29,21 +28,21 @@ def _git(
         return subprocess.CompletedProcess(["git", *args], 127, "", "git not found")
 
 
-def toplevel(cwd: Path, env: Mapping[str, str]) -> str | None:
+def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:
     """The work tree's top directory, or None outside a git repository."""
     done = _git(["rev-parse", "--show-toplevel"], cwd=cwd, env=env)
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def user_name(cwd: Path, env: Mapping[str, str]) -> str | None:
+def user_name(cwd: str, env: Mapping[str, str]) -> str | None:
     """`git config user.name`, or None when unset."""
     done = _git(["config", "user.name"], cwd=cwd, env=env)
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def add(paths: Sequence[Path], *, cwd: Path, env: Mapping[str, str]) -> None:
+def add(paths: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> None:
     """Stage `paths` (in the index named by GIT_INDEX_FILE when git set one for a hook)."""
-    done = _git(["add", "--", *map(str, paths)], cwd=cwd, env=env)
+    done = _git(["add", "--", *paths], cwd=cwd, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"git add failed ({done.returncode}): {done.stderr.strip()}")
 

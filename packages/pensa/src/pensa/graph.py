@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
-from pensa.models import DepLists, TreeNode, timestamp, utcnow
+from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
 from pensa.tracker import get
 from pensa.views import select
@@ -18,6 +18,37 @@ if TYPE_CHECKING:
     from pensa.store import Store
 
 Direction = Literal["down", "up"]
+
+
+class DepLists(NamedTuple):
+    """`dep list`: both directions of one issue's edges."""
+
+    depends_on: tuple[Issue, ...]
+    dependents: tuple[Issue, ...]
+
+    def to_json(self) -> dict[str, list[dict[str, str | None]]]:
+        return {
+            "depends_on": [i.to_json() for i in self.depends_on],
+            "dependents": [i.to_json() for i in self.dependents],
+        }
+
+
+class TreeNode(NamedTuple):
+    """One line of `dep tree`: an issue at its depth below the root."""
+
+    issue: Issue
+    depth: int
+
+    def to_json(self) -> dict[str, str | int]:
+        i = self.issue
+        return {
+            "id": i.id,
+            "title": i.title,
+            "status": i.status.value,
+            "priority": i.priority.value,
+            "issue_type": i.issue_type.value,
+            "depth": self.depth,
+        }
 
 
 class EdgeChange(NamedTuple):

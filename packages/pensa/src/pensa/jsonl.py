@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.errors import InvalidArgument, InvalidData
@@ -22,8 +23,6 @@ from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timest
 from pensa.store import ISSUE_COLUMNS, Store
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from pensa.project import Project
 
 COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
@@ -98,7 +97,7 @@ def export(store: Store, project: Project) -> Summary:
     project.ensure()
     files = render(store)
     for name, text in files.items():
-        write_atomically(project.dir / name, text)
+        write_atomically(Path(project.dir, name), text)
     issues, deps, comments = (files[n].count("\n") for n in files)
     return Summary(issues, deps, comments)
 
@@ -151,7 +150,7 @@ def _validate(
     project: Project,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     issues = _records(
-        project.issues_jsonl,
+        Path(project.issues_jsonl),
         ISSUE_FIELDS,
         ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at"),
     )
@@ -171,7 +170,7 @@ def _validate(
         if fixes is not None and kinds.get(fixes) != "bug":
             why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
             raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
-    deps = _records(project.deps_jsonl, DEP_FIELDS, DEP_FIELDS)
+    deps = _records(Path(project.deps_jsonl), DEP_FIELDS, DEP_FIELDS)
     edges: dict[str, list[str]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for number, dep in deps:
@@ -192,7 +191,7 @@ def _validate(
         line = first_line[(cycle[0], cycle[1 % len(cycle)])]
         path = " -> ".join([*cycle, cycle[0]])
         raise InvalidData(f"deps.jsonl:{line}: dependency cycle {path}")
-    comments = _records(project.comments_jsonl, COMMENT_FIELDS, COMMENT_FIELDS)
+    comments = _records(Path(project.comments_jsonl), COMMENT_FIELDS, COMMENT_FIELDS)
     seen: set[str] = set()
     for number, comment in comments:
         where = f"comments.jsonl:{number}"
@@ -212,15 +211,15 @@ def import_(project: Project, *, only_if_absent: bool = False) -> Summary | None
     With `only_if_absent` (the automatic first-use import) the new database is linked into
     place only if none appeared meanwhile, so concurrent first runs cannot clobber each other.
     """
-    if not project.issues_jsonl.exists():
+    if not os.path.exists(project.issues_jsonl):
         return None
     issues, deps, comments = _validate(project)
     ids = {r["id"] for r in issues}
-    events = [e for e in _old_events(project.db) if e[0] in ids]
-    tmp = project.dir / f"db.sqlite.import-{os.getpid()}.tmp"
+    events = [e for e in _old_events(Path(project.db)) if e[0] in ids]
+    tmp = Path(project.dir, f"db.sqlite.import-{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
-        with Store.open(tmp) as store, store.write() as conn:
+        with Store.open(str(tmp)) as store, store.write() as conn:
             conn.executemany(
                 f"INSERT INTO issues ({ISSUE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
                 (

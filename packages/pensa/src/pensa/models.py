@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from pensa.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    pass
 
 # Agents upstream guessed these words; a near miss names the right one (springfield notes §5).
 _SYNONYMS: dict[str, str] = {
@@ -259,57 +259,3 @@ class Event(NamedTuple):
             "detail": self.detail,
             "created_at": self.created_at,
         }
-
-
-class DepLists(NamedTuple):
-    """`dep list`: both directions of one issue's edges."""
-
-    depends_on: tuple[Issue, ...]
-    dependents: tuple[Issue, ...]
-
-    def to_json(self) -> dict[str, list[dict[str, str | None]]]:
-        return {
-            "depends_on": [i.to_json() for i in self.depends_on],
-            "dependents": [i.to_json() for i in self.dependents],
-        }
-
-
-class TreeNode(NamedTuple):
-    """One line of `dep tree`: an issue at its depth below the root."""
-
-    issue: Issue
-    depth: int
-
-    def to_json(self) -> dict[str, str | int]:
-        i = self.issue
-        return {
-            "id": i.id,
-            "title": i.title,
-            "status": i.status.value,
-            "priority": i.priority.value,
-            "issue_type": i.issue_type.value,
-            "depth": self.depth,
-        }
-
-
-class Finding(NamedTuple):
-    """A `doctor` observation (or, in `fixes`, what was repaired)."""
-
-    check: str
-    message: str
-    issue_id: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
-
-
-class Counts(NamedTuple):
-    """`count`: a total, and groups when counted `--by-*`."""
-
-    total: int
-    groups: Mapping[str, int] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        if self.groups is None:
-            return {"count": self.total}
-        return {"total": self.total, "groups": dict(self.groups)}

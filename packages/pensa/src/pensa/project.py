@@ -3,19 +3,21 @@
 Agents `cd` into sub-folders; upstream pn then silently used a new empty database there and
 "all issues appeared lost" (springfield notes §5, pn-bc8e349a). So we walk up from the working
 directory; `PN_DIR` names the `.pensa` directory itself.
+
+Paths are plain strings here (os.path): `pathlib` costs a few ms of start-up that every read
+command would pay (it pulls in urllib.parse and ipaddress).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, NamedTuple
-
-from pensa import git
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 DIRNAME = ".pensa"
+JSONL_NAMES = ("issues.jsonl", "deps.jsonl", "comments.jsonl")
 GITIGNORE = (
     "# pensa: the database is local; the JSONL files are committed.\n"
     "db.sqlite\ndb.sqlite-journal\n*.tmp\n"
@@ -23,58 +25,74 @@ GITIGNORE = (
 
 
 class Project(NamedTuple):
-    """A `.pensa` directory and the files in it."""
+    """A `.pensa` directory (absolute path) and the files in it."""
 
-    dir: Path
-
-    @property
-    def db(self) -> Path:
-        return self.dir / "db.sqlite"
+    dir: str
 
     @property
-    def issues_jsonl(self) -> Path:
-        return self.dir / "issues.jsonl"
+    def db(self) -> str:
+        return os.path.join(self.dir, "db.sqlite")
 
     @property
-    def deps_jsonl(self) -> Path:
-        return self.dir / "deps.jsonl"
+    def issues_jsonl(self) -> str:
+        return os.path.join(self.dir, "issues.jsonl")
 
     @property
-    def comments_jsonl(self) -> Path:
-        return self.dir / "comments.jsonl"
+    def deps_jsonl(self) -> str:
+        return os.path.join(self.dir, "deps.jsonl")
 
-    def jsonl_files(self) -> tuple[Path, Path, Path]:
+    @property
+    def comments_jsonl(self) -> str:
+        return os.path.join(self.dir, "comments.jsonl")
+
+    def jsonl_files(self) -> tuple[str, str, str]:
         return (self.issues_jsonl, self.deps_jsonl, self.comments_jsonl)
 
     def exists(self) -> bool:
-        return self.dir.is_dir()
+        return os.path.isdir(self.dir)
 
     def ensure(self) -> None:
         """Create the directory (with a .gitignore for the database) if missing."""
-        if not self.dir.is_dir():
-            self.dir.mkdir(parents=True, exist_ok=True)
-            (self.dir / ".gitignore").write_text(GITIGNORE)
+        if not os.path.isdir(self.dir):
+            os.makedirs(self.dir, exist_ok=True)
+            with open(os.path.join(self.dir, ".gitignore"), "w", encoding="utf-8") as f:
+                f.write(GITIGNORE)
 
 
-def locate(cwd: Path, env: Mapping[str, str]) -> Project | None:
+def at(path: str | os.PathLike[str]) -> Project:
+    """The project whose `.pensa` directory is `path`."""
+    return Project(os.path.abspath(os.fspath(path)))
+
+
+def locate(cwd: str, env: Mapping[str, str]) -> Project | None:
     """`PN_DIR`, else the nearest `.pensa/` in cwd or a parent; None when there is none."""
     if env.get("PN_DIR"):
-        return Project(cwd / env["PN_DIR"])
-    for folder in (cwd, *cwd.parents):
-        if (folder / DIRNAME).is_dir():
-            return Project(folder / DIRNAME)
-    return None
+        return at(os.path.join(cwd, env["PN_DIR"]))
+    folder = os.path.abspath(cwd)
+    while True:
+        candidate = os.path.join(folder, DIRNAME)
+        if os.path.isdir(candidate):
+            return Project(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder:  # the filesystem root
+            return None
+        folder = parent
 
 
-def locate_or_new(cwd: Path, env: Mapping[str, str]) -> Project:
+def locate_or_new(cwd: str, env: Mapping[str, str]) -> Project:
     """The project to use for a write: found, or new at the git top level (else cwd)."""
     found = locate(cwd, env)
     if found is not None:
         return found
-    top = git.toplevel(cwd, env)
-    return Project((Path(top) if top else cwd) / DIRNAME)
+    from pensa import git  # only a first write needs git
+
+    return at(os.path.join(git.toplevel(cwd, env) or cwd, DIRNAME))
 
 
-def actor(flag: str | None, cwd: Path, env: Mapping[str, str]) -> str:
+def actor(flag: str | None, cwd: str, env: Mapping[str, str]) -> str:
     """`--actor` > `PN_ACTOR` > `git config user.name` > `$USER` > "unknown"."""
-    return flag or env.get("PN_ACTOR") or git.user_name(cwd, env) or env.get("USER") or "unknown"
+    if flag or env.get("PN_ACTOR"):
+        return flag or env["PN_ACTOR"]
+    from pensa import git
+
+    return git.user_name(cwd, env) or env.get("USER") or "unknown"

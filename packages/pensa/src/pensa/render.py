@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pensa.models import Comment, Event, Issue, IssueDetail, TreeNode
+    from pensa.graph import TreeNode
+    from pensa.models import Comment, Event, Issue, IssueDetail
 
 PRIORITY_STYLE = {"p0": "bold red", "p1": "yellow", "p2": "default", "p3": "dim"}
 STATUS_STYLE = {"open": "green", "in_progress": "cyan", "closed": "dim"}

@@ -8,6 +8,7 @@ memory does not work (design, "Runtime sharing model"). There is no daemon.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,6 @@ from pensa.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from pathlib import Path
 
 ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
@@ -31,7 +31,7 @@ LOCK_RETRIES = 8
 Row = tuple[Any, ...]
 
 
-def translate(error: sqlite3.Error, *, path: Path | None) -> PensaError:
+def translate(error: sqlite3.Error, *, path: str | None) -> PensaError:
     """Turn a SQLite error into the pensa error a user can act on."""
     text = str(error)
     where = str(path) if path else "the in-memory database"
@@ -54,13 +54,14 @@ def _is_locked(error: sqlite3.Error) -> bool:
 class Store:
     """One open SQLite database: typed row access and write transactions."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
         self.conn = conn
         self.path = path
 
     @classmethod
-    def open(cls, path: Path | None) -> Store:
-        """Open (creating if needed) and migrate `path`; `None` is an empty in-memory store."""
+    def open(cls, where: str | os.PathLike[str] | None) -> Store:
+        """Open (creating if needed) and migrate `where`; `None` is an empty in-memory store."""
+        path = None if where is None else os.fspath(where)
         try:
             conn = sqlite3.connect(
                 ":memory:" if path is None else str(path),

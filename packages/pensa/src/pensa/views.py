@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.models import Counts, Issue, IssueType, Priority, Status, Vocabulary
+from pensa.models import Issue, IssueType, Priority, Status, Vocabulary
 from pensa.store import ISSUE_COLUMNS
 
 if TYPE_CHECKING:
@@ -145,6 +145,18 @@ def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Coun
     )
     groups = {str(key): int(n) for key, n in rows}
     return Counts(sum(groups.values()), groups)
+
+
+class Counts(NamedTuple):
+    """`count`: a total, and groups when counted `--by-*`."""
+
+    total: int
+    groups: dict[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.groups is None:
+            return {"count": self.total}
+        return {"total": self.total, "groups": dict(self.groups)}
 
 
 class StatusReport(NamedTuple):

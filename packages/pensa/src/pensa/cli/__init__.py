@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -42,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args)
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    env = Env(cwd=Path.cwd(), environ=os.environ, as_json=as_json, color=color)
+    env = Env(cwd=os.getcwd(), environ=os.environ, as_json=as_json, color=color)
     try:
         result = cli.main(args=args, prog_name="pn", standalone_mode=False, obj=env)
     except PensaError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -16,7 +17,6 @@ from pensa.render import Output
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from datetime import datetime
-    from pathlib import Path
 
     from pensa.graph import Graph
     from pensa.project import Project
@@ -67,7 +67,7 @@ class Env:
     def __init__(
         self,
         *,
-        cwd: Path,
+        cwd: str,
         environ: Mapping[str, str],
         as_json: bool,
         color: bool,
@@ -101,9 +101,9 @@ class Env:
         from pensa.store import Store
 
         found = self.project(create=write)
-        if found is not None and not found.db.exists() and found.exists():
+        if found is not None and not os.path.exists(found.db) and found.exists():
             self._auto_import(found)
-        if found is None or not (write or found.db.exists()):
+        if found is None or not (write or os.path.exists(found.db)):
             return self._resources.enter_context(Store.open(None))
         found.ensure()
         return self._resources.enter_context(Store.open(found.db))

@@ -83,8 +83,9 @@ def where(env: Env) -> None:
     """Print the .pensa directory in use (or the one a first write would create)."""
     found = env.project(create=False)
     exists = found is not None
-    path = found.dir if found is not None else env.project(create=True).dir  # type: ignore[union-attr]
-    env.out.emit({"path": str(path), "exists": exists and path.is_dir()}, str(path))
+    where = found if found is not None else env.project(create=True)
+    assert where is not None  # create=True always answers
+    env.out.emit({"path": where.dir, "exists": exists and where.exists()}, where.dir)
 
 
 @cli.command()
