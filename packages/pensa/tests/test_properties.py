@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from pensa.models import IssueType, Priority, Status
 from pensa.project import at
 from pensa.store import Store
 from pensa.tracker import Tracker
-from pensa.views import Filters, list_issues, ready
+from pensa.views import Filters, list_issues, list_query, ready, ready_query
 
 from .conftest import Clock
 
@@ -79,6 +80,7 @@ def test_ready_is_exactly_the_unblocked_open_non_bugs(
         assert all(i.issue_type is not IssueType.BUG for i in got)
         order = [(i.priority.value, ids.index(i.id)) for i in got]
         assert order == sorted(order)
+        assert json.loads(ready_query(Filters()).json(store)) == [i.to_json() for i in got]
 
 
 @SETTINGS
@@ -131,6 +133,11 @@ def test_export_import_export_is_byte_identical(
                     if body.strip():
                         tracker.add_comment(ids[n % len(ids)], body, actor="a")
             jsonl.export(store, project)
+            # The JSON that SQLite builds for `pn list --json` matches the records exactly.
+            everything = list_query(Filters())
+            assert json.loads(everything.json(store)) == [
+                i.to_json() for i in everything.issues(store)
+            ]
         first = [Path(p).read_bytes() for p in project.jsonl_files()]
         jsonl.import_(project)
         with Store.open(project.db) as store:

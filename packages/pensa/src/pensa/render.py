@@ -100,6 +100,10 @@ class Output:
         """Print `data` as JSON, or `text` for people."""
         sys.stdout.write((dumps(data) if self.as_json else text) + "\n")
 
+    def raw(self, json_text: str) -> None:
+        """Print JSON text already rendered (by SQLite) as is."""
+        sys.stdout.write(json_text + "\n")
+
     def issue(self, issue: Issue | None, *, empty: str = "(nothing)") -> None:
         if self.as_json:
             self.emit(None if issue is None else issue.to_json(), "")

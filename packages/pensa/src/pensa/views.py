@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.models import Issue, IssueType, Priority, Status, Vocabulary
+from pensa.models import ISSUE_FIELDS, Issue, IssueType, Priority, Status, Vocabulary
 from pensa.store import ISSUE_COLUMNS
 
 if TYPE_CHECKING:
@@ -86,6 +86,35 @@ class Filters(NamedTuple):
 ACTIVE = (Status.OPEN, Status.IN_PROGRESS)
 
 
+class Query(NamedTuple):
+    """A selection of issues, run either into Issue records or straight into JSON."""
+
+    conditions: tuple[str, ...]
+    params: tuple[Any, ...] = ()
+    order: str = "priority, seq"
+    limit: int | None = None
+
+    def _sql(self, columns: str) -> str:
+        where = " AND ".join(self.conditions) or "1"
+        sql = f"SELECT {columns} FROM issues WHERE {where} ORDER BY {self.order}"
+        return sql if self.limit is None else f"{sql} LIMIT {int(self.limit)}"
+
+    def issues(self, store: Store) -> list[Issue]:
+        """The matching issues."""
+        return [Issue.from_row(r) for r in store.rows(self._sql(ISSUE_COLUMNS), self.params)]
+
+    def json(self, store: Store) -> str:
+        """The matching issues as a compact JSON array, built by SQLite.
+
+        Identical to dumping `issues()` (a test proves it) but several times faster for the
+        thousands of rows `pn ready --json` may print: start-up time is a requirement."""
+        rows = store.rows(self._sql(ISSUE_JSON), self.params)
+        return "[" + ",".join(r[0] for r in rows) + "]"
+
+
+ISSUE_JSON = "json_object(" + ", ".join(f"'{f}', {f}" for f in ISSUE_FIELDS) + ")"
+
+
 def select(
     store: Store,
     conditions: Sequence[str],
@@ -95,40 +124,56 @@ def select(
     limit: int | None = None,
 ) -> list[Issue]:
     """Issues matching every condition, in `order`."""
-    where = " AND ".join(conditions) or "1"
-    sql = f"SELECT {ISSUE_COLUMNS} FROM issues WHERE {where} ORDER BY {order}"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [Issue.from_row(r) for r in store.rows(sql, params)]
+    return Query(tuple(conditions), tuple(params), order, limit).issues(store)
+
+
+def list_query(
+    filters: Filters, *, sort: SortKey = SortKey.PRIORITY, limit: int | None = None
+) -> Query:
+    """`list`: the filtered issues (callers pass `statuses=ACTIVE` for the default view)."""
+    clauses, params = filters.where()
+    return Query(tuple(clauses), tuple(params), _ORDER[sort], limit)
+
+
+def ready_query(filters: Filters, *, limit: int | None = None) -> Query:
+    """Open tasks, tests and chores whose dependencies are all closed; priority, then age."""
+    clauses, params = filters.where()
+    return Query((READY, *clauses), tuple(params), limit=limit)
+
+
+def blocked_query() -> Query:
+    """Issues not closed that wait on at least one dependency that is not closed."""
+    return Query(("status != 'closed'", BLOCKED))
+
+
+def search_query(text: str) -> Query:
+    """Every issue (any status) whose title or description contains `text`, any case."""
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return Query(
+        ("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')",), (pattern, pattern)
+    )
 
 
 def list_issues(
     store: Store, filters: Filters, *, sort: SortKey = SortKey.PRIORITY, limit: int | None = None
 ) -> list[Issue]:
-    """`list`: the filtered issues (callers pass `statuses=ACTIVE` for the default view)."""
-    clauses, params = filters.where()
-    return select(store, clauses, params, order=_ORDER[sort], limit=limit)
+    """`list` as records."""
+    return list_query(filters, sort=sort, limit=limit).issues(store)
 
 
 def ready(store: Store, filters: Filters, *, limit: int | None = None) -> list[Issue]:
-    """Open tasks, tests and chores whose dependencies are all closed; priority, then age."""
-    clauses, params = filters.where()
-    return select(store, [READY, *clauses], params, limit=limit)
+    """`ready` as records."""
+    return ready_query(filters, limit=limit).issues(store)
 
 
 def blocked(store: Store) -> list[Issue]:
-    """Issues not closed that wait on at least one dependency that is not closed."""
-    return select(store, ["status != 'closed'", BLOCKED], [])
+    """`blocked` as records."""
+    return blocked_query().issues(store)
 
 
-def search(store: Store, query: str) -> list[Issue]:
-    """Every issue (any status) whose title or description contains `query`, any case."""
-    pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    return select(
-        store,
-        ["(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')"],
-        [pattern, pattern],
-    )
+def search(store: Store, text: str) -> list[Issue]:
+    """`search` as records."""
+    return search_query(text).issues(store)
 
 
 def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Counts:

@@ -27,6 +27,15 @@ def filter_options(func: click.decorators.FC) -> click.decorators.FC:
     return func
 
 
+def show_issues(env: Env, query: views.Query) -> None:
+    """Print the issues `query` selects: JSON straight from SQLite, else records rendered."""
+    store = env.store()
+    if env.out.as_json:
+        env.out.raw(query.json(store))
+    else:
+        env.out.issues(query.issues(store))
+
+
 @cli.command("list")
 @click.option(
     "--status", type=VocabType(Status), multiple=True, help="Only this status (repeatable)."
@@ -53,7 +62,7 @@ def list_(
     """List open and in-progress issues (all with --all), by priority then creation."""
     statuses = status or (None if all_ else ACTIVE)
     filters = Filters(statuses, priority, assignee, issue_type, spec)
-    env.out.issues(views.list_issues(env.store(), filters, sort=sort, limit=limit))
+    show_issues(env, views.list_query(filters, sort=sort, limit=limit))
 
 
 @cli.command()
@@ -74,7 +83,7 @@ def ready(
     Bugs are never ready. Ordered by priority, then creation; `[]` when nothing is ready.
     """
     filters = Filters(None, priority, assignee, issue_type, spec)
-    env.out.issues(views.ready(env.store(), filters, limit=limit))
+    show_issues(env, views.ready_query(filters, limit=limit))
 
 
 @cli.command("claim-next")
@@ -105,7 +114,7 @@ def claim_next(
 @pass_env
 def blocked(env: Env) -> None:
     """List issues waiting on a dependency that is not closed."""
-    env.out.issues(views.blocked(env.store()))
+    show_issues(env, views.blocked_query())
 
 
 @cli.command()
@@ -114,7 +123,7 @@ def blocked(env: Env) -> None:
 @pass_env
 def search(env: Env, query: str) -> None:
     """Find issues (any status) whose title or description contains QUERY, any case."""
-    env.out.issues(views.search(env.store(), query))
+    show_issues(env, views.search_query(query))
 
 
 @cli.command()
