@@ -210,3 +210,26 @@ def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
     assert "interrupted" in err
     assert not alive(ralph_pid)
     assert list((project / ".sgf/run").glob("*.pid")) == []
+
+
+def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
+    project: Path, sgf: Run, fake_ralph: Any, git: Git
+) -> None:
+    for stem in ("auth", "billing"):
+        (project / "specs" / f"{stem}.md").write_text(f"# {stem}\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "specs")
+    assert sgf(project, "build", "--spec", "auth", env=fake_ralph.env()).returncode == 0
+    assembled = project / ".sgf/prompts/.assembled/build.md"
+    before = assembled.read_text()
+    (project / ".sgf/run/build-auth-20260101T000000.pid").write_text(f"{os.getpid()}\n")
+
+    other = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
+    assert other.returncode == 1
+    assert "loop build-auth-20260101T000000 is running and reads" in other.stderr
+    assert assembled.read_text() == before
+
+    same = sgf(project, "build", "--spec", "auth", env=fake_ralph.env())
+    assert same.returncode == 0, same.stderr
+    verify = sgf(project, "verify", env=fake_ralph.env())  # another stage: its own file
+    assert verify.returncode == 0, verify.stderr

@@ -131,3 +131,15 @@ def test_check_spec_accepts_an_existing_spec_and_lists_them_otherwise(tmp_path: 
     assert check_spec(tmp_path, "auth") == "auth"
     with pytest.raises(SpecNotFound, match=r"no spec specs/billing\.md; existing specs: auth"):
         check_spec(tmp_path, "billing")
+
+
+def test_a_taken_loop_id_moves_on_by_a_second(tmp_path: Path) -> None:
+    from sgf import launch
+
+    logs = tmp_path / ".sgf" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "build-20260226T143000.log").touch()
+    (tmp_path / ".sgf" / "run").mkdir()
+    (tmp_path / ".sgf" / "run" / "build-20260226T143001.pid").touch()
+    got = launch.unused_loop_id(tmp_path, LoopId(Stage.BUILD, None, T))
+    assert str(got) == "build-20260226T143002"

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -100,18 +102,43 @@ class Built(NamedTuple):
     pensa_src: Path  # a snapshot: the workspace's pensa may change while the suite runs
 
 
+def prune_old_test_images(keep: str) -> None:
+    """Remove test images of earlier inputs that are over an hour old (never `keep`).
+
+    Tags carry the content hash so concurrent sessions with different inputs (engineers
+    editing pensa while a suite runs) never overwrite each other's image.
+    """
+    listed = subprocess.run(
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
+         "springfield-sandbox"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    cutoff = time.time() - 3600
+    for line in listed.splitlines():
+        tag, created = line.split(" ", 1)
+        if not tag.startswith(TEST_IMAGE + "-") or tag == keep:
+            continue
+        when = datetime.strptime(" ".join(created.split()[:2]), "%Y-%m-%d %H:%M:%S")
+        if when.replace(tzinfo=UTC).timestamp() < cutoff:
+            subprocess.run(["docker", "rmi", tag], capture_output=True, check=False)
+
+
 @pytest.fixture(scope="session")
 def sandbox_image(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The sandbox image built once per session from the real inputs (reused when current)."""
     src = copy_pensa(tmp_path_factory.mktemp("pensa-snapshot") / "pensa")
-    argv = [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", TEST_IMAGE,
+    digest = sandbox.content_hash(base=base_image, claude_version=claude.VERSION, pensa_src=src)
+    image = f"{TEST_IMAGE}-{digest[:12]}"
+    argv = [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", image,
             "--base", base_image, "--pensa-source", str(src)]  # fmt: skip
     binary = os.environ.get("SPRINGFIELD_CLAUDE")
     if binary:
         argv += ["--claude-binary", binary]
-    done = subprocess.run(argv, env=_real_cache(), capture_output=True, text=True, timeout=1800)
+    env = {**_real_cache(), "CLAUDE_CODE_VERSION": claude.VERSION}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    return Built(TEST_IMAGE, src)
+    prune_old_test_images(keep=image)
+    return Built(image, src)
 
 
 def docker_run(image: str, *command: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -33,6 +33,35 @@ def meaning(code: int, stage: Stage) -> str:
     return f"ralph exited with unexpected code {code}"
 
 
+def unused_loop_id(root: Path, loop_id: LoopId) -> LoopId:
+    """Return `loop_id`, moved on by whole seconds while one with its name exists already.
+
+    Ids have one-second resolution; two launches within a second must not share a log.
+    """
+    while runs.pid_path(root, str(loop_id)).exists() or runs.log_path(root, str(loop_id)).exists():
+        loop_id = LoopId(loop_id.stage, loop_id.spec, loop_id.started + timedelta(seconds=1))
+    return loop_id
+
+
+def guard_shared_prompt(root: Path, stage: Stage, text: str) -> None:
+    """Refuse to change the assembled prompt a running loop of the same stage reads.
+
+    ralph re-reads `.assembled/<stage>.md` every iteration, so a second build loop for another
+    spec would silently retarget the first one.
+    """
+    path = prompts.assembled(root, stage.prompt)
+    running = [
+        p.loop_id
+        for p in runs.scan(root)
+        if p.alive() and (parsed := LoopId.parse(p.loop_id)) and parsed.stage is stage
+    ]
+    if running and path.exists() and path.read_text(encoding="utf-8") != text:
+        raise SgfError(
+            f"loop {running[0]} is running and reads {path.relative_to(root)}; this launch would "
+            "change that prompt under it. Wait for it to end (or stop it) first"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """Everything decided before ralph starts."""
@@ -56,9 +85,7 @@ def prepare(
     """Check and assemble everything for `request`; recover from a crash. Launches nothing."""
     config = config_mod.load(root)
     spec = check_spec(root, request.spec) if request.spec else None
-    loop_id = LoopId(request.stage, spec, now())
-    if runs.pid_path(root, str(loop_id)).exists() or runs.log_path(root, str(loop_id)).exists():
-        raise SgfError(f"loop {loop_id} already exists; wait a second and launch again")
+    loop_id = unused_loop_id(root, LoopId(request.stage, spec, now()))
     variables = {
         "stage": request.stage.value,
         "spec": spec,
@@ -67,7 +94,9 @@ def prepare(
         "iterations": request.count(config),
         "afk": request.is_afk(),
     }
-    prompt = prompts.assemble(root, request.stage.prompt, variables)
+    text = prompts.render(root, request.stage.prompt, variables)
+    guard_shared_prompt(root, request.stage, text)
+    prompt = prompts.write(root, request.stage.prompt, text)
     template = request.template or config.docker_template
     kind = request.sandbox or config.sandbox
     ralph = preflight.check(root, template=template, sandbox=kind, env=env)

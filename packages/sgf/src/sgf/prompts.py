@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,8 +23,8 @@ def _line_in(tb: types.TracebackType | None, filename: str) -> int | None:
     return line
 
 
-def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
-    """Render the project's `<prompt>.md` template and return the assembled file's path.
+def render(root: Path, prompt: str, variables: Mapping[str, object]) -> str:
+    """Render the project's `<prompt>.md` template.
 
     Undefined variables are errors (StrictUndefined), reported with the file and line.
     """
@@ -40,7 +41,7 @@ def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
     )
     rel = source.relative_to(root)
     try:
-        text = env.get_template(source.name).render(**variables)
+        return env.get_template(source.name).render(**variables)
     except jinja2.TemplateSyntaxError as e:
         raise PromptError(f"{rel}:{e.lineno}: {e.message}") from e
     except jinja2.UndefinedError as e:
@@ -48,7 +49,23 @@ def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
         where = f"{rel}:{line}" if line else str(rel)
         known = ", ".join(sorted(variables))
         raise PromptError(f"{where}: {e.message} (variables: {known})") from e
-    target = root / ASSEMBLED / f"{prompt}.md"
+
+
+def assembled(root: Path, prompt: str) -> Path:
+    """Where the assembled prompt for `prompt` lives."""
+    return root / ASSEMBLED / f"{prompt}.md"
+
+
+def write(root: Path, prompt: str, text: str) -> Path:
+    """Write an assembled prompt atomically (a running ralph never reads half a file)."""
+    target = assembled(root, prompt)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
     return target
+
+
+def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
+    """Render `.sgf/prompts/<prompt>.md` into `.sgf/prompts/.assembled/<prompt>.md`."""
+    return write(root, prompt, render(root, prompt, variables))
