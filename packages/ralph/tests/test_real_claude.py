@@ -1,0 +1,108 @@
+"""ralph driving the real, pinned claude binary against the scripted Messages API server:
+on the host and inside a real container (the binary is linked into the project)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import parse_scenario
+
+pytestmark = pytest.mark.claude
+
+COMPLETES = [
+    {"tool": "Bash", "input": {"command": "touch .ralph-complete", "description": "finish"}},
+    {"text": "All done."},
+]
+
+
+def agent_in(project: Path, claude_bin: Path) -> Path:
+    target = project / "bin" / "claude"
+    target.parent.mkdir()
+    try:
+        os.link(claude_bin, target)  # 380 MB: link, don't copy, when on the same filesystem
+    except OSError:
+        shutil.copy2(claude_bin, target)
+    return target
+
+
+def run(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--auto-push", "false", *args],
+        cwd=project,
+        env={**env, "RALPH_RESULT_GRACE": "15"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+def test_real_claude_on_the_host_completes_the_loop(
+    claude_bin: Path, project: Path, ralph_env: dict[str, str]
+) -> None:
+    with ModelServer(parse_scenario(COMPLETES)) as server:
+        env = {
+            **ralph_env,
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "IS_SANDBOX": "1",
+            "RALPH_COMMAND": str(claude_bin),
+        }
+        done = run(project, env, "--sandbox", "none", "3", "Follow the script.")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "-> Bash(touch .ralph-complete)" in done.stdout
+    assert "All done." in done.stdout
+    assert "Iteration 1 done: " in done.stdout
+    assert not (project / ".ralph-complete").exists()
+
+
+@pytest.mark.docker
+def test_real_claude_in_a_container_waits_out_a_usage_limit(
+    claude_bin: Path, project: Path, ralph_env: dict[str, str], base_image: str
+) -> None:
+    agent = agent_in(project, claude_bin)
+    scenario = parse_scenario([{"rate_limit": {"reset_in": 2}, "times": 1}, *COMPLETES])
+    loop_id = f"real-claude-{os.getpid()}"
+    with ModelServer(scenario) as server:
+        env = {
+            **ralph_env,
+            "ANTHROPIC_BASE_URL": server.url,
+            "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-test",
+            "RALPH_COMMAND": str(agent),
+        }
+        done = run(
+            project,
+            env,
+            "--sandbox",
+            "docker",
+            "--template",
+            base_image,
+            "--network",
+            "host",
+            "--loop-id",
+            loop_id,
+            "2",
+            "Follow the script.",
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "usage limit reached; it resets at" in done.stdout
+    assert "retrying the same iteration" in done.stdout
+    assert "-> Bash(touch .ralph-complete)" in done.stdout
+    assert "Iteration 2" not in done.stdout
+    assert "after its result" not in done.stdout
+    assert "sk-ant-oat01-test" not in done.stdout + done.stderr
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=springfield.loop-id={loop_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert left == []
