@@ -99,3 +99,46 @@ def test_init_on_a_terminal_asks_for_the_stack(
         os.close(master)
         os.close(slave)
     assert 'stack = "go"' in (repo / ".sgf/config.toml").read_text()
+
+
+def test_piped_output_with_a_terminal_keeps_ralph_in_the_foreground_and_ctrl_c_reaches_it_once(
+    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
+) -> None:
+    """`sgf build -a | tee x`: stdin is the terminal, so ralph must not be a background job."""
+    import fcntl
+
+    ready = tmp_path / "ready"
+    master, slave = os.openpty()
+    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
+
+    def take_terminal() -> None:  # runs in the child after setsid: the pty becomes its tty
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    child = subprocess.Popen(
+        [str(sgf_bin), "build", "-a"],
+        cwd=project,
+        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=take_terminal,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        ralph_pid = int(ready.read_text())
+        assert os.getpgid(ralph_pid) == os.getpgid(child.pid)
+        os.write(master, b"\x03")  # the terminal sends SIGINT to its foreground group
+        out, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+        os.close(slave)
+    assert child.returncode == 130, err
+    assert fake_ralph.calls()["signals"] == ["SIGINT"]
+    assert b"fake ralph: done" in out

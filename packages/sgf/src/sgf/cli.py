@@ -154,6 +154,7 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         now=env.now,
         out=sys.stdout.buffer,
         on_terminal=env.interactive(),
+        stdin_is_terminal=sys.stdin.isatty(),
     )
     click.echo(f"sgf: {launch.meaning(code, stage)}", err=True)
     return code

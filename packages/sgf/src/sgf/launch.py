@@ -120,6 +120,7 @@ def run(
     now: Callable[[], datetime],
     out: BinaryIO,
     on_terminal: bool,
+    stdin_is_terminal: bool = False,
 ) -> int:
     """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
     loop_id = str(prepared.loop_id)
@@ -133,7 +134,13 @@ def run(
             if on_terminal:
                 code = terminal.run_on_pty(prepared.argv, cwd=root, env=env, log=log)
             else:
-                code = proc.run_teed(prepared.argv, cwd=root, env=env, sinks=[out, log])
+                code = proc.run_teed(
+                    prepared.argv,
+                    cwd=root,
+                    env=env,
+                    sinks=[out, log],
+                    foreground=stdin_is_terminal,
+                )
             log.write(f"# sgf: ralph exited with {code}\n".encode())
     finally:
         outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"

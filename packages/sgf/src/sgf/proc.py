@@ -88,21 +88,29 @@ def exit_code(status: int) -> int:
 
 
 @contextlib.contextmanager
-def forwarding(target: Callable[[signal.Signals], None]) -> Iterator[None]:
+def forwarding(
+    target: Callable[[signal.Signals], None], *, terminal_delivers_sigint: bool = False
+) -> Iterator[None]:
     """While active, pass SIGINT/SIGTERM/SIGHUP sent to sgf on to `target`, climbing a ladder.
 
     The first signal is forwarded as it came; each repeat escalates (SIGTERM, then SIGKILL),
-    so ralph gets one clean request to stop and a stuck ralph can still be ended.
+    so ralph gets one clean request to stop and a stuck ralph can still be ended. When ralph
+    shares sgf's foreground process group, the terminal's Ctrl+C reaches ralph by itself, so
+    SIGINT is not forwarded (ralph must get it once, not twice).
     """
     count = 0
 
     def handler(signum: int, frame: FrameType | None) -> None:
         nonlocal count
+        if terminal_delivers_sigint and signum == signal.SIGINT:
+            log.info("SIGINT: ralph got it from the terminal too")
+            return
         sig = signal.Signals(signum) if count == 0 else LADDER[min(count - 1, len(LADDER) - 1)]
         count += 1
         log.info("forwarding %s to ralph", sig.name)
         target(sig)
 
+    # A Python handler, never SIG_IGN: an ignored SIGINT would be inherited by ralph.
     previous = {sig: signal.signal(sig, handler) for sig in FORWARDED}
     try:
         yield
@@ -117,11 +125,15 @@ def run_teed(
     cwd: Path,
     env: Mapping[str, str],
     sinks: Sequence[BinaryIO],
+    foreground: bool = False,
 ) -> int:
-    """Run ralph in its own process group, copying its output to every sink; return its code.
+    """Run ralph, copying its output to every sink; return its exit code.
 
-    stdin is inherited (an interactive ralph without a terminal still reads it). Signals sent
-    to sgf are forwarded to ralph's process group once, so nothing is orphaned.
+    stdin is inherited (an interactive ralph without a terminal still reads it). Normally
+    ralph gets its own process group and signals sent to sgf are forwarded to it. With
+    `foreground` (stdin is our terminal) ralph stays in sgf's process group, because a
+    background group that touches the terminal is stopped by SIGTTIN/SIGTTOU; Ctrl+C then
+    reaches ralph from the terminal and sgf only forwards SIGTERM and SIGHUP.
     """
     try:
         child = subprocess.Popen(
@@ -130,18 +142,21 @@ def run_teed(
             env=dict(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            process_group=0,
+            process_group=None if foreground else 0,
         )
     except FileNotFoundError as e:
         raise ProgramMissing(argv[0], "set SGF_RALPH or put ralph on PATH") from e
 
     def send(sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, sig)
+            if foreground:
+                os.kill(child.pid, sig)
+            else:
+                os.killpg(child.pid, sig)
 
     assert child.stdout is not None
     fd = child.stdout.fileno()
-    with forwarding(send), child.stdout:
+    with forwarding(send, terminal_delivers_sigint=foreground), child.stdout:
         while chunk := os.read(fd, 65536):
             for sink in sinks:
                 sink.write(chunk)
