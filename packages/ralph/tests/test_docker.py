@@ -247,6 +247,18 @@ def test_unreachable_engine_is_a_one_line_error(
     assert done.stderr.count("\n") == 1
 
 
+def test_agent_missing_from_the_image_is_a_one_line_error(
+    project: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    env = {**docker_env, "RALPH_COMMAND": "claude-not-in-this-image"}
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello")
+    assert done.returncode == 1, done.stdout
+    assert "agent executable 'claude-not-in-this-image' not found in the docker sandbox" in (
+        done.stderr
+    )
+    assert "Iteration 2" not in done.stdout
+
+
 def test_unknown_network_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:

@@ -59,10 +59,13 @@ def test_silent_agent_is_stopped_by_the_idle_watchdog(ralph: Run, script: Script
 
 def test_agent_ignoring_sigint_and_sigterm_is_killed(ralph: Run, script: Script) -> None:
     steps = [["ignore", "SIGINT"], ["ignore", "SIGTERM"], ["say", "stubborn"], ["hang"]]
-    done = ralph("-a", "--idle-timeout", "0.3", "1", script(default=steps))
+    # the idle timeout leaves the agent's interpreter time to start and ignore the signals
+    done = ralph("-a", "--idle-timeout", "2", "1", script(default=steps))
     assert done.returncode == 2
     assert "no output from the agent" in done.stdout
     assert "exit -9" in done.stdout
+    assert "ignored SIGINT" in done.stdout
+    assert "ignored SIGTERM" in done.stdout
 
 
 def test_rejected_usage_limit_waits_for_reset_and_reruns_the_iteration(

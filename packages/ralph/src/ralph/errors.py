@@ -46,8 +46,11 @@ class TemplateMissing(RalphError):
 class AgentNotFound(RalphError):
     code = "agent_not_found"
 
-    def __init__(self, exe: str) -> None:
-        super().__init__(f"agent executable {exe!r} not found: install it or pass --command EXE")
+    def __init__(self, exe: str, *, where: str = "") -> None:
+        place = f" {where}" if where else ""
+        super().__init__(
+            f"agent executable {exe!r} not found{place}: install it or pass --command EXE"
+        )
 
 
 class SandboxFailed(RalphError):

@@ -17,11 +17,13 @@ from pathlib import Path
 from ralph import format, git, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
-from ralph.errors import UsageLimitFatal
+from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.models import Config, Exit
 from ralph.render import Output
 from ralph.stream import Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
+
+_CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +193,9 @@ class Loop:
         started = self.clock()
         running = self.sandbox.start(self.config.agent_argv(), stdin=self.config.prompt.data)
         status: int | None = None
+        parser = Parser()
         try:
-            for event in Parser().events(self._chunks(running, watch)):
+            for event in parser.events(self._chunks(running, watch)):
                 self.out.event(event, root=self.root)
                 if isinstance(event, Result):
                     result = event
@@ -201,6 +204,10 @@ class Loop:
                     limit = event
         finally:
             status = running.close(grace=t.stop_grace)
+        if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
+            # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
+            # --command, or an image without claude); every iteration would fail the same way
+            raise AgentNotFound(self.config.command, where=f"in the {self.config.sandbox} sandbox")
         return Attempt(
             status,
             result,
@@ -264,6 +271,7 @@ def run(
 ) -> Exit:
     """Set up signals, a per-run state dir and the sandbox; run the loop; clean everything."""
     with contextlib.ExitStack() as stack:
+        stack.enter_context(out.capturing_logs())
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
         box = sandboxes.make(config, env=env, state=state)

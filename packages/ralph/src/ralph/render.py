@@ -4,6 +4,8 @@ and an always-plain copy in the --log-file."""
 from __future__ import annotations
 
 import contextlib
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -105,8 +107,30 @@ class Output:
             self._stderr.write(text)
             self._stderr.flush()
 
+    @contextlib.contextmanager
+    def capturing_logs(self, logger: str = "ralph") -> Iterator[None]:
+        """Show the library's log warnings (stop-ladder steps, clean-up trouble) as warnings."""
+        handler = _ToOutput(self)
+        target = logging.getLogger(logger)
+        target.addHandler(handler)
+        target.propagate = False
+        try:
+            yield
+        finally:
+            target.removeHandler(handler)
+            target.propagate = True
+
     def bell(self) -> None:
         """The terminal bell, when no sound player exists."""
         with contextlib.suppress(BrokenPipeError, ValueError):
             self._stdout.write("\a")
             self._stdout.flush()
+
+
+class _ToOutput(logging.Handler):
+    def __init__(self, out: Output) -> None:
+        super().__init__(logging.WARNING)
+        self._out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._out.warning(record.getMessage())
