@@ -7,6 +7,7 @@ and `claude_bin`; this file only adds what the cross-package tests need on top.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario, parse_scenario
 
+from tests.e2e_harness.processes import working_in
 from tests.e2e_harness.project import Project, make_project
 from tests.e2e_harness.scenarios import FAKE_TOKEN
 
@@ -52,13 +54,14 @@ def e2e_env(isolated_home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def project(tmp_path: Path, e2e_env: dict[str, str], sandbox_image: str) -> Iterator[Project]:
-    """An initialised project with a bare remote; proves no container of it is left behind."""
+    """An initialised project with a bare remote; proves no container or process is left."""
     made = make_project(tmp_path, e2e_env)
     yield made
     leftovers = made.containers()
     if leftovers:
         subprocess.run(["docker", "rm", "-f", *leftovers], capture_output=True, check=False)
     assert leftovers == [], f"containers left behind: {leftovers}"
+    assert working_in(made.root) == [], "processes left running in the project"
 
 
 @pytest.fixture
@@ -77,3 +80,5 @@ def model(project: Project) -> Iterator[Callable[[Scenario | dict[str, object]],
     yield start
     for server in started:
         server.stop()
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", server.port)) != 0, "model server still up"

@@ -49,3 +49,21 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def working_in(root: Path) -> list[int]:
+    """Live processes whose working directory is `root` or below it.
+
+    Container processes show up too: the project is bind-mounted at the same absolute path.
+    """
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = Path(os.readlink(f"/proc/{entry}/cwd"))
+        except OSError:
+            continue
+        if (cwd == root or root in cwd.parents) and alive(int(entry)):
+            found.append(int(entry))
+    return found
