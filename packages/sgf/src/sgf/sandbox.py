@@ -10,6 +10,7 @@ build with unchanged inputs is skipped and `sgf build` can say when the image is
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -150,6 +151,11 @@ def _platforms() -> list[str]:
 
 def wheels(root: Path, dest: Path, *, pensa_src: Path, python: str, env: Mapping[str, str]) -> None:
     """Build pensa's wheel and download its dependencies and pre-commit for `python`."""
+    if importlib.util.find_spec("pip") is None:
+        raise SgfError(
+            f"pip is missing from sgf's environment ({sys.executable}); it builds the image's "
+            "wheels. Install it there (python -m ensurepip) and run again"
+        )
     pip = [sys.executable, "-m", "pip"]
     proc.run(
         [*pip, "wheel", "--quiet", "--no-deps", "-w", str(dest), str(pensa_src)],
