@@ -424,3 +424,84 @@ def test_the_real_cli_reports_a_rejected_usage_limit(claude_bin: Path, tmp_path:
     assert limits[-1]["rate_limit_info"]["status"] == "rejected"
     assert limits[-1]["rate_limit_info"]["resetsAt"] > time.time() + 100
     assert events[-1]["api_error_status"] == 429
+
+
+def test_a_prompt_no_script_claims_gets_the_final_text(serve: Any) -> None:
+    server = serve(
+        {
+            "final_text": "not mine",
+            "scripts": [{"name": "plan", "prompt": "^plan", "steps": [{"text": "planning"}]}],
+        }
+    )
+    _, _, raw = post(server, body(prompt="build", stream=False))
+    assert json.loads(raw)["content"][0]["text"] == "not mine"
+    assert server.requests[-1].kind == "unscripted"
+
+
+def test_cwd_comes_from_the_environment_block(serve: Any) -> None:
+    server = serve([{"tool": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}])
+    request = body(stream=False)
+    request["messages"].append(
+        {"role": "system", "content": [{"type": "text", "text": "Primary working directory: /w/p"}]}
+    )
+    _, _, raw = post(server, request)
+    assert json.loads(raw)["content"][0]["input"] == {"file_path": "/w/p/a.txt"}
+
+
+def test_without_a_session_header_the_prompt_identifies_the_conversation(serve: Any) -> None:
+    server = serve([{"text": "one"}, {"text": "two"}])
+    texts = []
+    for turns in ((), tool_turn("x"), ()):
+        _, _, raw = post(server, body(*turns, stream=False), session="")
+        texts.append(json.loads(raw)["content"][0]["text"])
+    assert texts == ["one", "two", "one"]
+
+
+def test_a_delayed_step_answers_late_and_stop_cuts_the_wait(serve: Any) -> None:
+    server = serve([{"text": "slow", "delay": 0.3}, {"text": "slower", "delay": 60}])
+    started = time.monotonic()
+    post(server, body())
+    assert time.monotonic() - started >= 0.3
+    worker = threading.Thread(target=post, args=(server, body(*tool_turn("x"))))
+    worker.start()
+    wait_for(lambda: server.engine.played("main", 1) == 1, 10, "the slow step to start")
+    started = time.monotonic()
+    server.stop()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert time.monotonic() - started < 5
+
+
+def test_an_http_error_without_retry_after_sends_no_such_header(serve: Any) -> None:
+    server = serve([{"http_error": 500}])
+    status, headers, raw = post(server, body())
+    assert status == 500
+    assert "retry-after" not in {k.lower() for k in headers}
+    assert json.loads(raw)["error"] == {"type": "api_error", "message": "Scripted HTTP 500"}
+
+
+def test_a_messages_post_that_is_not_json_is_another_route(serve: Any) -> None:
+    server = serve([{"text": "x"}])
+    request = urllib.request.Request(server.url + "/v1/messages", data=b"not json", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=10)
+    raised.value.close()
+    assert raised.value.code == 404
+    assert server.requests[-1].body == "not json"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not JSON"),
+        ('{"steps": [{"tool": "Bash", "input": "ls"}]}', "tool input must be an object"),
+        ('{"steps": [{"tools": [{"input": {}}]}]}', "needs a name"),
+        ('{"scripts": [{"name": "x"}]}', "needs a list of steps"),
+        ('{"steps": ["text"]}', "a step is an object"),
+    ],
+)
+def test_bad_scenario_files_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(path)
