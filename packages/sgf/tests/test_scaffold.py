@@ -203,3 +203,14 @@ def test_broken_settings_json_stops_init_and_is_left_alone(repo: Path, sgf: Run)
 
 def test_deny_rule_is_the_edit_form() -> None:
     assert merges.DENY == ("Edit(/.sgf/**)",)
+
+
+def test_init_with_another_stack_keeps_the_config_and_says_so(repo: Path, sgf: Run) -> None:
+    assert sgf(repo, "init", "--stack", "go").returncode == 0
+    done = sgf(repo, "init", "--stack", "rust")
+    assert done.returncode == 0, done.stderr
+    assert "stack stays go; --force re-seeds" in done.stdout
+    assert 'stack = "go"' in (repo / ".sgf/config.toml").read_text()
+    assert sgf(repo, "init", "--stack", "rust", "--force").returncode == 0
+    assert 'stack = "rust"' in (repo / ".sgf/config.toml").read_text()
+    assert (repo / ".sgf/backpressure.md").read_text() == stacks.get("rust").backpressure()

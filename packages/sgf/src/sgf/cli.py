@@ -29,9 +29,11 @@ class Env:
     now: Callable[[], datetime] = datetime.now
 
     def root(self) -> Path:
+        """The git work tree the command runs in."""
         return git.toplevel(self.cwd)
 
     def interactive(self) -> bool:
+        """Tell whether a person is at a terminal (stdin and stdout are ttys)."""
         return sys.stdin.isatty() and sys.stdout.isatty()
 
 
@@ -320,6 +322,7 @@ def sandbox_build(
 
 
 def fail(message: str) -> int:
+    """Print `error: <message>` on stderr and return exit code 1."""
     click.echo(f"error: {message}", err=True)
     return 1
 

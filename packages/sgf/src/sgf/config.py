@@ -14,6 +14,8 @@ CONFIG = Path(".sgf") / "config.toml"
 
 
 class SandboxKind(StrEnum):
+    """Where ralph runs agents: in Docker containers or directly on this machine."""
+
     DOCKER = "docker"
     NONE = "none"
 

@@ -16,6 +16,8 @@ class SgfError(Exception):
 
 
 class NotAGitRepo(SgfError):
+    """sgf works inside a git work tree only."""
+
     code = "not_a_git_repo"
 
     def __init__(self, path: object) -> None:
@@ -26,6 +28,8 @@ class NotAGitRepo(SgfError):
 
 
 class NotInitialised(SgfError):
+    """The project has no `.sgf/config.toml`."""
+
     code = "not_initialised"
 
     def __init__(self, path: object) -> None:
@@ -33,6 +37,8 @@ class NotInitialised(SgfError):
 
 
 class UnknownStack(SgfError):
+    """No stack was chosen, or an unknown one."""
+
     code = "unknown_stack"
 
     def __init__(self, name: str | None, known: Sequence[str]) -> None:
@@ -44,10 +50,14 @@ class UnknownStack(SgfError):
 
 
 class ConfigError(SgfError):
+    """`.sgf/config.toml` cannot be used as written."""
+
     code = "invalid_config"
 
 
 class SpecNotFound(SgfError):
+    """`--spec` names no `specs/<stem>.md`."""
+
     code = "spec_not_found"
 
     def __init__(self, stem: str, known: Sequence[str]) -> None:
@@ -62,14 +72,20 @@ class PromptError(SgfError):
 
 
 class PreflightError(SgfError):
+    """A prerequisite of launching a loop is missing."""
+
     code = "preflight"
 
 
 class DirtyTree(SgfError):
+    """Uncommitted changes that a loop would sweep into its commits."""
+
     code = "dirty_tree"
 
 
 class LoopNotFound(SgfError):
+    """No loop (or more than one) matches the id given."""
+
     code = "loop_not_found"
 
 
@@ -94,6 +110,8 @@ class CommandFailed(SgfError):
 
 
 class ProgramMissing(SgfError):
+    """A program sgf needs is not installed or not on PATH."""
+
     code = "program_missing"
 
     def __init__(self, program: str, hint: str) -> None:

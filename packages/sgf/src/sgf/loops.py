@@ -43,6 +43,8 @@ ONE_ITERATION = frozenset({Stage.SPEC})
 
 @dataclass(frozen=True, slots=True)
 class LoopId:
+    """`<stage>[-<spec>]-<YYYYMMDDTHHMMSS>`: names a loop's PID file and log."""
+
     stage: Stage
     spec: str | None
     started: datetime
@@ -90,6 +92,7 @@ class Launch:
     network: str | None = None
 
     def is_afk(self) -> bool:
+        """Tell whether ralph runs unattended (-a): asked for, or verify/test-plan."""
         return self.afk or self.stage in ALWAYS_AFK
 
     def count(self, config: Config) -> int:

@@ -28,6 +28,7 @@ class Issue:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Issue:
+        """Read an issue from `pn --json` output."""
         return cls(
             id=data["id"],
             title=data["title"],
@@ -65,6 +66,8 @@ def doctor_fix(root: Path, env: Mapping[str, str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SpecCounts:
+    """Work counts for one spec."""
+
     spec: str  # "-" for issues without a spec
     ready: int = 0
     in_progress: int = 0

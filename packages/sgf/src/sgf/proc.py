@@ -28,6 +28,8 @@ LADDER = (signal.SIGTERM, signal.SIGKILL)
 
 
 class Result(NamedTuple):
+    """What a finished program left: exit code and its captured output."""
+
     returncode: int
     stdout: str
     stderr: str

@@ -23,20 +23,25 @@ HISTORY = LOGS / "history.jsonl"
 
 @dataclass(frozen=True, slots=True)
 class PidFile:
+    """One `.sgf/run/<loop-id>.pid` as found on disk."""
+
     loop_id: str
     path: Path
     pid: int | None  # None: unreadable, treated as stale
     started: datetime  # when the file was written
 
     def alive(self) -> bool:
+        """Tell whether the sgf that wrote this file still runs."""
         return self.pid is not None and proc.pid_alive(self.pid)
 
 
 def pid_path(root: Path, loop_id: str) -> Path:
+    """Where the loop's PID file lives."""
     return root / RUN / f"{loop_id}.pid"
 
 
 def log_path(root: Path, loop_id: str) -> Path:
+    """Where the loop's log lives."""
     return root / LOGS / f"{loop_id}.log"
 
 
@@ -101,4 +106,5 @@ def history(root: Path, *, limit: int = 10) -> list[Outcome]:
 
 
 def now_iso(now: Callable[[], datetime]) -> str:
+    """The current time as RFC 3339 UTC with a `Z`, to the second."""
     return now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -115,6 +115,8 @@ def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Built:
+    """The outcome of `sgf sandbox build`."""
+
     image: str
     content_hash: str
     skipped: bool  # an up-to-date image already existed

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from sgf import config as config_mod
 from sgf import git, merges, proc, resources
 from sgf.config import Config
 from sgf.errors import NotAGitRepo
@@ -20,6 +21,8 @@ HOOK_TYPES = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
 
 
 class Action(StrEnum):
+    """What init did to a path."""
+
     CREATED = "created"
     MERGED = "merged"
     OVERWRITTEN = "overwritten"
@@ -82,7 +85,13 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
     """Scaffold the project at `root` (a git work tree) for `stack`; return what was done."""
     steps: list[Step] = []
     config = Config(stack=stack.name, docker_template=stack.docker_template)
-    steps.append(_owned(root, ".sgf/config.toml", config.to_toml(), force=force))
+    step = _owned(root, ".sgf/config.toml", config.to_toml(), force=force)
+    if step.action is Action.KEPT:
+        kept = config_mod.load(root).stack
+        if kept != stack.name:
+            note = f"stack stays {kept}; --force re-seeds config, backpressure, prompts"
+            step = Step(step.path, step.action, note)
+    steps.append(step)
     steps.append(_owned(root, ".sgf/backpressure.md", stack.backpressure(), force=force))
     for stage in PROMPTS:
         text = resources.read_text("prompts", f"{stage}.md")

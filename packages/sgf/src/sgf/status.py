@@ -15,6 +15,8 @@ from sgf.loops import LoopId
 
 @dataclass(frozen=True, slots=True)
 class Running:
+    """A loop whose sgf process is alive."""
+
     loop_id: str
     stage: str
     spec: str | None
@@ -26,6 +28,8 @@ class Running:
 
 @dataclass(frozen=True, slots=True)
 class Status:
+    """Everything `sgf status` shows."""
+
     running: list[Running]
     stale: list[str]  # PID files of crashed loops (the next launch recovers them)
     recent: list[runs.Outcome]
