@@ -274,7 +274,13 @@ def sandbox_group() -> None:
 
 @sandbox_group.command("build")
 @click.option("--image", default=sandbox.DEFAULT_IMAGE, show_default=True, help="Image tag.")
-@click.option("--base", default=sandbox.DEFAULT_BASE, show_default=True, help="Base image.")
+@click.option(
+    "--base",
+    envvar="SPRINGFIELD_BASE_IMAGE",
+    default=sandbox.DEFAULT_BASE,
+    show_default=True,
+    help="Base image (env SPRINGFIELD_BASE_IMAGE).",
+)
 @click.option("--claude-version", default=None, help=f"Claude Code version [{claude.VERSION}].")
 @click.option(
     "--claude-binary",
