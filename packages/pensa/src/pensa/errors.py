@@ -62,6 +62,11 @@ class Busy(PensaError):
     description = "the database stayed locked by other writers through every retry"
 
 
+class GitFailed(PensaError):
+    code = "git_error"
+    description = "a git command pn runs (`git add` in `pn export --stage`) failed"
+
+
 class StorageError(PensaError):
     code = "storage_error"
     description = "SQLite reported another failure (corrupt file, disk full, ...)"
@@ -77,5 +82,6 @@ ALL_ERRORS: tuple[type[PensaError], ...] = (
     InvalidData,
     ReadOnly,
     Busy,
+    GitFailed,
     StorageError,
 )

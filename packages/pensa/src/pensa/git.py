@@ -1,50 +1,87 @@
-"""The one door to git: small named functions over a single subprocess wrapper."""
+"""The one door to git: small named functions over a single process runner.
+
+It spawns git with `os.posix_spawnp` rather than `subprocess`: every write resolves the actor
+through `git config user.name`, and importing `subprocess` costs more start-up than running
+git does (STYLE.md: start-up is a feature).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, NamedTuple
+
+from pensa.errors import GitFailed
 
 if TYPE_CHECKING:
-    import subprocess
     from collections.abc import Mapping, Sequence
 
 
-def _git(
-    args: Sequence[str], *, cwd: str, env: Mapping[str, str]
-) -> subprocess.CompletedProcess[str]:
-    import subprocess  # only writes need git; reads stay on the fast path
+class Done(NamedTuple):
+    """A finished git: exit code, stdout, stderr."""
 
+    code: int
+    out: str
+    err: str
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
+    """Run `git -C cwd ARGS` with stdin from /dev/null and capture its output.
+
+    stdout is read to the end before stderr: the commands used here write at most a few
+    lines to stderr, far below a pipe's buffer, so this cannot deadlock."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDONLY)
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
+        pid = os.posix_spawnp(
+            "git",
+            ["git", "-C", cwd, *args],
+            dict(env),
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ],
         )
     except FileNotFoundError:  # no git installed: behave as outside a repository
-        return subprocess.CompletedProcess(["git", *args], 127, "", "git not found")
+        for fd in (out_r, out_w, err_r, err_w, devnull):
+            os.close(fd)
+        return Done(127, "", "git not found")
+    for fd in (out_w, err_w, devnull):
+        os.close(fd)
+    try:
+        out, err = _read_all(out_r), _read_all(err_r)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+        _, status = os.waitpid(pid, 0)
+    return Done(os.waitstatus_to_exitcode(status), out.decode(), err.decode())
 
 
 def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:
     """The work tree's top directory, or None outside a git repository."""
-    done = _git(["rev-parse", "--show-toplevel"], cwd=cwd, env=env)
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    done = run(["rev-parse", "--show-toplevel"], cwd=cwd, env=env)
+    return done.out.strip() or None if done.code == 0 else None
 
 
 def user_name(cwd: str, env: Mapping[str, str]) -> str | None:
     """`git config user.name`, or None when unset."""
-    done = _git(["config", "user.name"], cwd=cwd, env=env)
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    done = run(["config", "user.name"], cwd=cwd, env=env)
+    return done.out.strip() or None if done.code == 0 else None
 
 
 def add(paths: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> None:
     """Stage `paths` (in the index named by GIT_INDEX_FILE when git set one for a hook)."""
-    done = _git(["add", "--", *paths], cwd=cwd, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"git add failed ({done.returncode}): {done.stderr.strip()}")
+    done = run(["add", "--", *paths], cwd=cwd, env=env)
+    if done.code != 0:
+        raise GitFailed(f"git add failed ({done.code}): {done.err.strip()}")
 
 
 def in_commit_hook(env: Mapping[str, str]) -> bool:

@@ -3,7 +3,6 @@ tables and colours on a terminal (rich is imported only then)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,8 @@ COLUMNS = ("id", "pri", "status", "type", "title", "assignee")
 
 def dumps(data: Any) -> str:
     """Compact JSON, UTF-8 as is: the stdout contract of `--json`."""
+    import json  # lists print JSON built by SQLite and never need the module
+
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
