@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -114,7 +115,7 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
     env = {**docker_env, "ANTHROPIC_API_KEY": SECRET}
     done = ralph(project, env, "-a", "--loop-id", loop_id, "3", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
-    home = f"home={Path(os.environ.get('TMPDIR', '/tmp'))}"
+    home = f"home={tempfile.gettempdir()}/ralph-"
     assert f"uid={os.getuid()} gid={os.getgid()} {home}" in done.stdout
     assert ("sandbox=1" if os.getuid() == 0 else "sandbox=None") in done.stdout
     assert "autoupdater=1" in done.stdout

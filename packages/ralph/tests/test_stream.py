@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ralph.stream import Parser, RateLimit, Result, Text, ToolError, ToolUse, parse_line
@@ -115,6 +115,7 @@ def test_last_line_without_newline_is_parsed() -> None:
     assert parse(b'{"type":"result","result":"x"}') == [Result(text="x")]
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=len(TOOLS) - 1), max_size=40))
 def test_chunk_boundaries_never_change_the_events(cuts: list[int]) -> None:
     points = sorted(set(cuts))

@@ -46,4 +46,5 @@ class Ding:
                 self._bell()
 
     def close(self) -> None:
+        """Wait for (or kill) running sound players."""
         self._players.close()

@@ -16,6 +16,8 @@ class UsageProblem(RalphError):
 
 
 class PromptNotFound(RalphError):
+    """The default prompt file is missing (any other PROMPT would be inline text)."""
+
     code = "prompt_not_found"
 
     def __init__(self, path: str) -> None:
@@ -25,6 +27,8 @@ class PromptNotFound(RalphError):
 
 
 class DockerUnavailable(RalphError):
+    """No Docker engine answers (or the docker CLI is missing)."""
+
     code = "docker_unavailable"
 
     def __init__(self, detail: str) -> None:
@@ -34,6 +38,8 @@ class DockerUnavailable(RalphError):
 
 
 class TemplateMissing(RalphError):
+    """The --template image does not exist locally."""
+
     code = "template_missing"
 
     def __init__(self, image: str) -> None:
@@ -44,6 +50,8 @@ class TemplateMissing(RalphError):
 
 
 class AgentNotFound(RalphError):
+    """The agent executable cannot be started (on the host or in the sandbox)."""
+
     code = "agent_not_found"
 
     def __init__(self, exe: str, *, where: str = "") -> None:

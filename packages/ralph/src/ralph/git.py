@@ -64,6 +64,8 @@ def identity(cwd: Path, *, env: Mapping[str, str] | None = None) -> dict[str, st
 
 
 class PushStatus(StrEnum):
+    """How an auto-push ended."""
+
     PUSHED = "pushed"
     REBASED = "pushed after pull --rebase"
     NO_REMOTE = "no remote"
@@ -73,6 +75,8 @@ class PushStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Pushed:
+    """The outcome of `push()`, with git's last line of stderr when it failed."""
+
     status: PushStatus
     detail: str = ""
 

@@ -17,6 +17,8 @@ class Exit(IntEnum):
 
 
 class SandboxKind(StrEnum):
+    """Where the agent runs: a container per iteration, or the host."""
+
     DOCKER = "docker"
     NONE = "none"
 

@@ -128,6 +128,7 @@ class Interrupts:
         return self._fds[0]
 
     def drain(self) -> None:
+        """Empty the wake-up pipe."""
         with contextlib.suppress(BlockingIOError):
             while os.read(self.fileno(), 512):
                 pass
@@ -304,6 +305,7 @@ class Players:
             log.warning("cannot play a sound with %s: %s", argv[0], e)
 
     def reap(self) -> None:
+        """Forget players that have finished (they are waited for)."""
         self._running = [p for p in self._running if p.poll() is None]
 
     def close(self, *, grace: float = 2.0) -> None:

@@ -74,18 +74,23 @@ class Output:
             self.warning(f"agent reported an error: {format.cut(detail, 200)}")
 
     def tool(self, line: str) -> None:
+        """A tool call one-liner."""
         self._emit(line, "cyan")
 
     def tool_error(self, line: str) -> None:
+        """A tool error one-liner."""
         self._emit(line, "red")
 
     def summary(self, line: str) -> None:
+        """An iteration summary or the loop's final word."""
         self._emit(line, "bold green")
 
     def note(self, line: str) -> None:
+        """Something ralph did (pushing, waiting, clean-up)."""
         self._emit(line, "dim")
 
     def warning(self, line: str) -> None:
+        """Something went wrong but the loop goes on."""
         self._emit(f"warning: {line}", "bold yellow")
 
     def error(self, line: str) -> None:

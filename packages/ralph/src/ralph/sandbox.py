@@ -50,11 +50,17 @@ class Running(Protocol):
         interrupts: proc.Interrupts,
         timeout: Callable[[], float],
         on_stderr: Callable[[bytes], None],
-    ) -> proc.Output: ...
+    ) -> proc.Output:
+        """Stdout chunks; None when `timeout()` passed or a signal came (see Child.output)."""
+        ...
 
-    def stop(self, *, grace: float) -> int: ...
+    def stop(self, *, grace: float) -> int:
+        """The SIGINT -> SIGTERM -> SIGKILL ladder; returns the exit status."""
+        ...
 
-    def close(self, *, grace: float) -> int: ...
+    def close(self, *, grace: float) -> int:
+        """Let it exit, else stop it; release pipes and the container (idempotent)."""
+        ...
 
 
 class Sandbox(Protocol):

@@ -8,6 +8,8 @@ from enum import StrEnum
 
 
 class Expiry(StrEnum):
+    """Which deadline stopped the agent."""
+
     IDLE = "idle"
     POST_RESULT = "post-result"
 
@@ -26,9 +28,11 @@ class Watchdog:
         self.fired: Expiry | None = None
 
     def activity(self) -> None:
+        """The agent printed something: the idle deadline starts again."""
         self._last = self._clock()
 
     def result_seen(self) -> None:
+        """The `result` event arrived: the post-result grace starts (once)."""
         if self._result_at is None:
             self._result_at = self._clock()
 
