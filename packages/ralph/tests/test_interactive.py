@@ -233,3 +233,15 @@ def test_no_color_keeps_a_terminal_plain(
     seen = afk_on_terminal(project, {**ralph_env, "NO_COLOR": "1"}, steps)
     assert b"-> Bash(ls)" in seen
     assert b"\x1b[" not in seen
+
+
+def test_usage_limit_countdown_is_rewritten_in_place_on_a_terminal(
+    project: Path, ralph_env: dict[str, str], script: Callable[..., str]
+) -> None:
+    steps = script(
+        _1=[["rate_limit", {"status": "rejected", "resets_in": 2.5}], ["result"]],
+        default=[["result"]],
+    )
+    seen = afk_on_terminal(project, ralph_env, steps)
+    assert b"\r\x1b[2Kwaiting" in seen
+    assert b"retrying the same iteration" in seen

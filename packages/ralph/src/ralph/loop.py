@@ -179,10 +179,16 @@ class Loop:
     def _countdown(self, seconds: float) -> bool:
         """Wait `seconds`, showing what is left; True when interrupted."""
         deadline = self.clock() + seconds
-        while (left := deadline - self.clock()) > 0:
-            self.out.note(f"waiting {format.duration(left)} (Ctrl+C to stop)")
-            if self.interrupts.sleep(min(left, 60.0)):
-                return True
+        step = 1.0 if self.out.live else 60.0
+        self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
+        try:
+            while (left := deadline - self.clock()) > 0:
+                if self.interrupts.sleep(min(left, step)):
+                    return True
+                if (left := deadline - self.clock()) > 0:
+                    self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
+        finally:
+            self.out.countdown_done()
         return self.interrupts.fired
 
     def _afk_once(self) -> Attempt:

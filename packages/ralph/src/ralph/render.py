@@ -93,6 +93,29 @@ class Output:
         """Something went wrong but the loop goes on."""
         self._emit(f"warning: {line}", "bold yellow")
 
+    @property
+    def live(self) -> bool:
+        """Whether stdout is a styled terminal (so a line can be rewritten in place)."""
+        return self._console is not None and not self._dead
+
+    def countdown(self, line: str) -> None:
+        """A line rewritten in place on a terminal (not logged); a plain line otherwise."""
+        if not self.live:
+            self.note(line)
+            return
+        try:
+            self._stdout.write("\r\x1b[2K" + line)
+            self._stdout.flush()
+        except (BrokenPipeError, ValueError):
+            self._dead = True
+
+    def countdown_done(self) -> None:
+        """End an in-place countdown line."""
+        if self.live:
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                self._stdout.write("\r\x1b[2K")
+                self._stdout.flush()
+
     def error(self, line: str) -> None:
         """A fatal error: stderr and the log, never stdout."""
         if self._log is not None:
