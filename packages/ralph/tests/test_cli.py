@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from collections.abc import Callable
@@ -118,6 +119,27 @@ def test_prompt_of_several_hundred_kb_goes_through_stdin(ralph: Run, project: Pa
     done = ralph("-a", "1", "big.md")
     assert done.returncode == 2, done.stderr
     assert f"prompt bytes: {len(text)}" in done.stdout
+
+
+def test_prompt_bytes_reach_the_agent_exactly_even_when_not_utf8(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    data = script(default=[["prompt_size"], ["result"]]).encode() + b"\xff\xfe latin-1: \xe9"
+    (project / "odd.md").write_bytes(data)
+    done = ralph("-a", "1", "odd.md")
+    assert f"prompt bytes: {len(data)} sha256: {hashlib.sha256(data).hexdigest()}" in done.stdout
+
+
+def test_log_file_directories_are_created_and_a_bad_path_is_exit_1(
+    ralph: Run, script: Script, tmp_path: Path
+) -> None:
+    log = tmp_path / "logs" / "deep" / "loop.log"
+    assert ralph("-a", "--log-file", str(log), "1", script(default=WORK)).returncode == 2
+    assert "working" in log.read_text()
+    (tmp_path / "file").write_text("")
+    done = ralph("-a", "--log-file", str(tmp_path / "file" / "x.log"), "1", "hi")
+    assert done.returncode == 1
+    assert "--log-file" in done.stderr
 
 
 def test_iterations_above_max_are_clamped_with_a_warning(ralph: Run, script: Script) -> None:

@@ -151,11 +151,21 @@ def cli(
         ),
     )
     with contextlib.ExitStack() as stack:
-        log = stack.enter_context(log_file.open("a", encoding="utf-8")) if log_file else None
+        log = stack.enter_context(_open_log(log_file)) if log_file else None
         out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)
         ctx.obj["out"] = out
         return int(loop.run(config, out, env=env, max_iterations=max_iterations))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open_log(path: Path) -> TextIO:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("a", encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise click.BadParameter(
+            f"cannot open {path}: {e.strerror}", param_hint="--log-file"
+        ) from e
 
 
 def _styled(stream: TextIO, env: Mapping[str, str]) -> bool:

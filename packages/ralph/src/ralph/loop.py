@@ -223,9 +223,13 @@ class Loop:
             seconds=self.clock() - started,
         )
 
+    def _stderr(self, watch: Watchdog, data: bytes) -> None:
+        watch.activity()  # stderr is output too: a chatty agent is not idle
+        self.out.agent_stderr(data)
+
     def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
         with contextlib.closing(
-            running.output(self.interrupts, watch.remaining, self.out.agent_stderr)
+            running.output(self.interrupts, watch.remaining, lambda data: self._stderr(watch, data))
         ) as chunks:
             for chunk in chunks:
                 if chunk is not None:
@@ -264,7 +268,7 @@ def interactive_hint(config: Config, state: Path) -> str:
     path = config.prompt.path
     if path is None or not path.is_relative_to(config.project):
         path = state / "prompt.md"  # visible in the container: the state dir is mounted
-        path.write_text(config.prompt.text)
+        path.write_bytes(config.prompt.data)
     return f"Read @{path} and follow its instructions."
 
 

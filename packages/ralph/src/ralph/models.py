@@ -45,7 +45,7 @@ class Prompt:
 
     @property
     def data(self) -> bytes:
-        return self.text.encode()
+        return self.text.encode(errors="surrogateescape")  # the file's bytes, exactly
 
 
 @dataclass(frozen=True, slots=True)

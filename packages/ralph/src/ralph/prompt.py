@@ -40,7 +40,8 @@ def load(spec: str, *, cwd: Path) -> Prompt:
     path = Path(spec) if Path(spec).is_absolute() else cwd / spec
     try:
         if path.is_file():
-            return Prompt(path.read_text(encoding="utf-8"), path.resolve())
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+            return Prompt(text, path.resolve())
     except OSError:  # a name too long to be a file is inline text
         pass
     if spec == DEFAULT_PROMPT:

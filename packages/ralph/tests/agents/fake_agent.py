@@ -9,6 +9,7 @@ the base image (python3 only, standard library only).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -106,7 +107,8 @@ def act(action: list[object], prompt: str) -> None:
     elif verb == "argv":
         say("argv: " + json.dumps(sys.argv[1:]))
     elif verb == "prompt_size":
-        say(f"prompt bytes: {len(prompt.encode())}")
+        data = prompt.encode(errors="surrogateescape")
+        say(f"prompt bytes: {len(data)} sha256: {hashlib.sha256(data).hexdigest()}")
     elif verb == "whoami":
         env = os.environ
         say(
@@ -141,10 +143,10 @@ def act(action: list[object], prompt: str) -> None:
 
 
 def main() -> None:
-    prompt = sys.stdin.read()
+    prompt = sys.stdin.buffer.read().decode(errors="surrogateescape")
     count = counter()
     try:
-        script = json.loads(prompt)
+        script, _ = json.JSONDecoder().raw_decode(prompt)  # the script may have a tail
     except ValueError:
         script = None
     if not isinstance(script, dict):
