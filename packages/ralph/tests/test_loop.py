@@ -211,3 +211,19 @@ def test_two_hundred_iterations_leak_no_fds_or_processes(
     orphans = [int(pid) for pid in (tmp_path / "orphans").read_text().split()]
     assert len(orphans) == 200
     assert not [pid for pid in orphans if alive(pid)]
+
+
+def test_stderr_output_keeps_the_idle_watchdog_quiet(ralph: Run, script: Script) -> None:
+    steps = [
+        ["stderr", "a"],
+        ["sleep", 0.8],
+        ["stderr", "b"],
+        ["sleep", 0.8],
+        ["stderr", "c"],
+        ["touch", ".ralph-complete"],
+        ["result"],
+    ]
+    done = ralph("-a", "--idle-timeout", "1.5", "1", script(default=steps))
+    assert done.returncode == 0, done.stdout
+    assert "no output from the agent" not in done.stdout
+    assert done.stderr == "a\nb\nc\n"
