@@ -141,14 +141,18 @@ data = {{
     "pid_files": {{p.name: p.read_text().strip() for p in sorted(run_dir.glob("*.pid"))}},
     "signals": [],
 }}
-record.write_text(json.dumps(data))
+def save():  # atomically: the test may be reading the record while we write it
+    tmp = record.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, record)
+save()
 print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
 print("fake ralph: done", flush=True)
 ready = os.environ.get("FAKE_RALPH_READY")
 if ready:
     def stop(signum, frame):
         data["signals"].append(signal.Signals(signum).name)
-        record.write_text(json.dumps(data))
+        save()
         sys.exit(130)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)

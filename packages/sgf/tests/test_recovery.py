@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -142,11 +141,14 @@ def test_sgf_killed_hard_leaves_a_stale_pid_file_that_the_next_launch_recovers(
     while not ready.exists():
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    ralph_pid = int(ready.read_text())
     (project / "agent-work.txt").write_text("uncommitted agent work\n")
     child.kill()  # sgf dies without clean-up: a crash
     child.wait()
-    os.kill(ralph_pid, signal.SIGKILL)  # and the loop with it
+    # ralph is not orphaned: Linux sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG).
+    deadline = time.monotonic() + 30
+    while fake_ralph.calls()["signals"] != ["SIGTERM"]:
+        assert time.monotonic() < deadline, fake_ralph.calls()
+        time.sleep(0.02)
     (pid_file,) = (project / ".sgf/run").glob("*.pid")
     assert int(pid_file.read_text()) == child.pid
 

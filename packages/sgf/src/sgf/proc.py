@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -121,6 +122,21 @@ def forwarding(
             signal.signal(sig, old)
 
 
+def die_with_parent() -> None:
+    """In a child before exec: ask Linux to send SIGTERM when sgf dies (even by SIGKILL).
+
+    Without it a killed sgf would leave ralph running as an orphan, and the next launch
+    would take the orphan's loop for a crashed one. Elsewhere this is a no-op.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+
 def run_teed(
     argv: Sequence[str],
     *,
@@ -145,6 +161,7 @@ def run_teed(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             process_group=None if foreground else 0,
+            preexec_fn=die_with_parent,  # sgf is single-threaded: preexec_fn is safe here
         )
     except FileNotFoundError as e:
         raise ProgramMissing(argv[0], "set SGF_RALPH or put ralph on PATH") from e

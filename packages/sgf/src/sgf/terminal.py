@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from sgf.proc import exit_code, forwarding
+from sgf.proc import die_with_parent, exit_code, forwarding
 
 
 def _copy_winsize(src: int, dst: int) -> None:
@@ -43,6 +43,7 @@ def run_on_pty(
     pid, master = pty.fork()
     if pid == 0:  # pragma: no cover - the child only execs
         try:
+            die_with_parent()
             os.chdir(cwd)
             os.execvpe(argv[0], list(argv), dict(env))  # noqa: S606 - argv list, no shell
         finally:
