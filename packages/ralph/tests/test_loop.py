@@ -227,3 +227,14 @@ def test_stderr_output_keeps_the_idle_watchdog_quiet(ralph: Run, script: Script)
     assert done.returncode == 0, done.stdout
     assert "no output from the agent" not in done.stdout
     assert done.stderr == "a\nb\nc\n"
+
+
+def test_a_limit_that_outlives_its_reset_time_backs_off_instead_of_spinning(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    steps = [["rate_limit", {"status": "rejected", "resets_in": -100}], ["result"]]
+    done = ralph("-a", "1", script(default=steps))
+    assert done.returncode == 2
+    assert done.stdout.count("the reset time has passed but the limit holds") == 2
+    assert "still rate limited after 2 retries" in done.stdout
+    assert (project / ".git" / "fake-agent-count").read_text() == "3"

@@ -165,13 +165,20 @@ class Loop:
                 when = datetime.fromtimestamp(limit.resets_at).astimezone()
                 self.out.warning(f"usage limit reached; it resets at {when:%Y-%m-%d %H:%M %Z}")
                 wait = limit.resets_at - self.wall() + t.limit_margin
+                if wait > 0:
+                    if self._countdown(wait):
+                        return Attempt(attempt.status, attempt.result, interrupted=True)
+                    self.out.note("retrying the same iteration")
+                    continue
+                why = "the reset time has passed but the limit holds"  # never spin on it
             else:
-                tries += 1
-                if tries > t.backoff_tries:
-                    self.out.warning(f"still rate limited after {t.backoff_tries} retries")
-                    return attempt
-                wait = t.backoff_base * 2 ** (tries - 1)
-                self.out.warning(f"rate limited (429) with no reset time: retry {tries}")
+                why = "rate limited (429) with no reset time"
+            tries += 1
+            if tries > t.backoff_tries:
+                self.out.warning(f"still rate limited after {t.backoff_tries} retries")
+                return attempt
+            wait = t.backoff_base * 2 ** (tries - 1)
+            self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
             if self._countdown(wait):
                 return Attempt(attempt.status, attempt.result, interrupted=True)
             self.out.note("retrying the same iteration")
