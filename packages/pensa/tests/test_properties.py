@@ -135,9 +135,15 @@ def test_export_import_export_is_byte_identical(
             jsonl.export(store, project)
             # The JSON that SQLite builds for `pn list --json` matches the records exactly.
             everything = list_query(Filters())
-            assert json.loads(everything.json(store)) == [
-                i.to_json() for i in everything.issues(store)
-            ]
+            records = everything.issues(store)
+            assert json.loads(everything.json(store)) == [i.to_json() for i in records]
+            # SQLite writes each JSONL line exactly as json.dumps would.
+            by_id = {i.id: i.to_json() for i in records}
+            text = Path(project.issues_jsonl).read_text(encoding="utf-8")
+            for line in text.split("\n")[:-1]:  # not splitlines(): U+0085 is not a break
+                fields = by_id[json.loads(line)["id"]]
+                kept = {k: v for k, v in fields.items() if v is not None}
+                assert line == json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
         first = [Path(p).read_bytes() for p in project.jsonl_files()]
         jsonl.import_(project)
         with Store.open(project.db) as store:

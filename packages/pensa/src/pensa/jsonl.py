@@ -29,34 +29,29 @@ COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
 DEP_FIELDS = ("issue_id", "depends_on_id")
 
 
-# One encoder for every line: json.dumps with options builds a new encoder per call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _object(fields: tuple[str, ...]) -> str:
+    return "json_object(" + ", ".join(f"'{f}', {f}" for f in fields) + ")"
 
 
-def _line(record: dict[str, Any]) -> str:
-    return _encode(record) + "\n"
+# SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396) and
+# keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
+# separators=(",", ":")) (tests/test_jsonl.py proves both). Export of 10,000 issues stays far
+# under its 0.5 s budget.
+_ISSUE_LINES = f"SELECT json_patch('{{}}', {_object(ISSUE_FIELDS)}) FROM issues ORDER BY id"
+_DEP_LINES = f"SELECT {_object(DEP_FIELDS)} FROM deps ORDER BY issue_id, depends_on_id"
+_COMMENT_LINES = f"SELECT {_object(COMMENT_FIELDS)} FROM comments ORDER BY issue_id, created_at, id"
 
 
 def render(store: Store) -> dict[str, str]:
     """The three files' exact contents, keyed by file name."""
-    issues = "".join(
-        _line({k: v for k, v in zip(ISSUE_FIELDS, row, strict=True) if v is not None})
-        for row in store.rows(f"SELECT {ISSUE_COLUMNS} FROM issues ORDER BY id")
-    )
-    deps = "".join(
-        _line(dict(zip(DEP_FIELDS, row, strict=True)))
-        for row in store.rows(
-            "SELECT issue_id, depends_on_id FROM deps ORDER BY issue_id, depends_on_id"
+    return {
+        name: "".join(row[0] + "\n" for row in store.rows(sql))
+        for name, sql in (
+            ("issues.jsonl", _ISSUE_LINES),
+            ("deps.jsonl", _DEP_LINES),
+            ("comments.jsonl", _COMMENT_LINES),
         )
-    )
-    comments = "".join(
-        _line(dict(zip(COMMENT_FIELDS, row, strict=True)))
-        for row in store.rows(
-            "SELECT id, issue_id, actor, text, created_at FROM comments "
-            "ORDER BY issue_id, created_at, id"
-        )
-    )
-    return {"issues.jsonl": issues, "deps.jsonl": deps, "comments.jsonl": comments}
+    }
 
 
 def write_atomically(path: Path, text: str) -> bool:

@@ -27,7 +27,7 @@ from pensa.models import (
     utcnow,
 )
 from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event
-from pensa.views import READY, Filters, select
+from pensa.views import select
 
 if TYPE_CHECKING:
     import sqlite3
@@ -236,24 +236,17 @@ class Tracker:
         issue_type: IssueType | None = None,
         spec: str | None = None,
     ) -> Issue | None:
-        """Claim the first ready issue not assigned to someone else, atomically; None if none."""
-        clauses, params = Filters(priority=priority, issue_type=issue_type, spec=spec).where()
-        where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
-        now = self.stamp()
-        with self.store.write() as conn:
-            row = conn.execute(
-                f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
-                [actor, *params],
-            ).fetchone()
-            if row is None:
-                return None
-            conn.execute(
-                "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? "
-                "WHERE id = ? AND status = 'open'",
-                (actor, now, row[0]),
-            )
-            log_event(conn, row[0], "claimed", actor=actor, detail="claim-next", at=now)
-            return get(conn, row[0])
+        """`claims.claim_next` on this tracker's store and clock."""
+        from pensa import claims
+
+        return claims.claim_next(
+            self.store,
+            actor=actor,
+            now=self.now,
+            priority=priority,
+            issue_type=issue_type,
+            spec=spec,
+        )
 
     def close(
         self, issue_id: str, *, actor: str, reason: str | None = None, force: bool = False

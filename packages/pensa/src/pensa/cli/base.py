@@ -178,13 +178,11 @@ class VocabType(click.ParamType[Vocabulary, Any]):
 # start-up pays for one command module, not all of them (start-up is a feature: STYLE.md).
 COMMAND_MODULES = {
     **dict.fromkeys(
-        ("create", "q", "update", "close", "reopen", "release", "delete", "show", "comment"),
-        "pensa.cli.issues",
+        ("create", "q", "update", "close", "reopen", "release", "delete"), "pensa.cli.issues"
     ),
-    **dict.fromkeys(
-        ("list", "ready", "claim-next", "blocked", "search", "count", "status", "history"),
-        "pensa.cli.views",
-    ),
+    **dict.fromkeys(("show", "history", "comment"), "pensa.cli.show"),
+    "claim-next": "pensa.cli.claim",
+    **dict.fromkeys(("list", "ready", "blocked", "search", "count", "status"), "pensa.cli.views"),
     "dep": "pensa.cli.deps",
     **dict.fromkeys(("export", "import", "doctor", "where", "prime"), "pensa.cli.data"),
 }

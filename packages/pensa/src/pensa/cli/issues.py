@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, PnGroup, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, VocabType, cli, common, pass_env
 from pensa.models import IssueType, Priority, Status
-from pensa.render import comment_line, detail_text
 
 
 @cli.command()
@@ -209,52 +208,3 @@ def delete(env: Env, issue_id: str, force: bool) -> None:
     """Delete an issue (refused while it has deps, dependents or comments, unless --force)."""
     env.tracker(write=True).delete(issue_id, actor=env.actor, force=force)
     env.out.emit({"deleted": issue_id}, f"deleted {issue_id}")
-
-
-@cli.command()
-@click.argument("issue_id", metavar="ID")
-@click.option("--short", is_flag=True, help="One line (JSON: the issue object alone).")
-@common
-@pass_env
-def show(env: Env, issue_id: str, short: bool) -> None:
-    """Show an issue with its dependencies, dependents and comments."""
-    tracker = env.tracker()
-    if short:
-        env.out.issue(tracker.get(issue_id))
-        return
-    detail = tracker.show(issue_id)
-    env.out.emit(detail.to_json(), detail_text(detail))
-
-
-@cli.group(cls=PnGroup)
-def comment() -> None:
-    """Add and list comments on an issue."""
-
-
-@comment.command("add")
-@click.argument("issue_id", metavar="ID")
-@click.argument("text")
-@common
-@pass_env
-def comment_add(env: Env, issue_id: str, text: str) -> None:
-    """Attach a comment to an issue.
-
-    \b
-    Example:
-        pn comment add pn-1a2b3c4d "reproduced with an empty password only"
-    """
-    c = env.tracker(write=True).add_comment(issue_id, text, actor=env.actor)
-    env.out.emit(c.to_json(), comment_line(c))
-
-
-@comment.command("list")
-@click.argument("issue_id", metavar="ID")
-@common
-@pass_env
-def comment_list(env: Env, issue_id: str) -> None:
-    """List an issue's comments, oldest first."""
-    comments = env.tracker().comments(issue_id)
-    env.out.emit(
-        [c.to_json() for c in comments],
-        "\n".join(map(comment_line, comments)) or "(no comments)",
-    )

@@ -7,7 +7,6 @@ import click
 from pensa import views
 from pensa.cli.base import Env, VocabType, cli, common, pass_env
 from pensa.models import IssueType, Priority, Status
-from pensa.render import event_line
 from pensa.views import ACTIVE, Filters, GroupKey, SortKey
 
 
@@ -86,29 +85,6 @@ def ready(
     show_issues(env, views.ready_query(filters, limit=limit))
 
 
-@cli.command("claim-next")
-@click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority.")
-@click.option("-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type.")
-@click.option("--spec", help="Only issues of this spec stem.")
-@common
-@pass_env
-def claim_next(
-    env: Env, priority: Priority | None, issue_type: IssueType | None, spec: str | None
-) -> None:
-    """Claim the first ready issue in one transaction and print it (`null` if none).
-
-    Issues assigned to someone else are skipped. Safe under any number of concurrent loops.
-
-    \b
-    Example:
-        pn claim-next --spec auth --json
-    """
-    issue = env.tracker(write=True).claim_next(
-        actor=env.actor, priority=priority, issue_type=issue_type, spec=spec
-    )
-    env.out.issue(issue, empty="(nothing ready)")
-
-
 @cli.command()
 @common
 @pass_env
@@ -162,13 +138,3 @@ def status(env: Env) -> None:
     rows.append(("total", *(str(totals[s.value]) for s in Status)))
     text = table(rows) + f"\nready: {report.ready}  blocked: {report.blocked}"
     env.out.emit(report.to_json(), text)
-
-
-@cli.command()
-@click.argument("issue_id", metavar="ID")
-@common
-@pass_env
-def history(env: Env, issue_id: str) -> None:
-    """Show an issue's audit log, newest first."""
-    events = env.tracker().history(issue_id)
-    env.out.emit([e.to_json() for e in events], "\n".join(map(event_line, events)))

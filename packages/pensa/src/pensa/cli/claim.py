@@ -1,0 +1,38 @@
+"""`pn claim-next`: the work loop's one write, kept in its own small module for start-up."""
+
+from __future__ import annotations
+
+import click
+
+from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.models import IssueType, Priority
+
+
+@cli.command("claim-next")
+@click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority.")
+@click.option("-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type.")
+@click.option("--spec", help="Only issues of this spec stem.")
+@common
+@pass_env
+def claim_next(
+    env: Env, priority: Priority | None, issue_type: IssueType | None, spec: str | None
+) -> None:
+    """Claim the first ready issue in one transaction and print it (`null` if none).
+
+    Issues assigned to someone else are skipped. Safe under any number of concurrent loops.
+
+    \b
+    Example:
+        pn claim-next --spec auth --json
+    """
+    from pensa import claims
+
+    issue = claims.claim_next(
+        env.store(write=True),
+        actor=env.actor,
+        now=env.now,
+        priority=priority,
+        issue_type=issue_type,
+        spec=spec,
+    )
+    env.out.issue(issue, empty="(nothing ready)")

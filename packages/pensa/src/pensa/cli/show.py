@@ -1,0 +1,67 @@
+"""Commands that look at one issue: show, history and comments."""
+
+from __future__ import annotations
+
+import click
+
+from pensa.cli.base import Env, PnGroup, cli, common, pass_env
+from pensa.render import comment_line, detail_text, event_line
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@click.option("--short", is_flag=True, help="One line (JSON: the issue object alone).")
+@common
+@pass_env
+def show(env: Env, issue_id: str, short: bool) -> None:
+    """Show an issue with its dependencies, dependents and comments."""
+    tracker = env.tracker()
+    if short:
+        env.out.issue(tracker.get(issue_id))
+        return
+    detail = tracker.show(issue_id)
+    env.out.emit(detail.to_json(), detail_text(detail))
+
+
+@cli.group(cls=PnGroup)
+def comment() -> None:
+    """Add and list comments on an issue."""
+
+
+@comment.command("add")
+@click.argument("issue_id", metavar="ID")
+@click.argument("text")
+@common
+@pass_env
+def comment_add(env: Env, issue_id: str, text: str) -> None:
+    """Attach a comment to an issue.
+
+    \b
+    Example:
+        pn comment add pn-1a2b3c4d "reproduced with an empty password only"
+    """
+    c = env.tracker(write=True).add_comment(issue_id, text, actor=env.actor)
+    env.out.emit(c.to_json(), comment_line(c))
+
+
+@comment.command("list")
+@click.argument("issue_id", metavar="ID")
+@common
+@pass_env
+def comment_list(env: Env, issue_id: str) -> None:
+    """List an issue's comments, oldest first."""
+    comments = env.tracker().comments(issue_id)
+    env.out.emit(
+        [c.to_json() for c in comments],
+        "\n".join(map(comment_line, comments)) or "(no comments)",
+    )
+
+
+@cli.command()
+@click.argument("issue_id", metavar="ID")
+@common
+@pass_env
+def history(env: Env, issue_id: str) -> None:
+    """Show an issue's audit log, newest first."""
+    events = env.tracker().history(issue_id)
+    env.out.emit([e.to_json() for e in events], "\n".join(map(event_line, events)))
