@@ -51,7 +51,8 @@ def test_killed_loop_is_recovered_by_the_next_build(project: Project, model: Mod
         )
         wait_until(project.containers, timeout=30, what="the iteration's container")
         ralphs = wait_until(lambda: find_below(crashed.pid, "ralph"), timeout=10, what="ralph")
-        for pid in (crashed.pid, *ralphs):
+        # ralph first: killed after sgf it would get sgf's death signal and clean up.
+        for pid in (*ralphs, crashed.pid):
             os.kill(pid, signal.SIGKILL)
         crashed.wait(timeout=10)
         wait_until(lambda: not any(alive(pid) for pid in ralphs), timeout=10, what="ralph to die")
