@@ -46,6 +46,7 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
 @click.option("--loop-id", metavar="ID", help="Loop identifier shown in banners and labels.")
 @click.option(
     "--template",
+    metavar="IMAGE",
     envvar="RALPH_TEMPLATE",
     default="springfield-sandbox:latest",
     show_default=True,
@@ -54,6 +55,7 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
 @click.option(
     "--auto-push",
     type=click.BOOL,
+    metavar="BOOL",
     envvar="RALPH_AUTO_PUSH",
     default=True,
     show_default=True,
@@ -62,6 +64,7 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
 @click.option(
     "--max-iterations",
     type=click.IntRange(min=1),
+    metavar="N",
     envvar="RALPH_MAX_ITERATIONS",
     default=100,
     show_default=True,
@@ -93,11 +96,13 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
 @click.option(
     "--log-file",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    metavar="PATH",
     help="Also write the transcript here, as plain text.",
 )
 @click.option(
     "--idle-timeout",
     type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
     envvar="RALPH_IDLE_TIMEOUT",
     default=1800.0,
     show_default=True,
