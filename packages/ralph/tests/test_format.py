@@ -126,3 +126,18 @@ def test_recorded_session_is_printed_as_one_liners(
         assert error.startswith("   ! ")
         assert len(error) <= 105
     assert body[7].startswith("   ! Error: No such tool available: Glob.")
+
+
+def test_recorded_api_retries_are_shown_and_do_not_stop_the_loop(
+    ralph: Callable[..., subprocess.CompletedProcess[str]],
+    script: Callable[..., str],
+) -> None:
+    recording = STREAMS / "overloaded-retry.jsonl"
+    done = ralph("-a", "--auto-push", "false", script(default=[["replay", str(recording)]]))
+    body = done.stdout.split("=" * 60 + "\n")[2].splitlines()
+    assert body[:3] == [
+        "   ~ API retry 1 (overloaded, 529)",
+        "   ~ API retry 2 (overloaded, 529)",
+        "Recovered after two overloaded answers.",
+    ]
+    assert "warning" not in done.stdout

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph.stream import Parser, RateLimit, Result, Text, ToolError, ToolUse, parse_line
+from ralph.stream import ApiRetry, Parser, RateLimit, Result, Text, ToolError, ToolUse, parse_line
 
 STREAMS = Path(__file__).parent / "fixtures" / "stream"
 TOOLS = (STREAMS / "tools.jsonl").read_bytes()
@@ -81,6 +81,7 @@ def test_garbage_and_unknown_events_are_skipped_and_counted() -> None:
     events = list(parser.events([data]))
     assert events == [
         Text("hi"),
+        ApiRetry(attempt=1),
         Result(subtype="error_max_turns", errors=("too many",)),
     ]
     assert parser.skipped == 4  # warning line, bad JSON, a JSON array, binary junk

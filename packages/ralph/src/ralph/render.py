@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ralph import format
-from ralph.stream import Event, Result, Text, ToolError, ToolUse
+from ralph.stream import ApiRetry, Event, Result, Text, ToolError, ToolUse
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,6 +69,9 @@ class Output:
             self.tool(format.tool_line(event.name, event.input, root=root))
         elif isinstance(event, ToolError):
             self.tool_error(format.error_line(event.text))
+        elif isinstance(event, ApiRetry):
+            why = ", ".join(str(x) for x in (event.error, event.status) if x)
+            self.note(f"   ~ API retry {event.attempt or '?'}" + (f" ({why})" if why else ""))
         elif isinstance(event, Result) and (event.is_error or event.subtype != "success"):
             detail = event.text or "; ".join(event.errors) or event.subtype
             self.warning(f"agent reported an error: {format.cut(detail, 200)}")

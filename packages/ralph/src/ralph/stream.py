@@ -49,6 +49,15 @@ class RateLimit:
 
 
 @dataclass(frozen=True, slots=True)
+class ApiRetry:
+    """`system/api_retry`: the CLI retries a failed API call by itself (529, 5xx, ...)."""
+
+    attempt: int | None = None
+    status: int | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     """The final `result` event of a run (parsed leniently: most fields are optional)."""
 
@@ -64,7 +73,7 @@ class Result:
     errors: tuple[str, ...] = ()
 
 
-Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | Result
+Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | ApiRetry | Result
 
 
 def _int(value: object) -> int | None:
@@ -177,6 +186,12 @@ def parse_line(line: bytes) -> list[Event] | None:
         return [_result(raw)]
     if kind == "rate_limit_event":
         return [_rate_limit(raw)]
+    if kind == "system" and raw.get("subtype") == "api_retry":
+        return [
+            ApiRetry(
+                _int(raw.get("attempt")), _int(raw.get("error_status")), _str(raw.get("error"))
+            )
+        ]
     return []  # system/init, stream_event, and types newer than us
 
 
