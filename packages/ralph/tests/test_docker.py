@@ -133,6 +133,30 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
     assert SECRET not in done.stderr
 
 
+@pytest.mark.parametrize("token", [None, "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"])
+def test_host_login_is_mounted_read_write_only_without_a_token(
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    isolated_home: Path,
+    token: str | None,
+) -> None:
+    creds = isolated_home / ".claude" / ".credentials.json"
+    creds.parent.mkdir()
+    creds.write_text('{"token": "host"}')
+    env = {**docker_env, **({token: "sk-test"} if token else {})}
+    steps = [["refresh_credentials"], ["result"]]
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    assert done.returncode == 2, done.stderr
+    if token is None:
+        assert 'credentials: {"token": "host"}' in done.stdout
+        assert creds.read_text() == '{"token": "refreshed"}'  # the refresh reached the host
+    else:
+        assert "credentials: none" in done.stdout
+        assert creds.read_text() == '{"token": "host"}'
+
+
 def test_secrets_never_appear_in_labels(
     project: Path,
     docker_env: dict[str, str],

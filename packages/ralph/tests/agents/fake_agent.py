@@ -130,6 +130,13 @@ def act(action: list[object], prompt: str) -> None:
         except OSError:
             ctty = False
         say(f"stdin tty: {os.isatty(0)}, controlling tty: {ctty}")
+    elif verb == "refresh_credentials":  # what claude does when it refreshes its OAuth token
+        path = Path(os.environ["HOME"]) / ".claude" / ".credentials.json"
+        if path.exists():
+            say(f"credentials: {path.read_text()}")
+            path.write_text('{"token": "refreshed"}')
+        else:
+            say("credentials: none")
     elif verb == "env":
         say(f"env {args[0]}={os.environ.get(str(args[0]), '<unset>')}")
     elif verb == "try_write":
