@@ -8,6 +8,7 @@ import os
 import pty
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import termios
@@ -49,6 +50,7 @@ class Terminal:
 
     def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str]) -> None:
         self.master, self.slave = pty.openpty()
+        set_size(self.master, 30, 100)
         self.before = termios.tcgetattr(self.slave)
         self.proc = subprocess.Popen(
             argv,
@@ -91,8 +93,26 @@ def terminal(
         term.close()
 
 
-def drive(term: Terminal) -> bytes:
+def set_size(fd: int, rows: int, cols: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def resized(term: Terminal, rows: int, cols: int) -> bool:
+    """Resize the terminal; ask the agent for its size until it sees the new one."""
+    set_size(term.master, rows, cols)  # the kernel sends SIGWINCH to the foreground group
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        os.write(term.master, b"s")
+        if f"SIZE:{rows}x{cols}".encode() in read_until(term.master, b"SIZE:", timeout=20):
+            return True
+        time.sleep(0.05)  # the resize travels through docker asynchronously: ask again
+    return False
+
+
+def drive(term: Terminal, resize: tuple[int, int] | None = None) -> bytes:
     seen = read_until(term.master, b"READY")
+    if resize is not None:
+        assert resized(term, *resize)
     os.write(term.master, b"hello\x03q")
     seen += read_until(term.master, b"BYE")
     term.proc.wait(timeout=60)
@@ -106,7 +126,7 @@ def test_keys_reach_the_agent_and_the_terminal_is_restored(
     shutil.copy(AGENT, agent)
     (project / "prompt.md").write_text("x" * 300_000)
     term = terminal("--sandbox", "none", "--command", str(agent), "1", "--", "--model", "opus")
-    seen = drive(term)
+    seen = drive(term, resize=(45, 120))
     assert term.proc.returncode == 2, seen
     assert b"GOT:b'hello\\x03q'" in seen  # Ctrl+C went to the agent, not to ralph
     assert (
@@ -180,7 +200,7 @@ def test_interactive_in_a_container_gets_a_real_tty(
         str(agent),
         "1",
     )
-    seen = drive(term)
+    seen = drive(term, resize=(50, 132))
     assert term.proc.returncode == 2, seen
     assert b"GOT:b'hello\\x03q'" in seen
     assert b"PROMPT:1000" in seen

@@ -36,6 +36,10 @@ def main() -> None:
         key = os.read(0, 1)
         if not key:
             break
+        if key == b"s":  # report the terminal size (resizes must reach us)
+            size = os.get_terminal_size(0)
+            say(f"SIZE:{size.lines}x{size.columns}")
+            continue
         keys += key
     say("GOT:" + repr(keys))
     ding = Path(".ralph-ding")
