@@ -157,6 +157,16 @@ def test_host_login_is_mounted_read_write_only_without_a_token(
         assert creds.read_text() == '{"token": "host"}'
 
 
+def test_a_prompt_of_several_hundred_kb_reaches_the_container_agent(
+    project: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    text = json.dumps({"default": [["prompt_size"], ["result"]], "pad": "é" * 300_000})
+    (project / "big.md").write_text(text)
+    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "1", "big.md")
+    assert done.returncode == 2, done.stderr
+    assert f"prompt bytes: {len(text.encode())} sha256:" in done.stdout
+
+
 def test_secrets_never_appear_in_labels(
     project: Path,
     docker_env: dict[str, str],
