@@ -4,10 +4,16 @@ Builds a project of 10,000 issues and 5,000 dependencies (inserted with SQL, not
 processes), then times whole `pn` processes, interleaved round by round so machine noise hits
 every command alike, next to the floor `python -c "import click"` in the same environment.
 Targets (issue #2): reads <= 1.3x the floor, writes <= 1.5x, export <= 0.5 s, import <= 2 s.
+
+It runs twice: as the environment is (here PYTHONDONTWRITEBYTECODE=1, so every process
+compiles click and pensa from source), and with bytecode cached (PYTHONPYCACHEPREFIX in a temp
+dir, nothing written to the repository), which is how an installed pn normally runs and makes
+the floor much smaller. The exit code is always 0: this prints measurements, it is not a test.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
@@ -94,12 +100,26 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 
 def main() -> int:
+    base = {k: v for k, v in os.environ.items() if k not in ("PN_DIR", "PN_ACTOR")}
+    source = base.get("PYTHONDONTWRITEBYTECODE") == "1"
+    with tempfile.TemporaryDirectory(prefix="bench-pensa-pyc-") as prefix:
+        cached = {k: v for k, v in base.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        cached["PYTHONPYCACHEPREFIX"] = prefix
+        modes = [("as the environment is" + (" (no bytecode cache)" if source else ""), base)]
+        if source:
+            modes.append(("with cached bytecode (PYTHONPYCACHEPREFIX)", cached))
+        for label, env in modes:
+            measure(label, env)
+    return 0
+
+
+def measure(label: str, env: dict[str, str]) -> None:
+    """Build a fresh project, time every command round-robin, print the table."""
     with tempfile.TemporaryDirectory(prefix="bench-pensa-") as tmp:
         project = Path(tmp)
         subprocess.run(["git", "init", "-q"], cwd=project, check=True)
         subprocess.run(["git", "config", "user.name", "bench"], cwd=project, check=True)
         shown = build(project)
-        env = {k: v for k, v in os.environ.items() if k not in ("PN_DIR", "PN_ACTOR")}
         pn = str(BIN / "pn")
         cases = [
             Case('python -c "import click"', [sys.executable, "-c", "import click"], "floor"),
@@ -110,21 +130,25 @@ def main() -> int:
             Case("pn export", [pn, "export"], "export"),
             Case("pn import", [pn, "import"], "import"),
         ]
-        run([pn, "export"], project, env)  # warm the files and the OS cache
+        for warm in ([pn, "export"], [pn, "ready"], [sys.executable, "-c", "import click"]):
+            run(warm, project, env)  # the files, the OS cache and (if enabled) bytecode
         times: dict[str, list[float]] = {c.name: [] for c in cases}
         for _ in range(ROUNDS):
             for case in cases:
                 times[case.name].append(run(case.argv, project, env))
-        ready_n = subprocess.run(
-            [pn, "count", "--json"], cwd=project, env=env, capture_output=True, text=True
-        ).stdout
+        ready_n = len(
+            json.loads(
+                subprocess.run(
+                    [pn, "ready", "--json"], cwd=project, env=env, capture_output=True
+                ).stdout
+            )
+        )
     floor = statistics.median(times[cases[0].name])
     print(
-        f"pensa benchmark: {ISSUES} issues, {DEPS} deps, {ROUNDS} rounds; "
-        f"open+in_progress {ready_n.strip()}"
+        f"\npensa benchmark, {label}: {ISSUES} issues, {DEPS} deps, "
+        f"{ROUNDS} rounds, ready --json returns about {ready_n} issues"
     )
     print(f"{'command':<34} {'median ms':>9} {'x floor':>8}  {'target':<16} result")
-    failed = 0
     for case in cases:
         median = statistics.median(times[case.name])
         ratio = median / floor
@@ -138,10 +162,8 @@ def main() -> int:
             target, ok = "<= 2000 ms", median <= 2.0
         else:
             target, ok = "(floor)", True
-        failed += not ok
         verdict = "" if case.kind == "floor" else ("pass" if ok else "FAIL")
         print(f"{case.name:<34} {median * 1000:>9.1f} {ratio:>8.2f}  {target:<16} {verdict}")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
