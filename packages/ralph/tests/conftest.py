@@ -44,6 +44,14 @@ def script(**iterations: list[list[object]]) -> str:
     return json.dumps({key.lstrip("_"): steps for key, steps in iterations.items()})
 
 
+@pytest.fixture(autouse=True)
+def no_ralph_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own RALPH_* settings (network, timeouts, sounds) never reach a test."""
+    for name in list(os.environ):
+        if name.startswith("RALPH_"):
+            monkeypatch.delenv(name)
+
+
 @pytest.fixture(name="git")
 def git_fixture() -> Git:
     """git(cwd, *args) -> stdout, failing on a non-zero exit."""
