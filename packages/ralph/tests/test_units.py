@@ -119,3 +119,36 @@ def test_player_falls_back_to_the_bell_without_players(monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", "/nonexistent")
     assert ding.player("linux") is None
     assert ding.player("darwin") is None
+
+
+def test_ding_plays_the_sound_once_per_file_and_reaps_the_player(
+    tmp_path: Path, no_leaks: None
+) -> None:
+    marker = tmp_path / "played"
+    bell: list[str] = []
+    watcher = ding.Ding(
+        tmp_path, command=["sh", "-c", f"echo x >> {marker}"], bell=lambda: bell.append("ring")
+    )
+    watcher.check()
+    (tmp_path / ".ralph-ding").touch()
+    watcher.check()
+    watcher.check()
+    watcher.close()
+    assert marker.read_text() == "x\n"
+    assert not (tmp_path / ".ralph-ding").exists()
+    assert bell == []
+
+
+def test_cli_start_up_imports_neither_docker_nor_rich() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ralph", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines()}
+    assert "docker" not in modules
+    assert "rich" not in modules
