@@ -64,8 +64,12 @@ class Terminal:
         )
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        if self.proc.poll() is None:  # a failed test: let ralph clean up its container
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         self.proc.wait()
         os.close(self.master)
         os.close(self.slave)
