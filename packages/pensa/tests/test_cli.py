@@ -420,3 +420,32 @@ def test_export_then_import_round_trips(repo: Path, pn: Pn, pnj: J) -> None:
     assert pnj("import") == {"issues": 3, "deps": 1, "comments": 1, "events_kept": 5}
     assert pnj("show", task) == before
     assert json.loads((repo / ".pensa" / "issues.jsonl").read_text().splitlines()[0])["id"]
+
+
+def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pensa import cli
+    from pensa.cli import base
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(base.cli, "main", interrupted)
+    assert cli.main(["ready"]) == 130
+
+
+def test_a_closed_pipe_is_not_a_traceback(repo: Path, pnj: J) -> None:
+    pnj("create", "long " + "x" * 100_000, "-t", "task")  # more than a pipe buffer
+    import subprocess
+
+    from .conftest import PN
+
+    # The reader closes its end at once: pn's write fails with EPIPE.
+    shell = subprocess.run(
+        ["bash", "-c", f"'{PN}' list 2>err | (exec 0<&-; sleep 0.3); echo ${{PIPESTATUS[0]}}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shell.stdout.strip() == "1"
+    assert (repo / "err").read_text() == ""

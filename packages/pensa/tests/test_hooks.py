@@ -110,6 +110,8 @@ def test_fresh_clone_imports_on_first_use(hooked: Path, tmp_path: Path, pn: Pn) 
     assert shown.code == 0, shown.err
     assert shown.json()["title"] == "travels with git"
     assert (clone / ".pensa" / "db.sqlite").exists()
+    # The untracked .gitignore did not travel; it is recreated so db.sqlite is never added.
+    assert "db.sqlite" not in git(clone, "status", "--porcelain", "--untracked-files=all")
 
 
 def test_export_outside_a_hook_does_not_stage(repo: Path, pn: Pn) -> None:

@@ -209,6 +209,7 @@ def import_(project: Project, *, only_if_absent: bool = False) -> Summary | None
     if not os.path.exists(project.issues_jsonl):
         return None
     issues, deps, comments = _validate(project)
+    project.ensure()
     ids = {r["id"] for r in issues}
     events = [e for e in _old_events(Path(project.db)) if e[0] in ids]
     tmp = Path(project.dir, f"db.sqlite.import-{os.getpid()}.tmp")

@@ -62,10 +62,13 @@ class Project(_ProjectFields):
         return os.path.isdir(self.dir)
 
     def ensure(self) -> None:
-        """Create the directory (with a .gitignore for the database) if missing."""
-        if not os.path.isdir(self.dir):
-            os.makedirs(self.dir, exist_ok=True)
-            with open(os.path.join(self.dir, ".gitignore"), "w", encoding="utf-8") as f:
+        """Create the directory if missing, and its .gitignore for the database (also in a
+        fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
+        must never commit db.sqlite)."""
+        os.makedirs(self.dir, exist_ok=True)
+        ignore = os.path.join(self.dir, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w", encoding="utf-8") as f:
                 f.write(GITIGNORE)
 
 

@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = Env(cwd=os.getcwd(), environ=os.environ, as_json=as_json, color=color)
     try:
         result = cli.main(args=args, prog_name="pn", standalone_mode=False, obj=env)
+        sys.stdout.flush()
     except PensaError as e:
         return fail(e.code, str(e), as_json=as_json)
     except click.ClickException as e:  # usage errors included: 1, never 2
@@ -54,7 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return 130
     except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (`pn list | head`): not our failure
+        # The reader went away (`pn list | head`): not worth a traceback. Point stdout at
+        # /dev/null so the interpreter's final flush does not fail again (Python docs,
+        # "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
         env.close()
