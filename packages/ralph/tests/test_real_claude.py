@@ -33,16 +33,23 @@ def agent_in(project: Path, claude_bin: Path) -> Path:
 
 
 def run(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--auto-push", "false", *args],
+    argv = [sys.executable, "-m", "ralph", "-a", "--auto-push", "false", *args]
+    ralph = subprocess.Popen(
+        argv,
         cwd=project,
         env={**env, "RALPH_RESULT_GRACE": "15"},
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=240,
-        check=False,
     )
+    try:
+        out, err = ralph.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        ralph.terminate()  # SIGTERM: ralph removes its container before exiting
+        out, err = ralph.communicate(timeout=60)
+        pytest.fail(f"ralph did not finish in 240 s:\n{out}\n{err}")
+    return subprocess.CompletedProcess(argv, ralph.returncode, out, err)
 
 
 def test_real_claude_on_the_host_completes_the_loop(
