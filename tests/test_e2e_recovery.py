@@ -51,9 +51,11 @@ def test_killed_loop_is_recovered_by_the_next_build(project: Project, model: Mod
         )
         wait_until(project.containers, timeout=30, what="the iteration's container")
         ralphs = wait_until(lambda: find_below(crashed.pid, "ralph"), timeout=10, what="ralph")
-        # ralph first: killed after sgf it would get sgf's death signal and clean up.
-        for pid in (*ralphs, crashed.pid):
-            os.kill(pid, signal.SIGKILL)
+        # Freeze both, then kill both: neither may see the other die and clean up (sgf
+        # removes its PID file when ralph exits; ralph gets a signal when sgf dies).
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in (*ralphs, crashed.pid):
+                os.kill(pid, sig)
         crashed.wait(timeout=10)
         wait_until(lambda: not any(alive(pid) for pid in ralphs), timeout=10, what="ralph to die")
     finally:
