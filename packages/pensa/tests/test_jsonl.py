@@ -206,6 +206,13 @@ def test_cli_import_error_is_json_with_file_and_line(repo: Path, pn: Pn) -> None
     assert (repo / ".pensa" / "db.sqlite").read_bytes() == before
 
 
+def _try_drop_root_powers() -> None:
+    try:
+        _drop_root_powers()
+    except OSError:
+        os._exit(1)
+
+
 def _drop_root_powers() -> None:
     """Make a root child obey file permissions (drop CAP_DAC_OVERRIDE/READ_SEARCH)."""
     libc = ctypes.CDLL(None, use_errno=True)

@@ -30,6 +30,7 @@ class Finding(NamedTuple):
     issue_id: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
+        """The JSON object of the output contract."""
         return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
 
 
@@ -40,6 +41,7 @@ class Report(NamedTuple):
     fixes: list[Finding]
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output contract."""
         return {
             "findings": [f.to_json() for f in self.findings],
             "fixes": [f.to_json() for f in self.fixes],

@@ -15,26 +15,36 @@ class PensaError(Exception):
 
 
 class NotFound(PensaError):
+    """An id names no issue, comment or edge."""
+
     code = "not_found"
     description = "an id (issue, comment, `--fixes`, `--dep`, dependency edge) does not exist"
 
 
 class AlreadyClaimed(PensaError):
+    """A claim on an issue that is not open."""
+
     code = "already_claimed"
     description = "`update --claim` on an issue that is not open; the message names the holder"
 
 
 class CycleDetected(PensaError):
+    """A dependency that would close a cycle."""
+
     code = "cycle_detected"
     description = "`dep add` would close a dependency cycle; the message shows the path"
 
 
 class InvalidStatusTransition(PensaError):
+    """A status change the lifecycle does not allow."""
+
     code = "invalid_status_transition"
     description = "e.g. reopening an open issue, releasing a closed one, `update --status closed`"
 
 
 class InvalidArgument(PensaError):
+    """Bad input on the command line."""
+
     code = "invalid_argument"
     description = (
         "usage errors, unknown commands or options, invalid enum values, self-dependency, "
@@ -43,31 +53,43 @@ class InvalidArgument(PensaError):
 
 
 class Conflict(PensaError):
+    """A close or delete that needs --force."""
+
     code = "conflict"
     description = "close/delete refused for want of `--force`"
 
 
 class InvalidData(PensaError):
+    """A JSONL line pn import cannot accept."""
+
     code = "invalid_data"
     description = "`pn import` found a bad JSONL line; the message is `file:line: reason`"
 
 
 class ReadOnly(PensaError):
+    """The database cannot be written."""
+
     code = "read_only"
     description = "the database (or its directory) cannot be written; nothing was changed"
 
 
 class Busy(PensaError):
+    """The database stayed locked."""
+
     code = "busy"
     description = "the database stayed locked by other writers through every retry"
 
 
 class GitFailed(PensaError):
+    """A git command failed."""
+
     code = "git_error"
     description = "a git command pn runs (`git add` in `pn export --stage`) failed"
 
 
 class StorageError(PensaError):
+    """Any other SQLite failure."""
+
     code = "storage_error"
     description = "SQLite reported another failure (corrupt file, disk full, ...)"
 

@@ -27,6 +27,7 @@ class DepLists(NamedTuple):
     dependents: tuple[Issue, ...]
 
     def to_json(self) -> dict[str, list[dict[str, str | None]]]:
+        """The JSON object of the output contract."""
         return {
             "depends_on": [i.to_json() for i in self.depends_on],
             "dependents": [i.to_json() for i in self.dependents],
@@ -40,6 +41,7 @@ class TreeNode(NamedTuple):
     depth: int
 
     def to_json(self) -> dict[str, str | int]:
+        """The JSON object of the output contract."""
         i = self.issue
         return {
             "id": i.id,
@@ -59,6 +61,7 @@ class EdgeChange(NamedTuple):
     depends_on_id: str
 
     def to_json(self) -> dict[str, str]:
+        """The JSON object of the output contract."""
         return {
             "status": self.status,
             "issue_id": self.issue_id,
@@ -168,6 +171,7 @@ class Graph:
         seen = {issue_id}
 
         def walk(node: str, depth: int) -> None:
+            """Visit the neighbours of `node` depth first."""
             for child in select(self.store, [sql], [node]):
                 if child.id in seen:
                     continue

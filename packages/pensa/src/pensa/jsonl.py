@@ -79,6 +79,7 @@ class Summary(NamedTuple):
     events_kept: int | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output contract."""
         out: dict[str, Any] = {"issues": self.issues, "deps": self.deps, "comments": self.comments}
         if self.events_kept is not None:
             out["events_kept"] = self.events_kept

@@ -92,6 +92,8 @@ class Vocabulary(StrEnum):
 
 
 class IssueType(Vocabulary):
+    """What an issue is: a bug report or a work item (fixed at creation)."""
+
     BUG = "bug"
     TASK = "task"
     TEST = "test"
@@ -99,16 +101,21 @@ class IssueType(Vocabulary):
 
     @classmethod
     def kind(cls) -> str:
+        """How the vocabulary is called in messages."""
         return "issue type"
 
 
 class Status(Vocabulary):
+    """Where an issue is in its life."""
+
     OPEN = "open"
     IN_PROGRESS = "in_progress"
     CLOSED = "closed"
 
 
 class Priority(Vocabulary):
+    """How urgent: p0 most, p3 least."""
+
     P0 = "p0"
     P1 = "p1"
     P2 = "p2"
@@ -231,9 +238,12 @@ _CommentFields = NamedTuple(  # noqa: UP014
 
 
 class Comment(_CommentFields):
+    """A note on an issue."""
+
     __slots__ = ()
 
     def to_json(self) -> dict[str, str]:
+        """The JSON object of the output contract."""
         return {
             "id": self.id,
             "issue_id": self.issue_id,
@@ -263,6 +273,7 @@ class Event(_EventFields):
     __slots__ = ()
 
     def to_json(self) -> dict[str, str | None]:
+        """The JSON object of the output contract."""
         return {
             "event_type": self.event_type,
             "actor": self.actor,
@@ -290,6 +301,7 @@ class IssueDetail(_IssueDetailFields):
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output contract."""
         return {
             **self.issue.to_json(),
             "deps": [d.to_json() for d in self.deps],

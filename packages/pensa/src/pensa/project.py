@@ -41,24 +41,30 @@ class Project(_ProjectFields):
 
     @property
     def db(self) -> str:
+        """The working database file."""
         return os.path.join(self.dir, "db.sqlite")
 
     @property
     def issues_jsonl(self) -> str:
+        """The committed issues file."""
         return os.path.join(self.dir, "issues.jsonl")
 
     @property
     def deps_jsonl(self) -> str:
+        """The committed dependencies file."""
         return os.path.join(self.dir, "deps.jsonl")
 
     @property
     def comments_jsonl(self) -> str:
+        """The committed comments file."""
         return os.path.join(self.dir, "comments.jsonl")
 
     def jsonl_files(self) -> tuple[str, str, str]:
+        """The three committed files."""
         return (self.issues_jsonl, self.deps_jsonl, self.comments_jsonl)
 
     def exists(self) -> bool:
+        """Whether the directory exists."""
         return os.path.isdir(self.dir)
 
     def ensure(self) -> None:

@@ -14,6 +14,8 @@ from pensa.models import IssueType, Priority, Status
 
 
 class Ref(NamedTuple):
+    """One documented command: its usage line and what it does."""
+
     usage: str
     summary: str
 
@@ -135,6 +137,7 @@ def all_refs() -> list[Ref]:
 
 
 def values_lines() -> list[str]:
+    """The allowed values of each vocabulary, one line each."""
     return [
         f"types: {IssueType.allowed()} (fixed at creation)",
         f"statuses: {Status.allowed()}",

@@ -25,6 +25,7 @@ def dumps(data: Any) -> str:
 
 
 def issue_cells(issue: Issue) -> tuple[str, ...]:
+    """An issue's cells in a list table."""
     return (
         issue.id,
         issue.priority.value,
@@ -45,10 +46,12 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def issue_line(issue: Issue) -> str:
+    """One issue on one line."""
     return table([issue_cells(issue)])
 
 
 def detail_text(d: IssueDetail) -> str:
+    """`show` for people."""
     i = d.issue
     lines = [
         f"{i.id}  [{i.issue_type.value}] {i.title}",
@@ -75,16 +78,19 @@ def detail_text(d: IssueDetail) -> str:
 
 
 def comment_line(c: Comment) -> str:
+    """One comment on one line."""
     return f"{c.id}  [{c.created_at}] {c.actor}: {c.text}"
 
 
 def event_line(e: Event) -> str:
+    """One audit-log entry on one line."""
     return f"{e.created_at}  {e.event_type} by {e.actor or '-'}" + (
         f": {e.detail}" if e.detail else ""
     )
 
 
 def tree_text(nodes: Sequence[TreeNode]) -> str:
+    """`dep tree` for people, indented by depth."""
     return "\n".join(
         "  " * n.depth + f"{n.issue.id} [{n.issue.status.value}] {n.issue.title}" for n in nodes
     )
@@ -106,6 +112,7 @@ class Output:
         sys.stdout.write(json_text + "\n")
 
     def issue(self, issue: Issue | None, *, empty: str = "(nothing)") -> None:
+        """Print one issue (or JSON null / the `empty` text when there is none)."""
         if self.as_json:
             self.emit(None if issue is None else issue.to_json(), "")
         elif issue is None:
@@ -116,6 +123,7 @@ class Output:
             self.emit(None, issue_line(issue))
 
     def issues(self, issues: Sequence[Issue]) -> None:
+        """Print a list of issues."""
         if self.as_json:
             self.emit([i.to_json() for i in issues], "")
         elif not issues:

@@ -32,6 +32,7 @@ class SortKey(Vocabulary):
 
     @classmethod
     def kind(cls) -> str:
+        """How the vocabulary is called in messages."""
         return "sort key"
 
 
@@ -251,6 +252,7 @@ class Counts(_CountsFields):
         return super().__new__(cls, total, groups)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output contract."""
         if self.groups is None:
             return {"count": self.total}
         return {"total": self.total, "groups": dict(self.groups)}
@@ -278,6 +280,7 @@ class StatusReport(_StatusReportFields):
         return {s.value: sum(row[s.value] for row in self.by_type.values()) for s in Status}
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output contract."""
         totals = self.totals()
         return {
             "total": sum(totals.values()),

@@ -82,15 +82,18 @@ class Env:
         self._resources = contextlib.ExitStack()
 
     def close(self) -> None:
+        """Close the database and anything else opened for this run."""
         self._resources.close()
 
     @property
     def actor(self) -> str:
+        """Who is acting, resolved on first use (reads never pay for it)."""
         if self._actor is None:
             self._actor = projects.actor(self.actor_flag, self.cwd, self.environ)
         return self._actor
 
     def project(self, *, create: bool) -> Project | None:
+        """The project in use; with `create`, where a first write would put it."""
         if create:
             return projects.locate_or_new(self.cwd, self.environ)
         return projects.locate(self.cwd, self.environ)
@@ -118,11 +121,13 @@ class Env:
             )
 
     def tracker(self, *, write: bool = False) -> Tracker:
+        """The issue lifecycle over this run's store."""
         from pensa.tracker import Tracker
 
         return Tracker(self.store(write=write), now=self.now)
 
     def graph(self, *, write: bool = False) -> Graph:
+        """The dependency graph over this run's store."""
         from pensa.graph import Graph
 
         return Graph(self.store(write=write), now=self.now)
@@ -160,11 +165,13 @@ class VocabType(click.ParamType[Vocabulary, Any]):
         self.name = vocab.kind()
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        """Show the allowed values in --help."""
         return "[" + "|".join(m.value for m in self.vocab) + "]"
 
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> Vocabulary:
+        """Parse the value, or fail with the allowed values and a did-you-mean hint."""
         if isinstance(value, self.vocab):
             return value
         try:
@@ -193,11 +200,13 @@ class PnGroup(click.Group):
     with a "did you mean" hint."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, loaded or not."""
         if ctx.parent is None:
             return sorted({*self.commands, *COMMAND_MODULES})
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import the command's module on first use."""
         module = COMMAND_MODULES.get(cmd_name) if ctx.parent is None else None
         if module is not None and cmd_name not in self.commands:
             importlib.import_module(module)
@@ -206,6 +215,7 @@ class PnGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Resolve the subcommand; unknown ones fail with a did-you-mean hint."""
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             hints = NEAR_MISSES.get(name.lower()) if ctx.parent is None else None
