@@ -118,7 +118,7 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn doctor [--fix]", "stale claims, orphans, dangling fixes, JSONL drift, integrity"
             ),
             Ref("pn where", "print the .pensa directory in use"),
-            Ref("pn prime", "print this cheat sheet"),
+            Ref("pn prime", "print the agent cheat sheet: commands, values, common mistakes"),
         ),
     ),
 )
