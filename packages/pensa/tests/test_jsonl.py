@@ -256,3 +256,36 @@ def test_read_only_database_gives_a_clear_error_and_changes_nothing(repo: Path, 
         pensa.chmod(0o755)
         db.chmod(0o644)
     assert db.read_bytes() == before
+
+
+def test_import_over_a_crashed_writer_leaves_no_hot_journal(project: Project, clock: Clock) -> None:
+    """A journal left by a crashed writer must not be applied to the imported database."""
+    import shutil
+    import sqlite3
+
+    populate(project, clock)
+    db = Path(project.db)
+    crashed = db.with_name("crashed.sqlite")
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA cache_size = 2")  # spill changed pages into the file mid-transaction
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE issues SET title = 'half-written'")
+    writer.execute("DELETE FROM events")
+    # Snapshot file and journal mid-transaction: what a crash leaves behind.
+    shutil.copy(db, crashed)
+    journal = db.with_name("db.sqlite-journal")
+    assert journal.exists()
+    shutil.copy(journal, crashed.with_name("crashed.sqlite-journal"))
+    writer.execute("ROLLBACK")
+    writer.close()
+    crashed.replace(db)
+    crashed.with_name("crashed.sqlite-journal").replace(journal)
+
+    summary = jsonl.import_(project)
+    assert summary is not None
+    assert not journal.exists()
+    with Store.open(db) as store:
+        assert store.rows("PRAGMA integrity_check") == [("ok",)]
+        titles = {t for (t,) in store.rows("SELECT title FROM issues")}
+    assert "half-written" not in titles
+    assert len(titles) == 3

@@ -17,16 +17,20 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.errors import InvalidArgument, InvalidData
+from pensa.errors import Busy, InvalidArgument, InvalidData
 from pensa.graph import find_cycles
 from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
 from pensa.store import ISSUE_COLUMNS, Store
 
 if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterator
+
     from pensa.project import Project
 
 COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
 DEP_FIELDS = ("issue_id", "depends_on_id")
+Record = dict[str, Any]
 
 
 def _object(fields: tuple[str, ...]) -> str:
@@ -103,11 +107,11 @@ def export(store: Store, project: Project) -> Summary:
 
 def _records(
     path: Path, fields: tuple[str, ...], required: tuple[str, ...]
-) -> list[tuple[int, dict[str, Any]]]:
+) -> list[tuple[int, Record]]:
     """Parse and shape-check every line of `path` (missing file: no records)."""
     if not path.exists():
         return []
-    out: list[tuple[int, dict[str, Any]]] = []
+    out: list[tuple[int, Record]] = []
     with path.open(encoding="utf-8") as f:
         for number, text in enumerate(f, start=1):
             where = f"{path.name}:{number}"
@@ -144,7 +148,7 @@ def _records(
 
 def _validate(
     project: Project,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[Record], list[Record], list[Record]]:
     issues = _records(
         Path(project.issues_jsonl),
         ISSUE_FIELDS,
@@ -211,63 +215,100 @@ def import_(project: Project, *, only_if_absent: bool = False) -> Summary | None
         return None
     issues, deps, comments = _validate(project)
     project.ensure()
-    ids = {r["id"] for r in issues}
-    events = [e for e in _old_events(Path(project.db)) if e[0] in ids]
-    tmp = Path(project.dir, f"db.sqlite.import-{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
-        with Store.open(str(tmp)) as store, store.write() as conn:
-            conn.executemany(
-                f"INSERT INTO issues ({ISSUE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
-                (
-                    tuple(r.get(k) for k in ISSUE_FIELDS)
-                    for r in sorted(issues, key=lambda r: (r["created_at"], r["id"]))
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
-                ((r["issue_id"], r["depends_on_id"]) for r in deps),
-            )
-            conn.executemany(
-                "INSERT INTO comments (id, issue_id, actor, text, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    tuple(r[k] for k in COMMENT_FIELDS)
-                    for r in sorted(comments, key=lambda r: (r["created_at"], r["id"]))
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                events,
-            )
-        if only_if_absent:
-            try:
-                os.link(tmp, project.db)
-            except FileExistsError:
-                return None
-        else:
-            os.replace(tmp, project.db)
-    finally:
+    with _locked(project.db) as old:
+        ids = {r["id"] for r in issues}
+        events = [e for e in _events(old) if e[0] in ids]
+        tmp = Path(project.dir, f"db.sqlite.import-{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
+        try:
+            _build(tmp, issues, deps, comments, events)
+            if only_if_absent:
+                try:
+                    os.link(tmp, project.db)
+                except FileExistsError:
+                    return None
+            else:
+                os.replace(tmp, project.db)
+        finally:
+            tmp.unlink(missing_ok=True)
     return Summary(len(issues), len(deps), len(comments), events_kept=len(events))
 
 
-def _old_events(old_db: Path) -> list[tuple[Any, ...]]:
-    """The events of the database being replaced, oldest first; none if it is unreadable."""
-    if not old_db.exists():
-        return []
+def _build(
+    path: Path,
+    issues: list[Record],
+    deps: list[Record],
+    comments: list[Record],
+    events: list[tuple[Any, ...]],
+) -> None:
+    """Write a complete new database at `path`; issues and comments in creation order."""
+    with Store.open(str(path)) as store, store.write() as conn:
+        conn.executemany(
+            f"INSERT INTO issues ({ISSUE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+            (
+                tuple(r.get(k) for k in ISSUE_FIELDS)
+                for r in sorted(issues, key=lambda r: (r["created_at"], r["id"]))
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
+            ((r["issue_id"], r["depends_on_id"]) for r in deps),
+        )
+        conn.executemany(
+            "INSERT INTO comments (id, issue_id, actor, text, created_at) VALUES (?, ?, ?, ?, ?)",
+            (
+                tuple(r[k] for k in COMMENT_FIELDS)
+                for r in sorted(comments, key=lambda r: (r["created_at"], r["id"]))
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            events,
+        )
+
+
+@contextlib.contextmanager
+def _locked(db: str) -> Iterator[sqlite3.Connection | None]:
+    """Hold the old database's EXCLUSIVE lock until it has been replaced.
+
+    No writer is then half-way through a transaction, and a hot journal left by a crashed
+    writer is rolled back into the old file rather than applied to the new one. Yields None
+    when there is no old database, or one too damaged to lock: import is how that gets
+    repaired."""
     import sqlite3
 
+    if not os.path.exists(db):
+        yield None
+        return
+    conn = sqlite3.connect(db, timeout=5.0, isolation_level=None)
     try:
-        conn = sqlite3.connect(f"file:{old_db}?mode=ro", uri=True)
-    except sqlite3.Error:
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise Busy(f"{db} stayed locked by a writer; import again when it is done") from e
+            yield None
+            return
+        except sqlite3.DatabaseError:
+            yield None
+            return
+        yield conn
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        conn.close()
+
+
+def _events(old: sqlite3.Connection | None) -> list[tuple[Any, ...]]:
+    """The old database's events, oldest first; none if it has none or cannot be read."""
+    import sqlite3
+
+    if old is None:
         return []
     try:
-        return conn.execute(
+        return old.execute(
             "SELECT issue_id, event_type, actor, detail, created_at FROM events ORDER BY seq"
         ).fetchall()
     except sqlite3.Error:  # a damaged database loses its history, not the import
         return []
-    finally:
-        conn.close()
