@@ -91,8 +91,12 @@ def build(project: Path) -> str:
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Wall time of one whole process; stdout goes to /dev/null so that the time measured is
+    pn's own, not this harness reading ~0.5 MB of `ready --json` through a pipe."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")

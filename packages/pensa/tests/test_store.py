@@ -92,3 +92,9 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_commits(tmp_path: Path) 
     assert done.is_set()
     with Store.open(path) as check:
         assert check.rows("SELECT event_type FROM events ORDER BY seq") == [("h",), ("w",)]
+
+
+def test_the_schema_version_constant_counts_the_migrations() -> None:
+    from pensa.store import SCHEMA_VERSION
+
+    assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from pensa.errors import Busy, PensaError, ReadOnly, StorageError
 from pensa.models import timestamp, utcnow
-from pensa.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -23,6 +22,8 @@ ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
     "created_at, updated_at, closed_at, close_reason"
 )
+# How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
+SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
@@ -96,8 +97,11 @@ class Store:
 
     def migrate(self) -> None:
         """Apply pending migrations, each in its own transaction, and record them."""
-        if self.version() == len(MIGRATIONS):
+        if self.version() == SCHEMA_VERSION:
             return
+        from pensa.schema import MIGRATIONS  # only a new or older database needs them
+
+        assert len(MIGRATIONS) == SCHEMA_VERSION
         if self.version() > len(MIGRATIONS):
             raise StorageError(
                 f"{self.path} has schema version {self.version()}, newer than this pn "

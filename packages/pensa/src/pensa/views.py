@@ -47,15 +47,6 @@ _ORDER = {
 }
 
 
-class GroupKey(Vocabulary):
-    """`count --by-*`."""
-
-    STATUS = "status"
-    PRIORITY = "priority"
-    ISSUE_TYPE = "issue_type"
-    ASSIGNEE = "assignee"
-
-
 # Functional form on purpose: the class form compiles every (string) annotation at
 # import, ~2 ms of start-up that every `pn` run would pay.
 _FiltersFields = NamedTuple(  # noqa: UP014
@@ -214,92 +205,3 @@ def blocked(store: Store) -> list[Issue]:
 def search(store: Store, text: str) -> list[Issue]:
     """`search` as records."""
     return search_query(text).issues(store)
-
-
-def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Counts:
-    """How many issues match; grouped by one field when `by` is given."""
-    clauses, params = filters.where()
-    where = " AND ".join(clauses) or "1"
-    if by is None:
-        total = store.rows(f"SELECT count(*) FROM issues WHERE {where}", params)[0][0]
-        return Counts(int(total))
-    rows = store.rows(
-        f"SELECT coalesce({by.value}, '-'), count(*) FROM issues WHERE {where} "
-        f"GROUP BY 1 ORDER BY 1",
-        params,
-    )
-    groups = {str(key): int(n) for key, n in rows}
-    return Counts(sum(groups.values()), groups)
-
-
-# Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
-_CountsFields = NamedTuple(  # noqa: UP014
-    "_CountsFields",
-    [
-        ("total", int),
-        ("groups", dict[str, int] | None),
-    ],
-)
-
-
-class Counts(_CountsFields):
-    """`count`: a total, and groups when counted `--by-*`."""
-
-    __slots__ = ()
-
-    def __new__(cls, total: int, groups: dict[str, int] | None = None) -> Counts:
-        return super().__new__(cls, total, groups)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of the output contract."""
-        if self.groups is None:
-            return {"count": self.total}
-        return {"total": self.total, "groups": dict(self.groups)}
-
-
-# Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
-_StatusReportFields = NamedTuple(  # noqa: UP014
-    "_StatusReportFields",
-    [
-        ("by_type", dict[str, dict[str, int]]),
-        ("ready", int),
-        ("blocked", int),
-    ],
-)
-
-
-class StatusReport(_StatusReportFields):
-    """`status`: a project health snapshot."""
-
-    __slots__ = ()
-
-    def totals(self) -> dict[str, int]:
-        """Issues per status over all types."""
-        return {s.value: sum(row[s.value] for row in self.by_type.values()) for s in Status}
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of the output contract."""
-        totals = self.totals()
-        return {
-            "total": sum(totals.values()),
-            **totals,
-            "ready": self.ready,
-            "blocked": self.blocked,
-            "by_type": self.by_type,
-        }
-
-
-def status(store: Store) -> StatusReport:
-    """Counts per type and status, plus how many issues are ready and blocked."""
-    by_type = {t.value: {s.value: 0 for s in Status} for t in IssueType}
-    for issue_type, state, n in store.rows(
-        "SELECT issue_type, status, count(*) FROM issues GROUP BY 1, 2"
-    ):
-        by_type[issue_type][state] = int(n)
-    ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY}")[0][0]
-    blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
-        0
-    ][0]
-    return StatusReport(by_type, int(ready_n), int(blocked_n))

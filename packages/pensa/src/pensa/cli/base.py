@@ -189,7 +189,8 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(("show", "history", "comment"), "pensa.cli.show"),
     "claim-next": "pensa.cli.claim",
-    **dict.fromkeys(("list", "ready", "blocked", "search", "count", "status"), "pensa.cli.views"),
+    **dict.fromkeys(("list", "ready", "blocked", "search"), "pensa.cli.views"),
+    **dict.fromkeys(("count", "status"), "pensa.cli.stats"),
     "dep": "pensa.cli.deps",
     **dict.fromkeys(("export", "import", "doctor", "where", "prime"), "pensa.cli.data"),
 }

@@ -7,7 +7,7 @@ import click
 from pensa import views
 from pensa.cli.base import Env, VocabType, cli, common, pass_env
 from pensa.models import IssueType, Priority, Status
-from pensa.views import ACTIVE, Filters, GroupKey, SortKey
+from pensa.views import ACTIVE, Filters, SortKey
 
 
 def filter_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -100,41 +100,3 @@ def blocked(env: Env) -> None:
 def search(env: Env, query: str) -> None:
     """Find issues (any status) whose title or description contains QUERY, any case."""
     show_issues(env, views.search_query(query))
-
-
-@cli.command()
-@click.option("--status", type=VocabType(Status), multiple=True, help="Only this status.")
-@click.option("--all", "all_", is_flag=True, help="Include closed issues.")
-@click.option("--by-status", "by", flag_value=GroupKey.STATUS, help="Group by status.")
-@click.option("--by-priority", "by", flag_value=GroupKey.PRIORITY, help="Group by priority.")
-@click.option("--by-issue-type", "by", flag_value=GroupKey.ISSUE_TYPE, help="Group by type.")
-@click.option("--by-assignee", "by", flag_value=GroupKey.ASSIGNEE, help="Group by assignee.")
-@common
-@pass_env
-def count(env: Env, status: tuple[Status, ...], all_: bool, by: str | None) -> None:
-    """Count the issues `list` would show (--all includes closed), optionally grouped."""
-    statuses = status or (None if all_ else ACTIVE)
-    counts = views.count(env.store(), Filters(statuses), by=GroupKey(by) if by else None)
-    if counts.groups is None:
-        text = f"count: {counts.total}"
-    else:
-        text = "\n".join(
-            [f"total: {counts.total}", *(f"  {k}: {n}" for k, n in counts.groups.items())]
-        )
-    env.out.emit(counts.to_json(), text)
-
-
-@cli.command()
-@common
-@pass_env
-def status(env: Env) -> None:
-    """Show a project snapshot: issues per type and status, how many ready and blocked."""
-    from pensa.render import table
-
-    report = views.status(env.store())
-    rows = [("type", *(s.value for s in Status))]
-    rows += [(t, *(str(n) for n in by.values())) for t, by in report.by_type.items()]
-    totals = report.totals()
-    rows.append(("total", *(str(totals[s.value]) for s in Status)))
-    text = table(rows) + f"\nready: {report.ready}  blocked: {report.blocked}"
-    env.out.emit(report.to_json(), text)
