@@ -124,7 +124,7 @@ def test_force_delete_removes_deps_comments_and_fixes_links(
     other = tracker.create("other", issue_type=TASK, actor="a").id
     graph.add(other, bug, actor="a")
     tracker.add_comment(bug, "c", actor="a")
-    with pytest.raises(Conflict, match="1 dependents, 1 comments, 1 issues fixing it"):
+    with pytest.raises(Conflict, match="1 dependent, 1 comment, 1 issue fixing it"):
         tracker.delete(bug, actor="a")
     tracker.delete(bug, actor="a", force=True)
     assert tracker.get(fix).fixes is None

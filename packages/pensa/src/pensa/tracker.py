@@ -319,12 +319,12 @@ class Tracker:
                 {"id": issue_id},
             ).fetchone()
             attached = [
-                f"{n} {what}"
-                for n, what in (
-                    (n_deps, "dependencies"),
-                    (n_dependents, "dependents"),
-                    (n_comments, "comments"),
-                    (n_fixers, "issues fixing it"),
+                f"{n} {one if n == 1 else many}"
+                for n, one, many in (
+                    (n_deps, "dependency", "dependencies"),
+                    (n_dependents, "dependent", "dependents"),
+                    (n_comments, "comment", "comments"),
+                    (n_fixers, "issue fixing it", "issues fixing it"),
                 )
                 if n
             ]
