@@ -112,14 +112,16 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
         path = os.path.join(project.dir, name)
         current = _read(path)
         if current != text:
-            have = "missing" if current is None else f"{current.count(chr(10))} lines"
-            found.append(
-                Finding(
-                    "jsonl_drift",
-                    f"{name} ({have}) differs from the database ({text.count(chr(10))} rows); "
-                    "`pn export` writes the database out, `pn import` reads the files in",
+            rows = text.count("\n")
+            if current is None:
+                message = f"{name} is missing; the database has {rows} rows (`pn export`)"
+            else:
+                message = (
+                    f"{name} ({current.count(chr(10))} lines) differs from the database "
+                    f"({rows} rows): `pn export` writes the database out, `pn import` reads "
+                    "the file in"
                 )
-            )
+            found.append(Finding("jsonl_drift", message))
     return found
 
 
