@@ -7,6 +7,7 @@ line, else `error: <message>`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -37,7 +38,23 @@ def fail(code: str, message: str, *, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `pn` and return its exit code: 0 success, 1 any error, 130 interrupted."""
+    """Run `pn` and return its exit code: 0 success, 1 any error, 130 interrupted.
+
+    Called as the console script (no `argv`), it ends the process itself once the output is
+    flushed and the database closed: the interpreter's teardown of every loaded module costs
+    several ms that each `pn` call in an agent loop would otherwise pay (start-up and exit are
+    a feature, STYLE.md)."""
+    code = run(argv)
+    if argv is None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+    return code
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse, run the command, map errors to exit codes; the body of `main`."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args)
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
