@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -128,16 +128,32 @@ def test_usage_limit_that_cannot_be_waited_out_exits_1(ralph: Run, script: Scrip
     assert "usage limit that waiting cannot lift" in done.stderr
 
 
-def spawn_ralph(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ralph", *args],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+Spawn = Callable[..., "subprocess.Popen[str]"]
+
+
+@pytest.fixture
+def spawn_ralph() -> Iterator[Spawn]:
+    """Start ralph in the background; whatever a failing test left running is killed after it."""
+    started: list[subprocess.Popen[str]] = []
+
+    def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ralph", *args],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield spawn
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -150,6 +166,7 @@ def test_signal_stops_the_agent_pushes_its_commits_and_exits_130(
     wait_for: WaitFor,
     tmp_path: Path,
     sig: signal.Signals,
+    spawn_ralph: Spawn,
 ) -> None:
     ready = tmp_path / "ready"
     steps = [["commit", "a.txt", "feat: interrupted"], ["ready", str(ready)], ["hang"]]
@@ -166,7 +183,11 @@ def test_signal_stops_the_agent_pushes_its_commits_and_exits_130(
 
 
 def test_sigint_during_usage_limit_wait_exits_130(
-    project: Path, ralph_env: dict[str, str], script: Script, wait_for: WaitFor
+    project: Path,
+    ralph_env: dict[str, str],
+    script: Script,
+    wait_for: WaitFor,
+    spawn_ralph: Spawn,
 ) -> None:
     steps = [["rate_limit", {"status": "rejected", "resets_in": 3600}], ["result"]]
     ralph = spawn_ralph(project, ralph_env, "-a", "1", script(default=steps))

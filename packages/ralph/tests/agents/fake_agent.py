@@ -82,10 +82,10 @@ def act(action: list[object], prompt: str) -> None:
     elif verb == "stderr":
         sys.stderr.write(str(args[0]) + "\n")
         sys.stderr.flush()
-    elif verb == "touch":
+    elif verb in ("touch", "write"):  # write: text with $VARS expanded, as `echo "$X" > f`
         path = Path(str(args[0]))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x")
+        path.write_text(os.path.expandvars(str(args[1])) + "\n" if verb == "write" else "")
     elif verb == "commit":
         Path(str(args[0])).write_text(str(time.time_ns()))
         subprocess.run(["git", "add", str(args[0])], check=True)
@@ -93,8 +93,10 @@ def act(action: list[object], prompt: str) -> None:
     elif verb == "spawn_sleeper":  # a background child that keeps our stdout open
         child = subprocess.Popen(["sleep", "300"])
         Path(str(args[0])).write_text(str(child.pid))
-    elif verb == "ready":
-        Path(str(args[0])).write_text(str(os.getpid()))
+    elif verb == "ready":  # atomic, so a waiter never reads a half-written pid
+        ready = Path(str(args[0]))
+        ready.with_name(ready.name + ".tmp").write_text(str(os.getpid()))
+        ready.with_name(ready.name + ".tmp").replace(ready)
     elif verb == "ignore":
         signal.signal(getattr(signal, str(args[0])), signal.SIG_IGN)
     elif verb == "sleep":
