@@ -11,7 +11,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$here/.venv/bin:$PATH"
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 step() { printf '\n$ %s\n' "$*"; "$@"; }
 
 model="${SPRINGFIELD_DEMO_MODEL:-scripted}"
