@@ -42,14 +42,59 @@ def test_sentinel_at_depth_3_is_not_completion(ralph: Run, script: Script) -> No
     assert done.returncode == 2
 
 
+@pytest.mark.parametrize("content", ["", "mine\n"])
 def test_stale_sentinel_is_deleted_before_the_first_iteration(
-    ralph: Run, script: Script, project: Path
+    ralph: Run, script: Script, project: Path, content: str
 ) -> None:
     (project / "a").mkdir()
-    (project / "a" / ".ralph-complete").write_text("stale")
-    done = ralph("-a", "1", script(default=WORK))
+    (project / "a" / ".ralph-complete").write_text(content)
+    done = ralph("-a", "--loop-id", "mine", "1", script(default=WORK))
     assert done.returncode == 2
     assert not (project / "a" / ".ralph-complete").exists()
+
+
+def test_sentinel_naming_this_loop_ends_it(ralph: Run, script: Script, project: Path) -> None:
+    own = [["write", "a/.ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
+    done = ralph("-a", "--loop-id", "build-1", "3", script(_1=WORK, _2=own))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ralph complete after 2 iteration(s)" in done.stdout
+    assert not (project / "a" / ".ralph-complete").exists()
+
+
+def test_another_loops_sentinel_is_neither_deleted_nor_ends_this_loop(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    # issues-plan finishing next to a build loop: its sentinels are its own business
+    (project / "a").mkdir()
+    (project / "a" / ".ralph-complete").write_text("issues-plan-0\n")
+    theirs = [["write", ".ralph-complete", "issues-plan-1"], ["say", "working"], ["result"]]
+    done = ralph("-a", "--loop-id", "build-1", "3", script(_1=theirs, default=WORK))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Iteration 3 of 3" in done.stdout
+    assert (project / "a" / ".ralph-complete").read_text() == "issues-plan-0\n"
+    assert (project / ".ralph-complete").read_text() == "issues-plan-1\n"
+
+
+def test_own_sentinel_ends_the_loop_and_leaves_another_loops_in_place(
+    ralph: Run, script: Script, project: Path
+) -> None:
+    (project / ".ralph-complete").write_text("issues-plan-1\n")
+    own = [["write", "a/b/.ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
+    done = ralph("-a", "--loop-id", "build-1", "3", script(default=own))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (project / "a" / "b" / ".ralph-complete").exists()
+    assert (project / ".ralph-complete").read_text() == "issues-plan-1\n"
+
+
+@pytest.mark.parametrize(("host", "actor"), [({}, "build-1"), ({"PN_ACTOR": "alice"}, "alice")])
+def test_agent_gets_its_loop_id_and_a_pn_actor(
+    ralph: Run, script: Script, host: dict[str, str], actor: str
+) -> None:
+    steps = [["env", "RALPH_LOOP_ID"], ["env", "PN_ACTOR"], ["result"]]
+    done = ralph("-a", "--loop-id", "build-1", "1", script(default=steps), env=host)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "env RALPH_LOOP_ID=build-1" in done.stdout
+    assert f"env PN_ACTOR={actor}" in done.stdout
 
 
 def test_iterations_exhausted_exits_2(ralph: Run, script: Script) -> None:

@@ -108,8 +108,10 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
         ["touch", "made/by/agent.txt"],
         ["env", "ANTHROPIC_API_KEY"],
         ["env", "GIT_AUTHOR_EMAIL"],
+        ["env", "RALPH_LOOP_ID"],
+        ["env", "PN_ACTOR"],
         ["commit", "from-container.txt", "feat: made in the container"],
-        ["touch", ".ralph-complete"],
+        ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
     env = {**docker_env, "ANTHROPIC_API_KEY": SECRET}
@@ -125,6 +127,9 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
     made = project / "made" / "by" / "agent.txt"
     assert (made.stat().st_uid, made.stat().st_gid) == (os.getuid(), os.getgid())
     assert "env GIT_AUTHOR_EMAIL=test@example.com" in done.stdout
+    assert f"env RALPH_LOOP_ID={loop_id}" in done.stdout
+    assert f"env PN_ACTOR={loop_id}" in done.stdout  # claims in the container name the loop
+    assert "ralph complete after 1 iteration(s)" in done.stdout
     assert git(project, "log", "-1", "--format=%an <%ae> %s") == (
         "Test User <test@example.com> feat: made in the container"
     )

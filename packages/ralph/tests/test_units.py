@@ -85,9 +85,39 @@ def test_sentinel_depths_and_git_dir(tmp_path: Path) -> None:
     ):
         (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / where).write_text("")
-    assert sentinel.clear(tmp_path) == 3
+    assert sentinel.clear(tmp_path, "L") == 3
     assert (tmp_path / "a/b/c/.ralph-complete").exists()
-    assert not sentinel.take(tmp_path)
+    assert not sentinel.take(tmp_path, "L")
+
+
+@pytest.mark.parametrize(
+    ("content", "owner", "mine"),
+    [
+        ("", "", True),  # a plain `touch`: whoever finds it
+        ("\n", "", True),
+        ("build-1\n", "build-1", True),  # `echo "$RALPH_LOOP_ID" > .ralph-complete`
+        ("  build-1  ", "build-1", True),
+        ("issues-plan-1\n", "issues-plan-1", False),  # another loop's
+        ("x" * 5000, "x" * 4097, False),
+    ],
+)
+def test_a_sentinel_belongs_to_the_loop_it_names_or_to_any_when_empty(
+    tmp_path: Path, content: str, owner: str, mine: bool
+) -> None:
+    path = tmp_path / "a" / ".ralph-complete"
+    path.parent.mkdir()
+    path.write_text(content)
+    assert sentinel.owner(path) == owner
+    assert sentinel.take(tmp_path, "build-1") is mine
+    assert path.exists() is not mine
+
+
+def test_an_unreadable_sentinel_is_nobodys(tmp_path: Path) -> None:
+    (tmp_path / ".ralph-complete").mkdir()  # not a file: neither read nor deleted
+    assert sentinel.owner(tmp_path / ".ralph-complete") is None
+    assert sentinel.owner(tmp_path / "gone" / ".ralph-complete") is None
+    assert not sentinel.take(tmp_path, "build-1")
+    assert (tmp_path / ".ralph-complete").is_dir()
 
 
 def test_plain_output_has_no_escapes_and_styled_output_has_them() -> None:

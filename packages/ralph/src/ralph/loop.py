@@ -1,4 +1,4 @@
-"""The loop: run the agent up to N times until it writes `.ralph-complete`.
+"""The loop: run the agent up to N times until it writes its `.ralph-complete`.
 
 Each iteration prints a banner, runs the agent (AFK: formatted stream, watchdogs, usage-limit
 waits; interactive: the user's terminal), prints a summary and pushes new commits.
@@ -91,25 +91,26 @@ class Loop:
                 f"Reducing iterations from {total} to max allowed ({self.max_iterations})"
             )
             total = self.max_iterations
-        sentinel.clear(self.root)
+        loop_id = self.config.loop_id
+        sentinel.clear(self.root, loop_id)
         sentinel.take_ding(self.root)
         for index in range(1, total + 1):
             if self.interrupts.fired:  # a signal during set-up or a push
                 self.out.note("Interrupted.")
                 return Exit.INTERRUPTED
-            sentinel.clear(self.root)
-            self.out.banner(index, total, self.config.loop_id)
+            sentinel.clear(self.root, loop_id)
+            self.out.banner(index, total, loop_id)
             before = git.head(self.root, env=self.env)
             attempt = self._iteration(index)
             self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
                 self.out.note("Interrupted.")
                 return Exit.INTERRUPTED
-            if sentinel.take(self.root):
+            if sentinel.take(self.root, loop_id):
                 self.out.summary(f"ralph complete after {index} iteration(s)")
                 self._push_pending()
                 return Exit.COMPLETE
-        sentinel.clear(self.root)
+        sentinel.clear(self.root, loop_id)
         self.out.note(f"ralph reached max iterations ({total})")
         return Exit.EXHAUSTED
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from pathlib import Path
@@ -65,6 +66,15 @@ class Config:
     agent_args: tuple[str, ...] = ()
     timeouts: Timeouts = field(default_factory=Timeouts)
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
+
+    def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
+        """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.
+
+        The agent writes the id into `.ralph-complete` (sentinel.py). Without PN_ACTOR, pn in a
+        container says "unknown" and concurrent loops' claims look like one actor's; a
+        PN_ACTOR set on the host wins.
+        """
+        return {"RALPH_LOOP_ID": self.loop_id, "PN_ACTOR": host.get("PN_ACTOR") or self.loop_id}
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
         """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""

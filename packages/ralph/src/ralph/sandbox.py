@@ -100,8 +100,12 @@ class HostSandbox:
     def prepare(self) -> list[str]:
         return []
 
+    @property
+    def agent_env(self) -> dict[str, str]:
+        return {**self.env, **self.config.loop_env(self.env)}
+
     def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
-        return proc.Child(argv, cwd=self.config.project, env=self.env, stdin=stdin)
+        return proc.Child(argv, cwd=self.config.project, env=self.agent_env, stdin=stdin)
 
     def interactive(
         self,
@@ -114,7 +118,7 @@ class HostSandbox:
         return terminal.foreground(
             argv,
             cwd=self.config.project,
-            env=self.env,
+            env=self.agent_env,
             interrupts=interrupts,
             tick=tick,
             every=every,
@@ -128,7 +132,10 @@ class HostSandbox:
 def container_env(
     host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
 ) -> dict[str, str]:
-    """The container's environment: credentials, HOME, git identity, no auto-updates."""
+    """The container's environment: credentials, HOME, identities, no auto-updates.
+
+    `identity` holds the git identity and the loop's own variables (Config.loop_env).
+    """
     env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
     env.update({name: host[name] for name in CREDENTIAL_VARS if host.get(name)})
     if uid == 0:
@@ -271,7 +278,10 @@ class DockerSandbox:
     def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
         from docker.errors import DockerException
 
-        identity = git.identity(self.config.project, env=self.env)
+        identity = {
+            **git.identity(self.config.project, env=self.env),
+            **self.config.loop_env(self.env),
+        }
         env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
         try:
             container = self._create_with(argv, env, tty=tty)

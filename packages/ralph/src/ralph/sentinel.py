@@ -1,4 +1,10 @@
-"""The files agents use to talk to ralph: `.ralph-complete` (done) and `.ralph-ding` (sound)."""
+"""The files agents use to talk to ralph: `.ralph-complete` (done) and `.ralph-ding` (sound).
+
+Several loops may run in one project at once (`sgf build -a` next to `sgf issues plan -a`), so
+a sentinel names its loop: agents write `echo "$RALPH_LOOP_ID" > .ralph-complete`. A loop owns
+the sentinels that hold its id and the empty ones (a plain `touch`, as hand-written prompts
+do); one naming another loop is left alone, neither deleted nor taken as completion.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from pathlib import Path
 
 COMPLETE = ".ralph-complete"
 DING = ".ralph-ding"
+_MAX_ID = 4096  # a loop id is short; more than this is not one, and not worth reading
 
 
 def find(root: Path) -> list[Path]:
@@ -16,18 +23,33 @@ def find(root: Path) -> list[Path]:
     return [p for p in found if ".git" not in p.relative_to(root).parts]
 
 
-def clear(root: Path) -> int:
-    """Delete every sentinel; return how many there were."""
-    found = find(root)
+def owner(path: Path) -> str | None:
+    """The loop id a sentinel names ("" for an empty one); None when it cannot be read."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(_MAX_ID + 1)
+    except OSError:  # taken by its own loop meanwhile, or not a file
+        return None
+    return data.decode(errors="replace").strip()
+
+
+def mine(root: Path, loop_id: str) -> list[Path]:
+    """The sentinels that belong to `loop_id`: holding its id, or empty."""
+    return [p for p in find(root) if owner(p) in ("", loop_id)]
+
+
+def clear(root: Path, loop_id: str) -> int:
+    """Delete this loop's sentinels (never another loop's); return how many there were."""
+    found = mine(root, loop_id)
     for path in found:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     return len(found)
 
 
-def take(root: Path) -> bool:
-    """Whether the agent signalled completion; the sentinel is deleted when found."""
-    return clear(root) > 0
+def take(root: Path, loop_id: str) -> bool:
+    """Whether the agent of `loop_id` signalled completion; its sentinel is deleted."""
+    return clear(root, loop_id) > 0
 
 
 def take_ding(root: Path) -> bool:
