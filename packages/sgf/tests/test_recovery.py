@@ -73,6 +73,51 @@ def test_a_crashed_loop_is_stashed_its_pid_file_removed_and_its_claim_released(
     assert "A  staged.txt" in git(project, "status", "--porcelain")
 
 
+def test_recovery_releases_the_crashed_loops_claims_by_assignee_and_leaves_other_loops(
+    project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str], dead_pid: int
+) -> None:
+    crashed = "build-20260101T000000"
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    pid_file = run_dir / f"{crashed}.pid"
+    pid_file.write_text(f"{dead_pid}\n")
+    ids = {}
+    for actor in (crashed, "issues-plan-20260101T000000", "Test User"):
+        ids[actor] = pn(project, tool_env, "create", f"held by {actor}", "-t", "task")["id"]
+        pn(project, {**tool_env, "PN_ACTOR": actor}, "update", ids[actor], "--claim")
+    # As if the loop had started after every claim was made: only its own claim is its.
+    later = time.time() + 3600
+    os.utime(pid_file, (later, later))
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert f"released claims {ids[crashed]}" in done.stderr
+    status = {actor: pn(project, tool_env, "show", i)["status"] for actor, i in ids.items()}
+    assert status == {
+        crashed: "open",
+        "issues-plan-20260101T000000": "in_progress",  # another loop's: not this crash's
+        "Test User": "in_progress",  # claimed before the crashed loop started
+    }
+
+
+def test_a_claim_by_another_loop_made_during_the_crashed_loop_is_not_released(
+    project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str], dead_pid: int
+) -> None:
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / "build-20260101T000000.pid").write_text(f"{dead_pid}\n")
+    other = "issues-plan-20260101T000000"
+    task = pn(project, tool_env, "create", "planned elsewhere", "-t", "task")["id"]
+    pn(project, {**tool_env, "PN_ACTOR": other}, "update", task, "--claim")
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert "released claims" not in done.stderr
+    assert pn(project, tool_env, "show", task)["assignee"] == other
+
+
 def test_a_live_loop_means_nothing_is_touched(
     project: Path, sgf: Run, git: Git, fake_ralph: Any, tool_env: dict[str, str]
 ) -> None:

@@ -4,7 +4,7 @@
   claims may be that loop's work in progress.
 - PID files, all stale (a crashed loop): stash the dirty tree as `sgf-recovery <ids> <time>`
   (untracked files included, ignored ones untouched), remove the stale PID files, release the
-  claims made since the crashed loop started and run `pn doctor --fix`.
+  crashed loops' claims (see `crashed_claims`) and run `pn doctor --fix`.
 - No PID files (no crash): a dirty tree is the user's. Launching would let the agent's
   `git add -A` sweep it into a commit, so refuse unless asked to stash it as `sgf-stash <id>`.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sgf import git, pensa, runs
 from sgf.errors import DirtyTree, SgfError
+from sgf.loops import LoopId
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,25 @@ def _stash(root: Path, message: str) -> str | None:
             "be stashed; commit them first (git add -A && git commit)"
         )
     return git.stash_all(root, message)
+
+
+def crashed_claims(
+    claims: list[pensa.Issue], crashed: list[str], since: datetime
+) -> list[pensa.Issue]:
+    """The claims the crashed loops left behind.
+
+    ralph sets PN_ACTOR to the loop id, so a loop's claims name it: those of a crashed loop
+    are released whenever they were made, and those naming another loop are that loop's
+    (pn doctor --fix frees them once stale). A claim by anyone else (a PN_ACTOR set on the
+    host, which ralph passes through, or an older ralph's "unknown") counts when it was made
+    since the crashed loop started.
+    """
+    return [
+        issue
+        for issue in claims
+        if issue.assignee in crashed
+        or (LoopId.parse(issue.assignee or "") is None and issue.updated_at >= since)
+    ]
 
 
 def prepare(
@@ -80,10 +100,9 @@ def prepare(
     released: list[str] = []
     warnings: list[str] = []
     try:
-        for issue in pensa.in_progress(root, env):
-            if issue.updated_at >= since:
-                pensa.release(root, env, issue.id)
-                released.append(issue.id)
+        for issue in crashed_claims(pensa.in_progress(root, env), crashed, since):
+            pensa.release(root, env, issue.id)
+            released.append(issue.id)
         pensa.doctor_fix(root, env)
     except SgfError as e:
         warnings.append(f"could not release claims: {e}")
