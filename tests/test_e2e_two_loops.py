@@ -11,11 +11,19 @@ from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
-from tests.e2e_harness.scenarios import claimed, scenario
+from tests.e2e_harness.scenarios import claimed, scenario, tool_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
 Model = Callable[[Scenario | dict[str, object]], ModelServer]
+
+
+def history(project: Project, issue: str) -> dict[str, set[str]]:
+    """The actors of each kind of event in an issue's audit log."""
+    actors: dict[str, set[str]] = {}
+    for event in project.pn("history", issue):
+        actors.setdefault(event["event_type"], set()).add(event["actor"])
+    return actors
 
 
 def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, model: Model) -> None:
@@ -35,19 +43,29 @@ def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, mod
             text=True,
         )
 
+    # The plan loop plans the fix, then finishes by writing its sentinel while the build loop
+    # still has work: the build loop's first iteration ends beside that sentinel (the scenario
+    # holds both until then), and must neither end on it nor delete it.
     build = start("build", "-a", "5")
-    plan = start("issues", "plan", "-a", "1")
+    plan = start("issues", "plan", "-a", "4")
     try:
-        plan_out, _ = plan.communicate(timeout=200)
-        build_out, _ = build.communicate(timeout=200)
+        plan_out, _ = plan.communicate(timeout=220)
+        build_out, _ = build.communicate(timeout=220)
     finally:
         for loop in (build, plan):
             if loop.poll() is None:
                 loop.kill()
                 loop.communicate()
 
-    assert plan.returncode == 2, plan_out[-3000:]  # one iteration asked for, no sentinel
+    assert plan.returncode == 0, plan_out[-3000:]
+    assert "ralph complete after 2 iteration(s)" in plan_out, plan_out[-3000:]
     assert build.returncode == 0, build_out[-3000:]
+    assert "ralph complete after 3 iteration(s)" in build_out, build_out[-3000:]
+    [build_id] = [log.stem for log in project.logs() if log.stem.startswith("build-")]
+    [plan_id] = [log.stem for log in project.logs() if log.stem.startswith("issues-plan-")]
+    [held] = [out for _, cmd, out in tool_results(server.requests) if "until [ -s" in cmd]
+    assert f"sentinel: {plan_id}" in held  # the build iteration ended next to the plan's sentinel
+    assert not (project.root / ".ralph-complete").exists()
     issues = project.issues()
     [fix] = [i for i in issues.values() if i.get("fixes") == bug]
     assert issues[task]["status"] == "closed"
@@ -56,6 +74,12 @@ def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, mod
     assert fix["id"] in (issues[bug]["close_reason"] or "")
     claims = Counter(claimed(server.requests))
     assert claims == Counter({task: 1, fix["id"]: 1})
+    # ralph sets PN_ACTOR to the loop id: each loop's claims and closes name it
+    for built in (task, fix["id"]):
+        actors = history(project, built)
+        assert (actors["claimed"], actors["closed"]) == ({build_id}, {build_id}), actors
+    assert history(project, fix["id"])["created"] == {plan_id}
+    assert history(project, bug)["claimed"] == {plan_id}
     for output in (plan_out, build_out, *(log.read_text() for log in project.logs())):
         assert "database is locked" not in output
     assert project.pid_files() == []
