@@ -114,6 +114,10 @@ def serve() -> Iterator[Any]:
     yield start
     for server in started:
         server.stop()
+    # A handler thread sends its last byte before it ends: wait for it, with a deadline.
+    deadline = time.monotonic() + 5
+    while threading.active_count() > threads_before and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert threading.active_count() <= threads_before
 
 
