@@ -6,6 +6,7 @@ The model is the scripted server (tests/scenarios); everything else is real: doc
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -80,9 +81,12 @@ def test_build_loop_that_never_finishes_exits_2_and_pushes_its_work(
     ]
     issues = project.issues()
     assert [issues[t]["status"] for t in held] == ["in_progress", "in_progress"]
-    doctor = project.run("pn", "doctor", "--json", check=False).stdout
-    report = project.run("pn", "list", "--status", "in_progress", "--json").stdout
-    assert all(task in report for task in held), (doctor, report)
+    # The interrupted claims are visible to `pn doctor` (issue #5, "Exhausted").
+    doctor = json.loads(project.run("pn", "doctor", "--json").stdout)
+    shown = {f["issue_id"]: f for f in doctor["findings"] if f["check"] == "claim"}
+    assert sorted(shown) == sorted(held), doctor
+    for task in held:
+        assert shown[task]["message"].startswith(f"{task} is in progress, claimed by "), doctor
     assert_clean_exit(project)
 
 

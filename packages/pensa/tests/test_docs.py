@@ -9,6 +9,7 @@ import click
 import pytest
 
 from pensa.cli.base import COMMAND_MODULES, cli
+from pensa.doctor import CHECKS
 from pensa.errors import ALL_ERRORS
 from pensa.reference import all_refs, prime, readme_commands, readme_errors
 
@@ -62,3 +63,9 @@ def test_prime_carries_every_usage_line() -> None:
     sheet = prime()
     for ref in all_refs():
         assert ref.usage in sheet
+
+
+def test_readme_documents_every_doctor_check() -> None:
+    readme = README.read_text(encoding="utf-8")
+    for check, meaning in CHECKS.items():
+        assert f"| `{check}` | {meaning} |" in readme, check

@@ -1,5 +1,6 @@
-"""Health checks: stale claims, orphaned deps and comments, dangling `fixes`, cycles,
-database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to repair."""
+"""Health checks: claims (stale ones as problems), orphaned deps and comments, dangling
+`fixes`, cycles, database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to
+repair."""
 
 from __future__ import annotations
 
@@ -21,6 +22,21 @@ if TYPE_CHECKING:
 # A claim is stale when its *latest claim* is this old, not merely its last update.
 STALE_AFTER = timedelta(minutes=30)
 
+# Every `check` a finding can carry. `claim` is informational: a loop that ran out of
+# iterations mid-task leaves a fresh claim that a person must be able to see (issue #5,
+# "Exhausted"); only once it is stale does it become a problem `--fix` releases.
+CHECKS = {
+    "claim": "an issue in progress: who claimed it, how long ago (information, not a problem)",
+    "stale_claim": "in progress for over 30 minutes since its latest claim; `--fix` releases it",
+    "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
+    "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
+    "orphaned_comment": "a comment on a missing issue",
+    "dep_cycle": "a dependency cycle",
+    "jsonl_drift": "a .pensa/*.jsonl file that differs from the database",
+    "integrity": "SQLite's integrity check failed",
+}
+INFORMATIONAL = frozenset({"claim"})
+
 
 class Finding(NamedTuple):
     """A `doctor` observation (or, in `fixes`, what was repaired)."""
@@ -28,6 +44,11 @@ class Finding(NamedTuple):
     check: str
     message: str
     issue_id: str | None = None
+
+    @property
+    def is_problem(self) -> bool:
+        """False for information such as a fresh claim."""
+        return self.check not in INFORMATIONAL
 
     def to_json(self) -> dict[str, str | None]:
         """The JSON object of the output contract."""
@@ -48,28 +69,56 @@ class Report(NamedTuple):
         }
 
 
-def stale_claims(store: Store, now: datetime) -> list[tuple[str, str | None, str]]:
-    """(id, assignee, claimed_at) of in-progress issues whose latest claim is too old."""
+class Claim(NamedTuple):
+    """An in-progress issue, who holds it and when it was last claimed."""
+
+    issue_id: str
+    assignee: str | None
+    claimed_at: str
+
+    def age(self, now: datetime) -> timedelta:
+        """How long ago the latest claim was made."""
+        return now - parse_timestamp(self.claimed_at)
+
+    def is_stale(self, now: datetime) -> bool:
+        """Whether the latest claim is over `STALE_AFTER` old."""
+        return self.age(now) > STALE_AFTER
+
+    def finding(self, now: datetime) -> Finding:
+        """`stale_claim` once stale, else the informational `claim`."""
+        minutes = max(0, int(self.age(now).total_seconds() // 60))
+        holder = f"claimed by {self.assignee}" if self.assignee else "with no assignee, claimed"
+        message = f"{self.issue_id} is in progress, {holder} {minutes} min ago ({self.claimed_at})"
+        if not self.is_stale(now):
+            return Finding("claim", message, self.issue_id)
+        limit = int(STALE_AFTER.total_seconds() // 60)
+        return Finding(
+            "stale_claim", f"{message}: stale after {limit} min, --fix releases it", self.issue_id
+        )
+
+
+def claims(store: Store) -> list[Claim]:
+    """Every in-progress issue, in creation order, with the time of its latest claim.
+
+    An issue put in progress without a claim event (`update --status in_progress`) counts from
+    its last update.
+    """
     rows = store.rows(
         "SELECT i.id, i.assignee, coalesce((SELECT max(e.created_at) FROM events e "
         "WHERE e.issue_id = i.id AND e.event_type = 'claimed'), i.updated_at) "
         "FROM issues i WHERE i.status = 'in_progress' ORDER BY i.seq"
     )
-    return [r for r in rows if now - parse_timestamp(r[2]) > STALE_AFTER]
+    return [Claim(*row) for row in rows]
+
+
+def stale_claims(store: Store, now: datetime) -> list[Claim]:
+    """The claims whose latest claim is over `STALE_AFTER` old: what `--fix` releases."""
+    return [c for c in claims(store) if c.is_stale(now)]
 
 
 def diagnose(store: Store, project: Project | None, *, now: datetime) -> list[Finding]:
-    """Every check, read-only."""
-    found: list[Finding] = []
-    for issue_id, assignee, since in stale_claims(store, now):
-        found.append(
-            Finding(
-                "stale_claim",
-                f"{issue_id} in progress by {assignee or 'nobody'} since {since} "
-                f"(over {int(STALE_AFTER.total_seconds() // 60)} minutes)",
-                issue_id,
-            )
-        )
+    """Every check, read-only; each in-progress issue gives one `claim` or `stale_claim`."""
+    found = [c.finding(now) for c in claims(store)]
     for child, parent in store.rows(
         "SELECT issue_id, depends_on_id FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
         "OR depends_on_id NOT IN (SELECT id FROM issues) ORDER BY 1, 2"

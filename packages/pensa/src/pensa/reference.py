@@ -115,7 +115,8 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             ),
             Ref("pn import", "rebuild the database from .pensa/*.jsonl, all or nothing"),
             Ref(
-                "pn doctor [--fix]", "stale claims, orphans, dangling fixes, JSONL drift, integrity"
+                "pn doctor [--fix]",
+                "current claims; stale claims, orphans, dangling fixes, JSONL drift, integrity",
             ),
             Ref("pn where", "print the .pensa directory in use"),
             Ref("pn prime", "print the agent cheat sheet: commands, values, common mistakes"),

@@ -61,16 +61,19 @@ def import_(env: Env) -> None:
 @common
 @pass_env
 def doctor(env: Env, fix: bool) -> None:
-    """Check stale claims (>30 min), orphans, dangling fixes, JSONL drift and integrity.
+    """Show claims; check stale claims, orphans, dangling fixes, JSONL drift and integrity.
 
-    Findings are data: doctor exits 0 whenever it could run.
+    Every in-progress issue is listed (check `claim`, or `stale_claim` when its latest claim
+    is over 30 minutes old). Findings are data: doctor exits 0 whenever it could run.
     """
     from pensa import doctor as checks
 
     found = env.project(create=False)
     store = env.store(write=fix and found is not None)
     report = checks.run(store, found, now=env.now(), fix=fix, actor=env.actor if fix else "")
-    lines = [f"[{f.check}] {f.message}" for f in report.findings] or ["no problems found"]
+    lines = [f"[{f.check}] {f.message}" for f in report.findings]
+    if not any(f.is_problem for f in report.findings):
+        lines.append("no problems found")
     if report.fixes:
         lines += ["fixed:", *(f"  [{f.check}] {f.message}" for f in report.fixes)]
     env.out.emit(report.to_json(), "\n".join(lines))
