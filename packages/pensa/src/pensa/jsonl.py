@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pensa.errors import Busy, InvalidArgument, InvalidData
 from pensa.graph import find_cycles
 from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
-from pensa.store import ISSUE_COLUMNS, Store
+from pensa.store import Store
 
 if TYPE_CHECKING:
     import sqlite3
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
 DEP_FIELDS = ("issue_id", "depends_on_id")
+EVENT_FIELDS = ("issue_id", "event_type", "actor", "detail", "created_at")
 Record = dict[str, Any]
 
 
@@ -241,31 +242,21 @@ def _build(
     comments: list[Record],
     events: list[tuple[Any, ...]],
 ) -> None:
-    """Write a complete new database at `path`; issues and comments in creation order."""
+    """Write a complete new database at `path`; issues and comments in creation order.
+
+    sqlite-utils' `insert_all` does the bulk inserts: records go in as the dicts they were
+    read as (an omitted field is NULL), in batched multi-row INSERTs, each batch a savepoint
+    inside the one write transaction. It is imported here, never at module level: its import
+    alone costs about 100 ms, which pn's hot path must not pay.
+    """
+    import sqlite_utils
+
     with Store.open(str(path)) as store, store.write() as conn:
-        conn.executemany(
-            f"INSERT INTO issues ({ISSUE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
-            (
-                tuple(r.get(k) for k in ISSUE_FIELDS)
-                for r in sorted(issues, key=lambda r: (r["created_at"], r["id"]))
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
-            ((r["issue_id"], r["depends_on_id"]) for r in deps),
-        )
-        conn.executemany(
-            "INSERT INTO comments (id, issue_id, actor, text, created_at) VALUES (?, ?, ?, ?, ?)",
-            (
-                tuple(r[k] for k in COMMENT_FIELDS)
-                for r in sorted(comments, key=lambda r: (r["created_at"], r["id"]))
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            events,
-        )
+        db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+        db.table("issues").insert_all(sorted(issues, key=lambda r: (r["created_at"], r["id"])))
+        db.table("deps").insert_all(deps)
+        db.table("comments").insert_all(sorted(comments, key=lambda r: (r["created_at"], r["id"])))
+        db.table("events").insert_all(dict(zip(EVENT_FIELDS, e, strict=True)) for e in events)
 
 
 @contextlib.contextmanager
@@ -307,8 +298,6 @@ def _events(old: sqlite3.Connection | None) -> list[tuple[Any, ...]]:
     if old is None:
         return []
     try:
-        return old.execute(
-            "SELECT issue_id, event_type, actor, detail, created_at FROM events ORDER BY seq"
-        ).fetchall()
+        return old.execute(f"SELECT {', '.join(EVENT_FIELDS)} FROM events ORDER BY seq").fetchall()
     except sqlite3.Error:  # a damaged database loses its history, not the import
         return []
