@@ -6,6 +6,7 @@ set -euo pipefail
 image="${SPRINGFIELD_BASE_IMAGE:-springfield-base:bookworm}"
 cache="${SPRINGFIELD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/springfield}"
 tarball="$cache/bookworm-minbase.tar"
+mkdir -p "$cache"
 
 if ! docker info >/dev/null 2>&1; then
   if [ "${CI:-}" = "true" ]; then echo "ensure-base-image: no Docker engine" >&2; exit 1; fi
