@@ -34,7 +34,7 @@ if [ "$sandbox" = docker ] && docker info >/dev/null 2>&1; then
   "$here/scripts/ensure-base-image.sh"
   base="${SPRINGFIELD_BASE_IMAGE:-springfield-base:bookworm}"
   docker image inspect "$base" >/dev/null 2>&1 || base=debian:bookworm-slim
-  sgf sandbox build --base "$base" --claude-binary "$claude"
+  sgf sandbox build --stack python --base "$base" --claude-binary "$claude"  # the greeter's stack
 else
   sandbox=none
   echo "demo: no Docker sandbox (no engine reachable, or SPRINGFIELD_DEMO_SANDBOX=none), so the"

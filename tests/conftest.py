@@ -25,15 +25,17 @@ from tests.e2e_harness.processes import working_in
 from tests.e2e_harness.project import Project, make_project
 from tests.e2e_harness.scenarios import FAKE_TOKEN
 
-SANDBOX_IMAGE = "springfield-sandbox:latest"
+SANDBOX_IMAGE = "springfield-sandbox-python:latest"  # the python stack's default image
 
 
 @pytest.fixture(scope="session")
 def sandbox_image(base_image: str, claude_bin: Path) -> str:
-    """`sgf sandbox build` once per session; sgf itself skips the build when the image is fresh."""
+    """`sgf sandbox build` of the python stack's image (the e2e projects are python projects),
+    once per session; sgf itself skips the build when the image is fresh."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    argv = ["sgf", "sandbox", "build", "--stack", "python", "--image", SANDBOX_IMAGE]
     done = subprocess.run(
-        ["sgf", "sandbox", "build", "--base", base_image, "--claude-binary", str(claude_bin)],
+        [*argv, "--base", base_image, "--claude-binary", str(claude_bin)],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -47,3 +47,10 @@ def test_bad_config_is_a_clear_error(text: str, message: str) -> None:
 def test_missing_config_says_run_sgf_init(tmp_path: Path) -> None:
     with pytest.raises(NotInitialised, match="sgf init"):
         config.load(tmp_path)
+
+
+def test_docker_template_defaults_to_the_stack_image() -> None:
+    assert config.parse('stack = "go"\n').docker_template == "springfield-sandbox-go:latest"
+    assert config.parse("").docker_template == "springfield-sandbox:latest"  # generic
+    old = config.parse('stack = "python"\ndocker_template = "springfield-sandbox:latest"\n')
+    assert old.docker_template == "springfield-sandbox:latest"  # older configs keep working

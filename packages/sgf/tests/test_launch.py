@@ -49,7 +49,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
     expected = [
         *(["-a"] if afk else []),
         "--loop-id", loop_id,
-        "--template", "springfield-sandbox:latest",
+        "--template", "springfield-sandbox-python:latest",  # the python stack's image
         "--auto-push", "true",
         "--max-iterations", "100",
         count, str(prompt),

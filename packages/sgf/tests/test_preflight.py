@@ -120,6 +120,6 @@ def test_build_warns_when_the_sandbox_image_is_stale(
     env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     done = sgf(project, "build", "-a", env=env)
     assert done.returncode == 0, done.stderr
-    expected = "sgf: warning: the sandbox image springfield-sandbox:latest is stale"
+    expected = "sgf: warning: the sandbox image springfield-sandbox-python:latest is stale"
     assert expected in done.stderr
     assert fake_ralph.record.exists()

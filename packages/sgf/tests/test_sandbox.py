@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 
-from sgf import claude, sandbox
+from sgf import claude, resources, sandbox, stacks
 from sgf.errors import SgfError
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -49,6 +49,61 @@ def test_content_hash_is_stable_and_follows_every_input(tmp_path: Path) -> None:
     assert first != sandbox.content_hash(base="b", claude_version="1", pensa_src=src)
 
 
+def test_content_hash_follows_the_stack_packages() -> None:
+    go = sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=["golang-go"])
+    assert go != sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA)
+    assert go != sandbox.content_hash(
+        base="b", claude_version="1", pensa_src=PENSA, packages=["golang-go", "make"]
+    )
+
+
+@pytest.mark.parametrize("name", stacks.names())
+def test_build_argv_passes_the_stack_packages_and_labels_the_stack(name: str) -> None:
+    stack = stacks.get(name)
+    argv = sandbox.build_argv(
+        Path("/ctx"), image="img:1", stack=stack, base="b", claude_version="9", digest="d"
+    )
+    assert argv[:4] == ["docker", "build", "--tag", "img:1"]
+    assert argv[-1] == "/ctx"
+    pairs = [f"{f} {v}" for f, v in zip(argv[4:-1:2], argv[5:-1:2], strict=True)]
+    assert f"--build-arg PACKAGES={' '.join(stack.packages)}" in pairs
+    assert "--build-arg BASE=b" in pairs
+    assert f"--label {sandbox.STACK_LABEL}={name}" in pairs
+    assert f"--label {sandbox.HASH_LABEL}=d" in pairs
+
+
+def test_dockerfile_installs_the_packages_before_the_wheels_and_claude() -> None:
+    text = resources.read_text("sandbox", "Dockerfile")
+    apt = text.index("apt-get install")
+    assert text.index("ARG PACKAGES") < apt < text.index("COPY wheels") < text.index("COPY claude")
+    assert "$PACKAGES" in text[text.index("ARG PACKAGES") : apt]
+
+
+@pytest.mark.parametrize(
+    ("configured", "stack", "image", "expected"),
+    [
+        (None, None, None, ("generic", "springfield-sandbox:latest")),
+        (None, "go", None, ("go", "springfield-sandbox-go:latest")),
+        (None, "go", "mine:1", ("go", "mine:1")),
+        (("rust", "springfield-sandbox-rust:latest"), None, None,
+         ("rust", "springfield-sandbox-rust:latest")),
+        (("python", "springfield-sandbox:latest"), None, None,
+         ("python", "springfield-sandbox:latest")),  # an older config keeps its tag
+        (("python", "custom:2"), "python", None, ("python", "custom:2")),
+        (("python", "custom:2"), "go", None, ("go", "springfield-sandbox-go:latest")),
+        (("python", "custom:2"), None, "other:3", ("python", "other:3")),
+    ],
+)  # fmt: skip
+def test_target_prefers_options_then_the_project_then_the_stack_default(
+    configured: tuple[str, str] | None,
+    stack: str | None,
+    image: str | None,
+    expected: tuple[str, str],
+) -> None:
+    chosen, tag = sandbox.target(configured=configured, stack=stack, image=image)
+    assert (chosen.name, tag) == expected
+
+
 def fake_docker_with_labels(bin_dir: Path, labels: dict[str, str] | None) -> dict[str, str]:
     bin_dir.mkdir()
     script = bin_dir / "docker"
@@ -71,6 +126,17 @@ def test_staleness_warns_only_for_our_images_with_changed_inputs(tmp_path: Path)
     assert sandbox.staleness(tmp_path, "img", env=env) == []
     env = fake_docker_with_labels(tmp_path / "d", None)
     assert sandbox.staleness(tmp_path, "img", env=env) == []
+
+
+def test_staleness_follows_the_stack_packages_of_the_image(tmp_path: Path) -> None:
+    go = stacks.get("go").packages
+    current = sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=go)
+    ours = {sandbox.HASH_LABEL: current, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
+    env = fake_docker_with_labels(tmp_path / "a", {**ours, sandbox.STACK_LABEL: "go"})
+    assert sandbox.staleness(tmp_path, "img", env=env) == []
+    # the same image seen as another stack's: its package list differs, so it is stale
+    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandbox.STACK_LABEL: "rust"})
+    assert len(sandbox.staleness(tmp_path, "img", env=env)) == 1
 
 
 def test_claude_binary_is_reused_from_the_cache(tmp_path: Path) -> None:
@@ -102,7 +168,7 @@ class Built(NamedTuple):
     pensa_src: Path  # a snapshot: the workspace's pensa may change while the suite runs
 
 
-def prune_old_test_images(keep: str) -> None:
+def prune_old_test_images(keep: str, repository: str = "springfield-sandbox") -> None:
     """Remove test images of earlier inputs that are over an hour old (never `keep`).
 
     Tags carry the content hash so concurrent sessions with different inputs (engineers
@@ -110,13 +176,13 @@ def prune_old_test_images(keep: str) -> None:
     """
     listed = subprocess.run(
         ["docker", "images", "--format", "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
-         "springfield-sandbox"],
+         repository],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     cutoff = time.time() - 3600
     for line in listed.splitlines():
         tag, created = line.split(" ", 1)
-        if not tag.startswith(TEST_IMAGE + "-") or tag == keep:
+        if not tag.startswith(f"{repository}:sgf-test-") or tag == keep:
             continue
         when = datetime.strptime(" ".join(created.split()[:2]), "%Y-%m-%d %H:%M:%S")
         if when.replace(tzinfo=UTC).timestamp() < cutoff:
@@ -127,7 +193,10 @@ def prune_old_test_images(keep: str) -> None:
 def sandbox_image(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The sandbox image built once per session from the real inputs (reused when current)."""
     src = copy_pensa(tmp_path_factory.mktemp("pensa-snapshot") / "pensa")
-    digest = sandbox.content_hash(base=base_image, claude_version=claude.VERSION, pensa_src=src)
+    generic = stacks.get("generic").packages
+    digest = sandbox.content_hash(
+        base=base_image, claude_version=claude.VERSION, pensa_src=src, packages=generic
+    )
     image = f"{TEST_IMAGE}-{digest[:12]}"
     argv = [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", image,
             "--base", base_image, "--pensa-source", str(src)]  # fmt: skip
@@ -169,9 +238,15 @@ def test_sandbox_image_is_labelled_and_a_rebuild_is_skipped(
             capture_output=True, text=True, check=True,
         ).stdout
     )  # fmt: skip
-    expected = sandbox.content_hash(base=base_image, claude_version=claude.VERSION, pensa_src=PENSA)
+    expected = sandbox.content_hash(
+        base=base_image,
+        claude_version=claude.VERSION,
+        pensa_src=PENSA,
+        packages=stacks.get("generic").packages,
+    )
     assert labels[sandbox.HASH_LABEL] == expected
     assert labels[sandbox.BASE_LABEL] == base_image
+    assert labels[sandbox.STACK_LABEL] == "generic"  # outside a project, without --stack
     again = subprocess.run(
         [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", image,
          "--base", base_image, "--pensa-source", str(src), "--claude-binary", sys.executable],
@@ -179,3 +254,55 @@ def test_sandbox_image_is_labelled_and_a_rebuild_is_skipped(
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert f"{image} up to date ({sandbox.HASH_LABEL}={expected})" in again.stdout
+
+
+GO_PROJECT = {
+    "go.mod": "module example.com/greet\n\ngo 1.19\n",
+    "greet.go": 'package greet\n\nfunc Greet(name string) string {\nreturn "hello " + name\n}\n',
+    "greet_test.go": (
+        'package greet\n\nimport "testing"\n\nfunc TestGreet(t *testing.T) {\n'
+        '\tif Greet("go") != "hello go" {\n\t\tt.Fatal("wrong greeting")\n\t}\n}\n'
+    ),
+}
+
+
+@pytest.mark.docker
+def test_go_project_builds_its_stack_image_and_backpressure_runs_in_it(
+    repo: Path, sgf: Run, base_image: str, claude_bin: Path, tmp_path: Path
+) -> None:
+    """The cheapest real toolchain: `sgf sandbox build` in a go project, then its backpressure."""
+    assert sgf(repo, "init", "--stack", "go").returncode == 0
+    for name, text in GO_PROJECT.items():
+        (repo / name).write_text(text)
+    src = copy_pensa(tmp_path / "pensa")
+    go = stacks.get("go")
+    digest = sandbox.content_hash(
+        base=base_image, claude_version=claude.VERSION, pensa_src=src, packages=go.packages
+    )
+    image = f"springfield-sandbox-go:sgf-test-{digest[:12]}"
+    # no --stack: the project's config says go
+    argv = ["sandbox", "build", "--image", image, "--base", base_image]
+    done = sgf(repo, *argv, "--pensa-source", str(src), "--claude-binary", str(claude_bin),
+               env={"CLAUDE_CODE_VERSION": claude.VERSION}, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    prune_old_test_images(keep=image, repository="springfield-sandbox-go")
+    backpressure = " && ".join(
+        [
+            "gofmt -w .",
+            'test -z "$(gofmt -l .)"',  # the same steps as templates/stacks/go/backpressure.md
+            "go build ./...",
+            "go vet ./...",
+            "go test ./...",
+        ]
+    )
+    for step in ("gofmt -w .", "go build ./...", "go vet ./...", "go test ./..."):
+        assert f"`{step}`" in go.backpressure()
+    ran = subprocess.run(
+        ["docker", "run", "--rm", "--user", f"{os.getuid()}:{os.getgid()}", "-e", "HOME=/tmp",
+         "-v", f"{repo}:/project", "-w", "/project", image,
+         "sh", "-c", backpressure],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "ok  \texample.com/greet" in ran.stdout
+    assert (repo / "greet.go").read_text().count("\treturn") == 1  # gofmt really formatted it

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
-from sgf import claude, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf import claude, config, git, launch, logs, sandbox, scaffold, stacks, status
 from sgf.config import SandboxKind
-from sgf.errors import NotAGitRepo, SgfError, UnknownStack
+from sgf.errors import NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import Launch, Stage
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -273,7 +273,18 @@ def sandbox_group() -> None:
 
 
 @sandbox_group.command("build")
-@click.option("--image", default=sandbox.DEFAULT_IMAGE, show_default=True, help="Image tag.")
+@click.option(
+    "--stack",
+    type=click.Choice(stacks.names()),
+    help="Whose toolchain to install [the project's stack; outside a project: generic].",
+)
+@click.option(
+    "--image",
+    "--tag",
+    "image",
+    metavar="IMAGE",
+    help="Image tag [the project's docker_template, else the stack's default image].",
+)
 @click.option(
     "--base",
     envvar="SPRINGFIELD_BASE_IMAGE",
@@ -296,25 +307,29 @@ def sandbox_group() -> None:
 @click.pass_obj
 def sandbox_build(
     env: Env,
-    image: str,
+    stack: str | None,
+    image: str | None,
     base: str,
     claude_version: str | None,
     claude_binary: Path | None,
     pensa_source: Path | None,
     force: bool,
 ) -> None:
-    """Build the sandbox image: Claude Code, git, and this project's pn.
+    """Build the sandbox image: Claude Code, git, this project's pn, and the stack's toolchain.
 
     \b
     Example:
         sgf sandbox build --base springfield-base:bookworm
+        sgf sandbox build --stack go
     """
+    chosen, tag = sandbox.target(configured=_configured(env), stack=stack, image=image)
     version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
     built = sandbox.build(
         env.cwd,
-        image=image,
+        image=tag,
+        stack=chosen,
         base=base,
         claude_bin=binary,
         claude_version=version,
@@ -325,6 +340,15 @@ def sandbox_build(
     )
     state = "up to date" if built.skipped else "built"
     click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
+
+
+def _configured(env: Env) -> tuple[str, str] | None:
+    """The project's (stack, docker_template), or None outside an initialised project."""
+    try:
+        found = config.load(env.root())
+    except (NotAGitRepo, NotInitialised):
+        return None
+    return found.stack, found.docker_template
 
 
 def fail(message: str) -> int:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from sgf import stacks
 from sgf.errors import ConfigError, NotInitialised
 
 CONFIG = Path(".sgf") / "config.toml"
@@ -62,9 +63,17 @@ def parse(text: str) -> Config:
     sandbox = _typed(data, "sandbox", str, None)
     if sandbox is not None and sandbox not in {k.value for k in SandboxKind}:
         raise ConfigError(f'{CONFIG}: sandbox must be "docker" or "none", not {sandbox!r}')
+    stack = _typed(data, "stack", str, stacks.DEFAULT_STACK)
+    preset = stacks.STACKS.get(stack)
     config = Config(
-        stack=_typed(data, "stack", str, "generic"),
-        docker_template=_typed(data, "docker_template", str, "springfield-sandbox:latest"),
+        stack=stack,
+        # without the key: the stack's own image (an unknown stack gets the minimal one)
+        docker_template=_typed(
+            data,
+            "docker_template",
+            str,
+            (preset or stacks.get(stacks.DEFAULT_STACK)).docker_template,
+        ),
         auto_push=_typed(data, "auto_push", bool, True),
         default_iterations=_typed(data, "default_iterations", int, 25),
         max_iterations=_typed(data, "max_iterations", int, 100),

@@ -3,8 +3,10 @@
 Everything is assembled on the host into the build context (registries and PyPI may be out of
 reach from inside a build): the pinned claude binary, a wheel of pensa built from the local
 source (so `pn` inside matches the host) and wheels of its dependencies and of pre-commit,
-matched to the base image's Python. The image carries a label with a hash of all inputs, so a
-build with unchanged inputs is skipped and `sgf build` can say when the image is stale.
+matched to the base image's Python. The stack's toolchain (the Debian packages named in
+templates/stacks/<stack>/sandbox.toml) is the one thing fetched inside the build, from Debian's
+mirror. The image carries a label with a hash of all inputs, so a build with unchanged inputs is
+skipped and `sgf build` can say when the image is stale.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
-from sgf import proc, resources
+from sgf import proc, resources, stacks
 from sgf.errors import SgfError
+from sgf.stacks import Stack
 
-DEFAULT_IMAGE = "springfield-sandbox:latest"
 DEFAULT_BASE = "debian:bookworm-slim"
 HASH_LABEL = "springfield.content-hash"
 BASE_LABEL = "springfield.base"
 CLAUDE_LABEL = "springfield.claude-version"
+STACK_LABEL = "springfield.stack"
 EXTRA_REQUIREMENTS = ("pre-commit",)
 
 
@@ -71,8 +74,11 @@ def source_digest(src: Path) -> str:
     return digest.hexdigest()
 
 
-def content_hash(*, base: str, claude_version: str, pensa_src: Path) -> str:
-    """The image's identity: Dockerfile, base, claude version, pensa source, extra tools."""
+def content_hash(
+    *, base: str, claude_version: str, pensa_src: Path, packages: Sequence[str] = ()
+) -> str:
+    """The image's identity: Dockerfile, base, claude version, pensa source, extra tools and
+    the stack's Debian packages."""
     digest = hashlib.sha256()
     for part in (
         resources.read_bytes("sandbox", "Dockerfile"),
@@ -80,6 +86,7 @@ def content_hash(*, base: str, claude_version: str, pensa_src: Path) -> str:
         claude_version.encode(),
         source_digest(pensa_src).encode(),
         " ".join(EXTRA_REQUIREMENTS).encode(),
+        " ".join(packages).encode(),
     ):
         digest.update(part + b"\0")
     return digest.hexdigest()[:32]
@@ -103,10 +110,12 @@ def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
         src = pensa_source()
     except SgfError:
         return []
+    stack = stacks.STACKS.get(found.get(STACK_LABEL, ""))
     expected = content_hash(
         base=found.get(BASE_LABEL, DEFAULT_BASE),
         claude_version=found.get(CLAUDE_LABEL, ""),
         pensa_src=src,
+        packages=stack.packages if stack else (),
     )
     if found[HASH_LABEL] == expected:
         return []
@@ -189,6 +198,7 @@ def build(
     root: Path,
     *,
     image: str,
+    stack: Stack,
     base: str,
     claude_bin: Path,
     claude_version: str,
@@ -197,8 +207,10 @@ def build(
     env: Mapping[str, str],
     out: BinaryIO,
 ) -> Built:
-    """Build the sandbox image unless one with the same content hash exists (or `force`)."""
-    digest = content_hash(base=base, claude_version=claude_version, pensa_src=pensa_src)
+    """Build `stack`'s sandbox image unless one with the same content hash exists (or `force`)."""
+    digest = content_hash(
+        base=base, claude_version=claude_version, pensa_src=pensa_src, packages=stack.packages
+    )
     existing = labels(root, image, env)
     if not force and existing is not None and existing.get(HASH_LABEL) == digest:
         return Built(image, digest, skipped=True)
@@ -209,25 +221,56 @@ def build(
         (ctx / "wheels").mkdir()
         python = _python_tag(root, base, env)
         wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
-        argv: Sequence[str] = [
-            "docker",
-            "build",
-            "--tag",
-            image,
-            "--build-arg",
-            f"BASE={base}",
-            "--label",
-            f"{HASH_LABEL}={digest}",
-            "--label",
-            f"{BASE_LABEL}={base}",
-            "--label",
-            f"{CLAUDE_LABEL}={claude_version}",
-            str(ctx),
-        ]
+        argv = build_argv(
+            ctx, image=image, stack=stack, base=base, claude_version=claude_version, digest=digest
+        )
         code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
         if code != 0:
             raise SgfError(f"docker build of {image} failed with exit code {code} (output above)")
     return Built(image, digest, skipped=False)
+
+
+def build_argv(
+    ctx: Path, *, image: str, stack: Stack, base: str, claude_version: str, digest: str
+) -> list[str]:
+    """The `docker build` command: the stack's packages as a build arg, the inputs as labels."""
+    return [
+        "docker",
+        "build",
+        "--tag",
+        image,
+        "--build-arg",
+        f"BASE={base}",
+        "--build-arg",
+        f"PACKAGES={' '.join(stack.packages)}",
+        "--label",
+        f"{HASH_LABEL}={digest}",
+        "--label",
+        f"{BASE_LABEL}={base}",
+        "--label",
+        f"{CLAUDE_LABEL}={claude_version}",
+        "--label",
+        f"{STACK_LABEL}={stack.name}",
+        str(ctx),
+    ]
+
+
+def target(
+    *, configured: tuple[str, str] | None, stack: str | None, image: str | None
+) -> tuple[Stack, str]:
+    """Decide which stack's image `sgf sandbox build` builds, and its tag.
+
+    `configured` is the project's (stack, docker_template) when run in an initialised project.
+    An explicit --stack wins over the project's; the tag is --image, else the project's
+    docker_template when the stack is the project's, else the stack's default image.
+    """
+    name = stack or (configured[0] if configured else stacks.DEFAULT_STACK)
+    chosen = stacks.get(name)
+    if image:
+        return chosen, image
+    if configured and configured[0] == name:
+        return chosen, configured[1]
+    return chosen, chosen.docker_template
 
 
 def _place(src: Path, dest: Path) -> None:

@@ -1,26 +1,48 @@
-"""The stack presets `sgf init --stack` offers: backpressure file, sandbox image, ignores."""
+"""The stack presets `sgf init --stack` offers: backpressure file, sandbox image, ignores.
+
+Each stack's files live in templates/stacks/<name>/: `backpressure.md` (the commands agents
+run) and `sandbox.toml` (the default sandbox image name and the Debian packages that image
+installs so those commands work).
+"""
 
 from __future__ import annotations
 
+import tomllib
 from typing import NamedTuple
 
 from sgf import resources
 from sgf.errors import UnknownStack
 
-DEFAULT_TEMPLATE = "springfield-sandbox:latest"
+DEFAULT_STACK = "generic"  # `sgf sandbox build` outside a project: the minimal image
 
 
 class Stack(NamedTuple):
-    """One preset. Its backpressure file is templates/stacks/<name>/backpressure.md."""
+    """One preset: templates/stacks/<name>/backpressure.md and sandbox.toml."""
 
     name: str
     description: str
-    docker_template: str
     ignores: tuple[str, ...]
 
     def backpressure(self) -> str:
         """Return the stack's backpressure.md text."""
         return resources.read_text("stacks", self.name, "backpressure.md")
+
+    def _sandbox(self) -> dict[str, object]:
+        return tomllib.loads(resources.read_text("stacks", self.name, "sandbox.toml"))
+
+    @property
+    def docker_template(self) -> str:
+        """The default sandbox image for this stack (`docker_template` in the config)."""
+        image = self._sandbox()["image"]
+        assert isinstance(image, str)
+        return image
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The Debian packages the stack's sandbox image installs for its toolchain."""
+        packages = self._sandbox()["packages"]
+        assert isinstance(packages, list)
+        return tuple(str(p) for p in packages)
 
 
 STACKS: dict[str, Stack] = {
@@ -28,30 +50,22 @@ STACKS: dict[str, Stack] = {
     for s in (
         Stack(
             "python",
-            "Python with uv, pytest, ruff and mypy",
-            DEFAULT_TEMPLATE,
+            "Python with venv, pip, pytest, ruff and mypy",
             (".venv/", "__pycache__/", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/"),
         ),
-        Stack("rust", "Rust with cargo, clippy and rustfmt", DEFAULT_TEMPLATE, ("/target",)),
+        Stack("rust", "Rust with cargo, clippy and rustfmt", ("/target",)),
         Stack(
             "typescript",
             "TypeScript with npm, tsc, vitest, eslint and prettier",
-            DEFAULT_TEMPLATE,
             ("node_modules/", "dist/", ".env", ".env.local"),
         ),
-        Stack("go", "Go with go build, go test, go vet and gofmt", DEFAULT_TEMPLATE, ()),
+        Stack("go", "Go with go build, go test, go vet and gofmt", ()),
         Stack(
             "tauri",
             "Tauri: a Rust core with a TypeScript front end",
-            DEFAULT_TEMPLATE,
             ("/target", "src-tauri/target/", "node_modules/", "dist/"),
         ),
-        Stack(
-            "generic",
-            "Anything else: fill in your own commands",
-            DEFAULT_TEMPLATE,
-            (),
-        ),
+        Stack("generic", "Anything else: fill in your own commands", ()),
     )
 }
 

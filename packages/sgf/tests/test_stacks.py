@@ -1,0 +1,95 @@
+"""Every stack's default sandbox image and the Debian packages its toolchain needs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sgf import resources, stacks
+from sgf.errors import UnknownStack
+
+IMAGES = {
+    "python": "springfield-sandbox-python:latest",
+    "rust": "springfield-sandbox-rust:latest",
+    "typescript": "springfield-sandbox-typescript:latest",
+    "go": "springfield-sandbox-go:latest",
+    "tauri": "springfield-sandbox-tauri:latest",
+    "generic": "springfield-sandbox:latest",  # the minimal image; older configs name it too
+}
+RUST = ("cargo", "rustc", "rustfmt", "rust-clippy")
+PACKAGES = {
+    "python": ("python3-venv", "python3-pip"),
+    "rust": RUST,
+    "typescript": ("nodejs", "npm"),
+    "go": ("golang-go",),
+    "tauri": (
+        *RUST,
+        "nodejs",
+        "npm",
+        "build-essential",
+        "pkg-config",
+        "file",
+        "libssl-dev",
+        "libgtk-3-dev",
+        "libwebkit2gtk-4.0-dev",
+        "libwebkit2gtk-4.1-dev",
+        "libayatana-appindicator3-dev",
+        "librsvg2-dev",
+    ),
+    "generic": ("make",),
+}
+# The programs each backpressure.md runs, and the package in the stack's image that provides it.
+PROGRAMS = {
+    "python": {"python3": "python3-venv", ".venv/bin/": "python3-venv"},
+    "rust": {"cargo fmt": "rustfmt", "cargo clippy": "rust-clippy", "cargo ": "cargo"},
+    "typescript": {"npm ": "npm", "npx ": "npm"},
+    "go": {"gofmt ": "golang-go", "go ": "golang-go"},
+    "tauri": {
+        "cargo fmt": "rustfmt",
+        "cargo clippy": "rust-clippy",
+        "cargo ": "cargo",
+        "npx ": "npm",
+        "npm ": "npm",
+    },
+    "generic": {"make ": "make"},
+}
+
+
+def test_every_stack_is_covered() -> None:
+    assert set(stacks.names()) == set(IMAGES) == set(PACKAGES) == set(PROGRAMS)
+
+
+@pytest.mark.parametrize("name", stacks.names())
+def test_stack_has_its_own_image_and_packages(name: str) -> None:
+    stack = stacks.get(name)
+    assert stack.docker_template == IMAGES[name]
+    assert stack.packages == PACKAGES[name]
+    assert resources.names("stacks", name) == ["backpressure.md", "sandbox.toml"]
+
+
+def commands(text: str) -> list[str]:
+    """The first `command` of each row of the backpressure tables."""
+    found = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) >= 2 and (m := re.search(r"`([^`]+)`", cells[-1])):
+            found.append(m.group(1))
+    return found
+
+
+@pytest.mark.parametrize("name", stacks.names())
+def test_backpressure_names_only_programs_its_image_installs(name: str) -> None:
+    stack = stacks.get(name)
+    run = commands(stack.backpressure())
+    assert run, name
+    for command in run:
+        for part in re.split(r"&&|\|\|", command):
+            program = next((p for p in PROGRAMS[name] if part.strip().startswith(p)), None)
+            assert program is not None, f"{name}: {part.strip()!r} has no package"
+            assert PROGRAMS[name][program] in stack.packages
+
+
+def test_unknown_stack_lists_the_choices() -> None:
+    with pytest.raises(UnknownStack):
+        stacks.get("cobol")
