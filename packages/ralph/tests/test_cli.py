@@ -309,3 +309,18 @@ def test_split_agent_args() -> None:
         ["--x", "--"],
     )
     assert split_agent_args(["1"]) == (["1"], [])
+
+
+def test_help_names_the_environment_variable_of_each_configurable_option() -> None:
+    result = CliRunner().invoke(cli, ["--help"], obj={"env": {}, "agent_args": []})
+    flat = " ".join(result.output.split())
+    for name in (
+        "RALPH_TEMPLATE",
+        "RALPH_AUTO_PUSH",
+        "RALPH_MAX_ITERATIONS",
+        "RALPH_COMMAND",
+        "RALPH_SANDBOX",
+        "RALPH_NETWORK",
+        "RALPH_IDLE_TIMEOUT",
+    ):
+        assert f"env var: {name}" in flat
