@@ -449,3 +449,13 @@ def test_a_closed_pipe_is_not_a_traceback(repo: Path, pnj: J) -> None:
     )
     assert shell.stdout.strip() == "1"
     assert (repo / "err").read_text() == ""
+
+
+def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Path, pn: Pn) -> None:
+    (repo / ".pensa").write_text("not a directory\n")
+    result = pn("q", "x", "-t", "task", "--json")
+    assert result.code == 1
+    error = result.error()
+    assert error["code"] == "read_only"
+    assert ".pensa" in error["error"]
+    assert (repo / ".pensa").read_text() == "not a directory\n"

@@ -71,11 +71,19 @@ class Project(_ProjectFields):
         """Create the directory if missing, and its .gitignore for the database (also in a
         fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
         must never commit db.sqlite)."""
-        os.makedirs(self.dir, exist_ok=True)
         ignore = os.path.join(self.dir, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w", encoding="utf-8") as f:
-                f.write(GITIGNORE)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as f:
+                    f.write(GITIGNORE)
+        except OSError as e:  # e.g. a file named .pensa (FileExistsError), a read-only parent
+            from pensa.errors import ReadOnly
+
+            raise ReadOnly(
+                f"cannot create {self.dir}: {e.strerror or e}; it must be a writable "
+                "directory (nothing was changed)"
+            ) from e
 
 
 def at(path: str | os.PathLike[str]) -> Project:
