@@ -98,6 +98,18 @@ def test_unknown_spec_is_a_clear_error_and_nothing_runs(
     assert not fake_ralph.record.exists()
 
 
+@pytest.mark.parametrize("stem", ["../AGENTS", "../specs/README", ".hidden"])
+def test_a_spec_stem_that_is_not_a_plain_name_is_refused(
+    project: Path, sgf: Run, fake_ralph: Any, stem: str
+) -> None:
+    (project / "specs/.hidden.md").write_text("# hidden\n")  # untracked: refused before the tree
+    done = sgf(project, "build", "--spec", stem, env=fake_ralph.env())
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: no spec specs/{stem}.md; existing specs:")
+    assert not fake_ralph.record.exists()
+    assert [p.name for p in (project / ".sgf/run").glob("*")] == []
+
+
 def test_not_initialised_is_a_clear_error(repo: Path, sgf: Run, fake_ralph: Any) -> None:
     done = sgf(repo, "build", env=fake_ralph.env())
     assert done.returncode == 1

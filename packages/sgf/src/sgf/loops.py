@@ -71,8 +71,12 @@ class LoopId:
 
 
 def check_spec(root: Path, stem: str) -> str:
-    """Return `stem` if `specs/<stem>.md` exists; SpecNotFound listing the specs otherwise."""
-    if (root / "specs" / f"{stem}.md").is_file():
+    """Return `stem` if `specs/<stem>.md` exists; SpecNotFound listing the specs otherwise.
+
+    A stem is a plain file name: `../AGENTS` would name a file outside specs/ and put a `/`
+    into the loop id, whose PID file and log then land in a stray folder."""
+    plain = stem and "/" not in stem and "\\" not in stem and not stem.startswith(".")
+    if plain and (root / "specs" / f"{stem}.md").is_file():
         return stem
     known = sorted(p.stem for p in (root / "specs").glob("*.md") if p.name != "README.md")
     raise SpecNotFound(stem, known)
