@@ -54,3 +54,10 @@ def test_docker_template_defaults_to_the_stack_image() -> None:
     assert config.parse("").docker_template == "springfield-sandbox:latest"  # generic
     old = config.parse('stack = "python"\ndocker_template = "springfield-sandbox:latest"\n')
     assert old.docker_template == "springfield-sandbox:latest"  # older configs keep working
+
+
+def test_a_config_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / ".sgf").mkdir()
+    (tmp_path / ".sgf/config.toml").write_bytes(b'\xff\xfestack = "python"\n')
+    with pytest.raises(ConfigError, match=r"config\.toml: not UTF-8 text"):
+        config.load(tmp_path)

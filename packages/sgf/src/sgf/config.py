@@ -91,4 +91,8 @@ def load(root: Path) -> Config:
     path = root / CONFIG
     if not path.is_file():
         raise NotInitialised(root)
-    return parse(path.read_text(encoding="utf-8"))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{CONFIG}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    return parse(text)
