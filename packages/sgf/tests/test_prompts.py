@@ -61,3 +61,17 @@ def test_a_syntax_error_names_file_and_line(tmp_path: Path) -> None:
 def test_a_missing_template_says_sgf_init_seeds_it(tmp_path: Path) -> None:
     with pytest.raises(PromptError, match="sgf init"):
         prompts.assemble(tmp_path, "build", {})
+
+
+def test_an_include_of_a_missing_file_names_file_line_and_the_missing_name(tmp_path: Path) -> None:
+    seed(tmp_path, "build", "a\n{% include 'other.md' %}\n")
+    with pytest.raises(PromptError, match=r"build\.md:2: no template 'other\.md' in \.sgf/prompts"):
+        prompts.assemble(tmp_path, "build", {})
+    assert not (tmp_path / ".sgf/prompts/.assembled/build.md").exists()
+
+
+def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    seed(tmp_path, "build", "")
+    (tmp_path / ".sgf/prompts/build.md").write_bytes(b"\xff\xfe{{ spec }}\n")
+    with pytest.raises(PromptError, match=r"build\.md: not UTF-8 text"):
+        prompts.assemble(tmp_path, "build", {"spec": None})

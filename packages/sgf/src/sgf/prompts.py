@@ -49,6 +49,15 @@ def render(root: Path, prompt: str, variables: Mapping[str, object]) -> str:
         where = f"{rel}:{line}" if line else str(rel)
         known = ", ".join(sorted(variables))
         raise PromptError(f"{where}: {e.message} (variables: {known})") from e
+    except jinja2.TemplateError as e:  # e.g. {% include %} of a missing file
+        line = _line_in(e.__traceback__, str(source))
+        where = f"{rel}:{line}" if line else str(rel)
+        what = (
+            f"no template {e.name!r} in {PROMPTS}" if isinstance(e, jinja2.TemplateNotFound) else e
+        )
+        raise PromptError(f"{where}: {what}") from e
+    except UnicodeDecodeError as e:  # the template, or a file it includes
+        raise PromptError(f"{rel}: not UTF-8 text ({e.reason} at byte {e.start})") from e
 
 
 def assembled(root: Path, prompt: str) -> Path:
