@@ -124,6 +124,18 @@ def test_drift_between_database_and_jsonl_is_reported(tmp_path: Path, clock: Clo
     assert "issues.jsonl (1 lines) differs from the database (2 rows)" in drift[0].message
 
 
+def test_a_jsonl_file_that_is_not_utf8_is_drift_not_a_crash(tmp_path: Path, clock: Clock) -> None:
+    project = at(tmp_path / ".pensa")
+    project.ensure()
+    with Store.open(project.db) as store:
+        Tracker(store, now=clock).create("x", issue_type=IssueType.TASK, actor="a")
+        jsonl.export(store, project)
+        Path(project.comments_jsonl).write_bytes(b"\xff\n")
+        drift = doctor.diagnose(store, project, now=clock.now)
+    assert [f.check for f in drift] == ["jsonl_drift"]
+    assert drift[0].message.startswith("comments.jsonl (1 lines) differs")
+
+
 def test_doctor_exits_0_with_findings_and_fix_reports_fixes(repo: Path, pn: Pn) -> None:
     pn("create", "x", "-t", "task")
     result = pn("doctor", "--fix", "--json")

@@ -167,6 +167,19 @@ def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
     ]
 
 
+def test_a_line_that_is_not_utf8_fails_with_file_and_line_and_changes_nothing(
+    project: Project, clock: Clock
+) -> None:
+    populate(project, clock)
+    path = Path(project.comments_jsonl)
+    path.write_bytes(path.read_bytes() + b'{"id": "\xff"}\n')
+    lines = path.read_bytes().count(b"\n")
+    before = Path(project.db).read_bytes()
+    with pytest.raises(InvalidData, match=rf"^comments\.jsonl:{lines}: not UTF-8 text"):
+        jsonl.import_(project)
+    assert Path(project.db).read_bytes() == before
+
+
 def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
     ids = populate(project, clock)
     with Path(project.deps_jsonl).open("a") as f:

@@ -207,7 +207,8 @@ def run(store: Store, project: Project | None, *, now: datetime, fix: bool, acto
 
 def _read(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as f:
+        # surrogateescape: bytes that are not UTF-8 make the file differ (drift), not crash
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
             return f.read()
     except FileNotFoundError:
         return None

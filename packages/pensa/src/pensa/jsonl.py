@@ -113,9 +113,13 @@ def _records(
     if not path.exists():
         return []
     out: list[tuple[int, Record]] = []
-    with path.open(encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
+    with path.open("rb") as f:  # decoded per line, so bad bytes are reported with their line
+        for number, raw in enumerate(f, start=1):
             where = f"{path.name}:{number}"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InvalidData(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from e
             if not text.strip():
                 continue
             if text.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||")):
