@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
@@ -89,6 +91,34 @@ def test_status_without_pn_still_reports_loops(project: Path, sgf: Run, tmp_path
     data = json.loads(done.stdout)
     assert data["pensa"] is None
     assert "pn not found" in data["pensa_error"]
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\n", b"99999999999999999999999\n", b"\xc2\xb2\n"])
+def test_status_treats_a_garbled_pid_file_as_a_crash(
+    project: Path, sgf: Run, content: bytes
+) -> None:
+    run = project / ".sgf/run"
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "build-20260101T000000.pid").write_bytes(content)
+    done = sgf(project, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stale"] == ["build-20260101T000000"]
+
+
+def test_status_skips_history_lines_that_are_not_utf8(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    good = {
+        "loop_id": "build-20260101T000000",
+        "started_at": "2026-01-01T00:00:00Z",
+        "ended_at": "2026-01-01T00:01:00Z",
+        "exit_code": 0,
+        "outcome": "complete",
+    }
+    (logs / "history.jsonl").write_bytes(json.dumps(good).encode() + b"\n\xff\xfe garbage\n")
+    done = sgf(project, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["recent"] == [good]
 
 
 def test_logs_prints_a_finished_loop_by_unique_prefix(

@@ -77,7 +77,7 @@ def pid_alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no PID is that large
         return False
     except PermissionError:
         return True  # it exists, it just is not ours

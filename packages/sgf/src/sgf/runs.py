@@ -50,11 +50,12 @@ def scan(root: Path) -> list[PidFile]:
     found = []
     for path in sorted((root / RUN).glob("*.pid")):
         try:
-            text = path.read_text().strip()
+            # garbage is "unreadable" (stale), never a traceback in `sgf status`
+            text = path.read_text(encoding="utf-8", errors="replace").strip()
             stat = path.stat()
         except FileNotFoundError:  # removed while we looked: its loop just ended
             continue
-        pid = int(text) if text.isdigit() else None
+        pid = int(text) if text.isascii() and text.isdigit() else None
         started = datetime.fromtimestamp(stat.st_mtime, UTC)
         found.append(PidFile(path.name.removesuffix(".pid"), path, pid, started))
     return sorted(found, key=lambda p: p.started)
@@ -99,7 +100,7 @@ def history(root: Path, *, limit: int = 10) -> list[Outcome]:
     if not path.exists():
         return []
     outcomes = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         with contextlib.suppress(ValueError, TypeError):
             outcomes.append(Outcome(**json.loads(line)))
     return outcomes[::-1][:limit]
