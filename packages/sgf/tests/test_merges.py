@@ -53,7 +53,18 @@ def test_settings_use_edit_rules_not_write_rules() -> None:
     assert not any(rule.startswith("Write(") for rule in merged["permissions"]["deny"])
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        "[1, 2]",
+        '{"permissions": "no"}',
+        '{"permissions": {"deny": "x"}}',
+        '{"hooks": []}',
+        '{"hooks": {"Stop": {}}}',
+        '{"hooks": {"Stop": [1]}}',
+    ],
+)
 def test_unreadable_settings_are_an_error_not_overwritten(text: str) -> None:
     with pytest.raises(MergeError, match=r"\.claude/settings\.json"):
         merges.claude_settings(text)
@@ -97,3 +108,9 @@ def test_precommit_config_with_one_hook_gets_only_the_other() -> None:
 def test_unreadable_precommit_config_is_an_error() -> None:
     with pytest.raises(MergeError, match="not valid YAML"):
         merges.precommit_config("repos: [\n", TEMPLATE)
+
+
+@pytest.mark.parametrize("text", ["repos: [5]", "repos: [{hooks: 5}]"])
+def test_precommit_config_with_wrong_shapes_is_an_error(text: str) -> None:
+    with pytest.raises(MergeError, match=r"\.pre-commit-config\.yaml"):
+        merges.precommit_config(text, resources.read_text("scaffold", "pre-commit-config.yaml"))

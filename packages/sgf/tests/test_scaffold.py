@@ -201,6 +201,35 @@ def test_broken_settings_json_stops_init_and_is_left_alone(repo: Path, sgf: Run)
     assert (repo / ".claude/settings.json").read_text() == "{broken"
 
 
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ({".claude/settings.json": b"{broken"}, "not valid JSON"),
+        ({".claude/settings.json": b'{"permissions": "no"}'}, "permissions must be an object"),
+        ({".gitignore": b"\xff\xfe\n"}, ".gitignore is not UTF-8 text"),
+        ({".pre-commit-config.yaml": b"repos: [5]"}, "each of `repos` must be a mapping"),
+        ({".sgf": b"a file"}, ".sgf is a file"),
+        ({".gitignore/x": b""}, ".gitignore is not a file"),
+    ],
+)
+def test_a_refused_init_writes_nothing(
+    repo: Path, sgf: Run, setup: dict[str, bytes], message: str
+) -> None:
+    for rel, data in setup.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(data)
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts[:1])
+    done = sgf(repo, "init", "--stack", "go")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ")
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts[:1])
+    assert after == before
+    for rel, data in setup.items():
+        assert (repo / rel).read_bytes() == data
+
+
 def test_deny_rule_is_the_edit_form() -> None:
     assert merges.DENY == ("Edit(/.sgf/**)",)
 

@@ -74,18 +74,31 @@ def claude_settings(text: str | None, *, source: str = ".claude/settings.json") 
     if not isinstance(data, dict):
         raise MergeError(f"{source} must hold a JSON object")
     before = json.dumps(data, sort_keys=True)
-    permissions = data.setdefault("permissions", {})
-    deny = permissions.setdefault("deny", [])
+    permissions = _typed(data, "permissions", dict, source)
+    deny = _typed(permissions, "deny", list, f"{source}: permissions")
     deny.extend(rule for rule in DENY if rule not in deny)
-    hooks = data.setdefault("hooks", {})
+    hooks = _typed(data, "hooks", dict, source)
     for event in DING_EVENTS:
-        groups = hooks.setdefault(event, [])
-        commands = [h.get("command") for g in groups for h in g.get("hooks", [])]
+        groups = _typed(hooks, event, list, f"{source}: hooks")
+        if not all(isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
+            raise MergeError(f'{source}: hooks.{event} must be a list of {{"hooks": [...]}}')
+        commands = [
+            h.get("command") for g in groups for h in g.get("hooks", []) if isinstance(h, dict)
+        ]
         if DING not in commands:
             groups.append({"hooks": [{"type": "command", "command": DING}]})
     if text and json.dumps(data, sort_keys=True) == before:
         return text
     return json.dumps(data, indent=2) + "\n"
+
+
+def _typed(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    """`data[key]`, created empty when missing; MergeError when it has another JSON type."""
+    value = data.setdefault(key, kind())
+    if not isinstance(value, kind):
+        name = "an object" if kind is dict else "a list"
+        raise MergeError(f"{where}: {key} must be {name}; fix it and run sgf init again")
+    return value
 
 
 def precommit_config(text: str | None, template: str) -> str:
@@ -106,7 +119,14 @@ def precommit_config(text: str | None, template: str) -> str:
     if not isinstance(data, dict) or not isinstance(data.get("repos", []), list):
         raise MergeError(".pre-commit-config.yaml must be a mapping with a `repos` list")
     repos: list[dict[str, Any]] = data.setdefault("repos", [])
-    have = {hook.get("id") for repo in repos for hook in (repo.get("hooks") or [])}
+    if not all(isinstance(r, dict) and isinstance(r.get("hooks") or [], list) for r in repos):
+        raise MergeError(".pre-commit-config.yaml: each of `repos` must be a mapping with `hooks`")
+    have = {
+        hook.get("id")
+        for repo in repos
+        for hook in (repo.get("hooks") or [])
+        if isinstance(hook, dict)
+    }
     missing = [dict(hook) for hook in PRECOMMIT_HOOKS if hook["id"] not in have]
     if not missing:
         return text

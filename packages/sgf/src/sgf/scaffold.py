@@ -12,7 +12,7 @@ from pathlib import Path
 from sgf import config as config_mod
 from sgf import git, merges, proc, resources
 from sgf.config import Config
-from sgf.errors import NotAGitRepo
+from sgf.errors import MergeError, NotAGitRepo
 from sgf.stacks import Stack
 
 PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
@@ -67,8 +67,24 @@ def _merged(root: Path, rel: str, new: str, old: str | None) -> Step:
     return Step(rel, Action.CREATED if old is None else Action.MERGED)
 
 
-def _read(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.exists() else None
+def _read(root: Path, rel: str) -> str | None:
+    """The text of a file sgf merges into; MergeError when it cannot be read as text."""
+    path = root / rel
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise MergeError(f"{rel} is not a file; move it aside and run sgf init again")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise MergeError(f"{rel} is not UTF-8 text; fix it and run sgf init again") from e
+
+
+def _check_dirs(root: Path) -> None:
+    """Refuse before writing anything when a file stands where init needs a directory."""
+    for rel in (".sgf", ".sgf/prompts", "specs", ".claude", ".pensa"):
+        if (root / rel).exists() and not (root / rel).is_dir():
+            raise MergeError(f"{rel} is a file, where sgf init needs a directory; move it aside")
 
 
 def render_scaffold(name: str, **values: object) -> str:
@@ -83,6 +99,18 @@ def render_scaffold(name: str, **values: object) -> str:
 
 def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> list[Step]:
     """Scaffold the project at `root` (a git work tree) for `stack`; return what was done."""
+    # Everything that can refuse is checked before the first write: a failed init leaves
+    # the tree as it found it.
+    _check_dirs(root)
+    merged = []
+    old = _read(root, ".gitignore")
+    merged.append((".gitignore", merges.gitignore(old, stack.ignores), old))
+    old = _read(root, ".claude/settings.json")
+    merged.append((".claude/settings.json", merges.claude_settings(old), old))
+    old = _read(root, ".pre-commit-config.yaml")
+    template = resources.read_text("scaffold", "pre-commit-config.yaml")
+    merged.append((".pre-commit-config.yaml", merges.precommit_config(old, template), old))
+
     steps: list[Step] = []
     config = Config(stack=stack.name, docker_template=stack.docker_template)
     step = _owned(root, ".sgf/config.toml", config.to_toml(), force=force)
@@ -102,14 +130,7 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
         steps.append(_owned(root, rel, render_scaffold(name, stack=stack), force=False))
     steps.append(_owned(root, "CLAUDE.md", render_scaffold("CLAUDE.md"), force=False))
 
-    old = _read(root / ".gitignore")
-    steps.append(_merged(root, ".gitignore", merges.gitignore(old, stack.ignores), old))
-    old = _read(root / ".claude/settings.json")
-    steps.append(_merged(root, ".claude/settings.json", merges.claude_settings(old), old))
-    old = _read(root / ".pre-commit-config.yaml")
-    template = resources.read_text("scaffold", "pre-commit-config.yaml")
-    new = merges.precommit_config(old, template)
-    steps.append(_merged(root, ".pre-commit-config.yaml", new, old))
+    steps.extend(_merged(root, rel, new, old) for rel, new, old in merged)
 
     steps.extend(init_pensa(root, env=env))
     steps.append(install_hooks(root, env=env))
