@@ -257,6 +257,14 @@ def test_update_refuses_closing_and_type_changes(pn: Pn, pnj: J) -> None:
     assert retype.error()["code"] == "invalid_argument"
 
 
+def test_update_with_nothing_to_change_says_so_once(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    error = pn("update", issue, "--json").error()
+    assert error["code"] == "invalid_argument"
+    assert error["error"].startswith("nothing to change")
+    assert error["error"].count("pn update --help") == 1
+
+
 def test_reopen_clears_the_close_fields(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("close", issue, "--reason", "done")

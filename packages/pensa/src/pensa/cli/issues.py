@@ -138,7 +138,7 @@ def update(
     if not any(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
     ) and not (claim or unclaim):
-        raise click.UsageError("nothing to change; see `pn update --help`")
+        raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
     issue = env.tracker(write=True).update(
         issue_id,
         actor=env.actor,
