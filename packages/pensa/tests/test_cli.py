@@ -467,3 +467,17 @@ def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Pat
     assert error["code"] == "read_only"
     assert ".pensa" in error["error"]
     assert (repo / ".pensa").read_text() == "not a directory\n"
+
+
+def test_a_file_that_is_not_a_database_points_at_pn_import_which_rebuilds_it(
+    repo: Path, pn: Pn, pnj: J
+) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    pnj("export")
+    (repo / ".pensa/db.sqlite").write_text("not sqlite at all\n")
+    for command in ("list", "doctor"):
+        error = pn(command, "--json").error()
+        assert error["code"] == "storage_error"
+        assert "is not a SQLite database; `pn import` rebuilds it" in error["error"]
+    pnj("import")
+    assert [i["id"] for i in pnj("list")] == [issue]

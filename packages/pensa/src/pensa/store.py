@@ -43,6 +43,12 @@ def translate(error: sqlite3.Error, *, path: str | None) -> PensaError:
         )
     if "locked" in text or "busy" in text:
         return Busy(f"{where} stayed locked by other writers; try again ({text})")
+    if "file is not a database" in text:
+        # `pn doctor` cannot open such a file either: point at what rebuilds it.
+        return StorageError(
+            f"{where} is not a SQLite database; `pn import` rebuilds it from the JSONL files "
+            "(copy it aside first if you want to keep it)"
+        )
     return StorageError(f"SQLite failed on {where}: {text}; `pn doctor` checks integrity")
 
 
