@@ -172,44 +172,67 @@ def test_a_prompt_of_several_hundred_kb_reaches_the_container_agent(
     assert f"prompt bytes: {len(text.encode())} sha256:" in done.stdout
 
 
-def test_secrets_never_appear_in_labels(
-    project: Path,
-    docker_env: dict[str, str],
-    script: Script,
-    loop_id: str,
-    wait_for: WaitFor,
-    tmp_path: Path,
+def inspect_container(cid: str) -> str:
+    """The full `docker inspect` JSON of one container."""
+    return subprocess.run(
+        ["docker", "inspect", cid], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_secrets_reach_the_agent_but_never_docker_inspect(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
 ) -> None:
     ready = project / "ready"
-    env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
-    proc_ = spawn(
-        project,
-        env,
-        "-a",
-        "--loop-id",
-        loop_id,
-        "1",
-        script(default=[["ready", str(ready)], ["hang"]]),
-    )
+    token = "sk-ant-oat-test-oauth-token-456"
+    env = {**docker_env, "ANTHROPIC_API_KEY": SECRET, "CLAUDE_CODE_OAUTH_TOKEN": token}
+    env["ANTHROPIC_BASE_URL"] = "http://model.invalid:8080"
+    steps = [
+        ["write", "seen.txt", "$ANTHROPIC_API_KEY $CLAUDE_CODE_OAUTH_TOKEN $ANTHROPIC_BASE_URL"],
+        ["ready", str(ready)],
+        ["hang"],
+    ]
+    proc_ = spawn(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     try:
         wait_for(ready.exists, timeout=60, what="the agent in the container")
         (cid,) = containers(f"{LABEL_LOOP}={loop_id}")
-        inspect = json.loads(
-            subprocess.run(
-                ["docker", "inspect", cid], capture_output=True, text=True, check=True
-            ).stdout
-        )[0]
-        labels = inspect["Config"]["Labels"]
-        assert labels[LABEL_LOOP] == loop_id
-        assert labels["springfield.project"] == str(project)
-        assert SECRET not in json.dumps(labels)
-        assert inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
-        assert inspect["Config"]["WorkingDir"] == str(project)
+        raw = inspect_container(cid)
+        inspect = json.loads(raw)[0]
+        (secrets,) = [
+            Path(m["Source"]) for m in inspect["Mounts"] if Path(m["Source"]).suffix == ".sh"
+        ]
+        mode, owner = secrets.stat().st_mode & 0o777, secrets.stat().st_uid
     finally:
-        proc_.send_signal(signal.SIGINT)
+        proc_.send_signal(signal.SIGINT)  # reaches the agent: sh exec'd it
         out, err = proc_.communicate(timeout=60)
-    assert proc_.returncode == 130
-    assert SECRET not in out + err
+    assert proc_.returncode == 130, err
+    # the agent saw both secrets, and the plain settings stay container env
+    assert (project / "seen.txt").read_text() == f"{SECRET} {token} http://model.invalid:8080\n"
+    assert "ANTHROPIC_BASE_URL=http://model.invalid:8080" in inspect["Config"]["Env"]
+    for value in (SECRET, token):
+        assert value not in raw  # env, cmd, labels, mounts: nowhere
+        assert value not in out + err
+    labels = inspect["Config"]["Labels"]
+    assert labels[LABEL_LOOP] == loop_id
+    assert labels["springfield.project"] == str(project)
+    assert inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
+    assert inspect["Config"]["WorkingDir"] == str(project)
+    (mount,) = [m for m in inspect["Mounts"] if m["Source"] == str(secrets)]
+    assert (mount["Destination"], mount["RW"]) == (str(secrets), False)
+    assert (mode, owner) == (0o600, os.getuid())
+    assert not secrets.exists()  # removed with the container, and the per-run dir is gone
+    assert not secrets.parent.exists()
+
+
+def test_agent_exit_status_passes_through_the_secrets_wrapper(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str
+) -> None:
+    env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
+    steps = script(_1=[["argv"], ["exit", 3]], _2=[["touch", ".ralph-complete"], ["result"]])
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "2", steps, "--", "--x", "a b")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: agent exited (status 3) without a result" in done.stdout
+    flags = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
+    assert "argv: " + json.dumps([*flags, "--x", "a b"]) in done.stdout  # unchanged by sh
 
 
 def test_sigint_stops_and_removes_the_container(
@@ -231,9 +254,10 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
 ) -> None:
     ready = project / "ready"
+    env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
     ralph_ = spawn(
         project,
-        docker_env,
+        env,
         "-a",
         "--loop-id",
         loop_id,
@@ -244,10 +268,15 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     ralph_.kill()
     ralph_.communicate(timeout=30)
     (orphan,) = containers(f"{LABEL_LOOP}={loop_id}")
-    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "1", "anything")
+    mounts = json.loads(inspect_container(orphan))[0]["Mounts"]
+    (secrets,) = [Path(m["Source"]) for m in mounts if Path(m["Source"]).suffix == ".sh"]
+    assert secrets.exists()  # the dead ralph could not delete it
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything")
     assert done.returncode == 2, done.stderr
     assert f"removed leftover container {orphan[:12]}" in done.stdout
     assert containers(f"{LABEL_LOOP}={loop_id}") == []
+    assert not secrets.exists()  # removed with the orphan's container
+    shutil.rmtree(secrets.parent)  # the rest of the dead ralph's per-run dir
 
 
 def test_watchdog_kills_a_hung_container_and_the_loop_goes_on(
@@ -391,3 +420,30 @@ def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
     assert b"sandbox=None" in output
     mine = (project / "mine.txt").stat()
     assert (mine.st_uid, mine.st_gid) == (uid, gid)
+
+
+def test_a_secrets_file_that_cannot_be_removed_is_a_logged_warning(
+    project: Path, base_image: str, tmp_path: Path, loop_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a library: an orphan whose 'secrets file' is a directory (unlink fails)."""
+    import docker
+    from docker.types import Mount
+
+    odd = tmp_path / "credentials-odd.sh"
+    (odd / "inside").mkdir(parents=True)
+    config = Config(project=project, prompt=Prompt(""), loop_id=loop_id, template=base_image)
+    box = DockerSandbox(config, dict(os.environ), tmp_path)
+    client = docker.from_env()
+    try:
+        client.containers.create(
+            base_image,
+            command=["true"],
+            labels={LABEL_LOOP: loop_id, "springfield.project": str(project)},
+            mounts=[Mount(str(odd), str(odd), type="bind", read_only=True)],
+        )
+        assert len(box.remove_leftovers()) == 1
+    finally:
+        box.close()
+        client.close()
+    assert odd.is_dir()
+    assert f"cannot remove the secrets file {odd}" in caplog.text

@@ -187,8 +187,13 @@ def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("token", [None, "sk-ant-oat-tty-test-789"])
 def test_interactive_in_a_container_gets_a_real_tty(
-    terminal: Callable[..., Terminal], project: Path, base_image: str, tmp_path: Path
+    terminal: Callable[..., Terminal],
+    project: Path,
+    base_image: str,
+    tmp_path: Path,
+    token: str | None,
 ) -> None:
     agent = project / "tty_agent.py"
     shutil.copy(AGENT, agent)
@@ -203,12 +208,14 @@ def test_interactive_in_a_container_gets_a_real_tty(
         "--command",
         str(agent),
         "1",
+        env={"CLAUDE_CODE_OAUTH_TOKEN": token} if token else {"CLAUDE_CODE_OAUTH_TOKEN": ""},
     )
     seen = drive(term, resize=(50, 132))
     assert term.proc.returncode == 2, seen
     assert b"GOT:b'hello\\x03q'" in seen
     assert b"PROMPT:1000" in seen
     assert b"TERM:xterm-256color" in seen
+    assert f"TOKEN:{token}".encode() in seen  # sourced from the secrets file before exec
     assert termios.tcgetattr(term.slave) == term.before
     assert (tmp_path / "dinged").exists()
     left = subprocess.run(

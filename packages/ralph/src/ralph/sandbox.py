@@ -3,7 +3,8 @@
 This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
 remove, clean-up by label) goes through the docker SDK; the byte streams go through
 `docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
-and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode.
+and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode. Secrets never become container
+env (see credentials.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import git, proc, terminal
+from ralph import credentials, git, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 
@@ -32,14 +33,6 @@ log = logging.getLogger(__name__)
 LABEL_LOOP = "springfield.loop-id"
 LABEL_PROJECT = "springfield.project"
 LABEL_PID = "springfield.ralph-pid"
-# Passed through from the host when set; they never appear in labels or ralph's output.
-CREDENTIAL_VARS = (
-    "ANTHROPIC_API_KEY",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-)
-_TOKENS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
 class Running(Protocol):
@@ -132,12 +125,12 @@ class HostSandbox:
 def container_env(
     host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
 ) -> dict[str, str]:
-    """The container's environment: credentials, HOME, identities, no auto-updates.
+    """The container's environment: HOME, identities, no auto-updates; no secrets.
 
     `identity` holds the git identity and the loop's own variables (Config.loop_env).
     """
     env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
-    env.update({name: host[name] for name in CREDENTIAL_VARS if host.get(name)})
+    env.update(credentials.plain(host))
     if uid == 0:
         env["IS_SANDBOX"] = "1"  # claude refuses --dangerously-skip-permissions as root otherwise
     if tty:
@@ -257,7 +250,7 @@ class DockerSandbox:
                 removed.append(_short(container))
         return removed
 
-    def _mounts(self) -> list[Mount]:
+    def _mounts(self, secrets: Path | None) -> list[Mount]:
         from docker.types import Mount
 
         project = str(self.config.project)
@@ -265,11 +258,13 @@ class DockerSandbox:
             Mount(project, project, type="bind"),
             Mount(str(self.state), str(self.state), type="bind"),
         ]
+        if secrets is not None:
+            mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
         sgf = self.config.project / ".sgf"
         if sgf.is_dir():  # agents must not edit prompts, config or backpressure
             mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
         creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
-        if not any(self.env.get(name) for name in _TOKENS) and creds.is_file():
+        if not credentials.secrets(self.env) and creds.is_file():
             # read-write, so a token refresh inside the container persists on the host
             target = self.home / ".claude" / ".credentials.json"
             mounts.append(Mount(str(target), str(creds), type="bind"))
@@ -283,8 +278,13 @@ class DockerSandbox:
             **self.config.loop_env(self.env),
         }
         env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
+        secrets = credentials.secrets(self.env)
+        path = None
+        if secrets:  # deleted with the container (_remove), or with the per-run dir
+            path = credentials.write(self.state, secrets, uid=self.uid, gid=self.gid)
+            argv = credentials.wrap(argv, path)
         try:
-            container = self._create_with(argv, env, tty=tty)
+            container = self._create_with(argv, env, tty=tty, secrets=path)
         except DockerException as e:
             raise SandboxFailed(
                 f"cannot create a container from {self.config.template}: {e}"
@@ -292,7 +292,9 @@ class DockerSandbox:
         self._mine[_cid(container)] = container
         return container
 
-    def _create_with(self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool) -> Container:
+    def _create_with(
+        self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool, secrets: Path | None
+    ) -> Container:
         return self._docker().containers.create(
             self.config.template,
             command=list(argv),
@@ -301,7 +303,7 @@ class DockerSandbox:
             user=f"{self.uid}:{self.gid}",
             working_dir=str(self.config.project),
             environment=dict(env),
-            mounts=self._mounts(),
+            mounts=self._mounts(secrets),
             network_mode=self.config.network,
             stdin_open=True,
             tty=tty,
@@ -327,6 +329,12 @@ class DockerSandbox:
         except APIError as e:  # e.g. removal already in progress
             log.warning("cannot remove container %s: %s", _short(container), e)
         self._mine.pop(_cid(container), None)
+        # found through its mounts, so a leftover of a `kill -9`ed ralph loses its file too
+        for path in credentials.mounted(container.attrs.get("Mounts") or []):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as e:
+                log.warning("cannot remove the secrets file %s: %s", path, e)
 
     def _attach(self, container: Container) -> list[str]:
         return ["docker", "start", "--attach", "--interactive", _cid(container)]

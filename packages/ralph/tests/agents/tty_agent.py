@@ -30,6 +30,7 @@ def main() -> None:
         prompt = Path(hint.split("@", 1)[1].split(" ", 1)[0])
         say(f"PROMPT:{len(prompt.read_bytes()) if prompt.is_file() else -1}")
     say(f"TERM:{os.environ.get('TERM')}")
+    say(f"TOKEN:{os.environ.get('CLAUDE_CODE_OAUTH_TOKEN')}")
     say("READY")
     keys = b""
     while not keys.endswith(b"q"):
