@@ -24,6 +24,13 @@ def test_secrets_and_plain_settings_are_split() -> None:
     assert credentials.plain(host) == {"ANTHROPIC_BASE_URL": "http://m"}
 
 
+def test_a_bearer_auth_token_is_a_secret_too() -> None:
+    # sgf's preflight accepts ANTHROPIC_AUTH_TOKEN as a credential: it must reach the agent
+    host = {"ANTHROPIC_AUTH_TOKEN": "bearer", "ANTHROPIC_MODEL": "m"}
+    assert credentials.secrets(host) == {"ANTHROPIC_AUTH_TOKEN": "bearer"}
+    assert credentials.plain(host) == {"ANTHROPIC_MODEL": "m"}
+
+
 def test_wrapped_agent_sees_the_exact_values_and_its_own_argv_and_status(tmp_path: Path) -> None:
     values = {"ANTHROPIC_API_KEY": AWKWARD, "CLAUDE_CODE_OAUTH_TOKEN": "tok"}
     path = credentials.write(tmp_path, values, uid=os.getuid(), gid=os.getgid())

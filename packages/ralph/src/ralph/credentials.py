@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-SECRET_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+SECRET_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
 PLAIN_VARS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL")
 # Passed through from the host when set; they never appear in labels or ralph's output.
 CREDENTIAL_VARS = SECRET_VARS + PLAIN_VARS
