@@ -178,6 +178,25 @@ def test_init_outside_git_says_so_and_git_init_flag_creates_one(tmp_path: Path, 
     assert (plain / ".sgf/config.toml").is_file()
 
 
+@pytest.mark.parametrize("where", ["dot_git", "bare"])
+def test_init_inside_a_git_dir_refuses_and_never_nests_a_repository(
+    repo: Path, tmp_path: Path, sgf: Run, where: str
+) -> None:
+    if where == "bare":
+        gitdir = tmp_path / "bare.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(gitdir)], check=True)
+    else:
+        gitdir = repo / ".git"
+    before = sorted(p.name for p in gitdir.iterdir())
+    done = sgf(gitdir, "init", "--stack", "go", "--git-init")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: {gitdir} is inside a git directory (.git or a bare repository), not a work "
+        "tree; run sgf from the work tree\n"
+    )
+    assert sorted(p.name for p in gitdir.iterdir()) == before
+
+
 def test_init_without_stack_and_without_a_terminal_lists_the_stacks(repo: Path, sgf: Run) -> None:
     done = sgf(repo, "init")
     assert done.returncode == 1

@@ -14,7 +14,7 @@ import click
 
 from sgf import claude, config, git, launch, logs, sandbox, scaffold, stacks, status
 from sgf.config import SandboxKind
-from sgf.errors import NotAGitRepo, NotInitialised, SgfError, UnknownStack
+from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import Launch, Stage
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -346,7 +346,7 @@ def _configured(env: Env) -> tuple[str, str] | None:
     """The project's (stack, docker_template), or None outside an initialised project."""
     try:
         found = config.load(env.root())
-    except (NotAGitRepo, NotInitialised):
+    except (NotAGitRepo, InsideGitDir, NotInitialised):
         return None
     return found.stack, found.docker_template
 

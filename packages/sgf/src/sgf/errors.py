@@ -27,6 +27,18 @@ class NotAGitRepo(SgfError):
         )
 
 
+class InsideGitDir(SgfError):
+    """The working directory is a repository's `.git` (or a bare repository), not a work tree."""
+
+    code = "inside_git_dir"
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"{path} is inside a git directory (.git or a bare repository), not a work tree; "
+            "run sgf from the work tree"
+        )
+
+
 class NotInitialised(SgfError):
     """The project has no `.sgf/config.toml`."""
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from sgf import proc
-from sgf.errors import NotAGitRepo
+from sgf.errors import InsideGitDir, NotAGitRepo
 
 
 def toplevel(cwd: Path) -> Path:
-    """Return the work tree root containing `cwd`, or raise NotAGitRepo."""
+    """Return the work tree root containing `cwd`; NotAGitRepo, or InsideGitDir in `.git`."""
     result = proc.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, check=False)
     if result.returncode != 0:
+        # `git init` here (sgf init --git-init) would nest a repository inside the git dir.
+        inside = proc.run(["git", "rev-parse", "--is-inside-git-dir"], cwd=cwd, check=False)
+        if inside.returncode == 0 and inside.stdout.strip() == "true":
+            raise InsideGitDir(cwd)
         raise NotAGitRepo(cwd)
     return Path(result.stdout.strip())
 
