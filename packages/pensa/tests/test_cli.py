@@ -345,6 +345,14 @@ def test_search_count_and_status(pnj: J) -> None:
     assert status["by_type"]["bug"] == {"open": 1, "in_progress": 0, "closed": 0}
 
 
+def test_count_refuses_two_groupings_instead_of_keeping_the_last(pn: Pn, pnj: J) -> None:
+    pnj("create", "x", "-t", "task")
+    error = pn("count", "--by-status", "--by-priority", "--json").error()
+    assert error["code"] == "invalid_argument"
+    assert "--by-priority and --by-status" in error["error"]
+    assert pnj("count", "--by-status", "--by-status") == {"total": 1, "groups": {"open": 1}}
+
+
 def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
     pnj("create", "plain title", "-t", "task", "-p", "p1")
     out = pn("list").out

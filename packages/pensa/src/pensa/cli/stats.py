@@ -12,18 +12,28 @@ from pensa.views import ACTIVE, Filters
 @cli.command()
 @click.option("--status", type=VocabType(Status), multiple=True, help="Only this status.")
 @click.option("--all", "all_", is_flag=True, help="Include closed issues.")
-@click.option("--by-status", "by", flag_value="status", help="Group by status.")
-@click.option("--by-priority", "by", flag_value="priority", help="Group by priority.")
-@click.option("--by-issue-type", "by", flag_value="issue_type", help="Group by type.")
-@click.option("--by-assignee", "by", flag_value="assignee", help="Group by assignee.")
+# One flag each, not a shared flag_value: click would silently keep the last of two.
+@click.option("--by-status", "by", flag_value="status", multiple=True, help="Group by status.")
+@click.option(
+    "--by-priority", "by", flag_value="priority", multiple=True, help="Group by priority."
+)
+@click.option(
+    "--by-issue-type", "by", flag_value="issue_type", multiple=True, help="Group by type."
+)
+@click.option(
+    "--by-assignee", "by", flag_value="assignee", multiple=True, help="Group by assignee."
+)
 @common
 @pass_env
-def count(env: Env, status: tuple[Status, ...], all_: bool, by: str | None) -> None:
+def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...]) -> None:
     """Count the issues `list` would show (--all includes closed), optionally grouped."""
     statuses = status or (None if all_ else ACTIVE)
     from pensa import stats
 
-    by_key = stats.GroupKey(by) if by else None
+    if len(set(by)) > 1:
+        flags = " and ".join(f"--by-{key.replace('_', '-')}" for key in sorted(set(by)))
+        raise click.UsageError(f"group by one thing at a time, not {flags}")
+    by_key = stats.GroupKey(by[0]) if by else None
     counts = stats.count(env.store(), Filters(statuses), by=by_key)
     if counts.groups is None:
         text = f"count: {counts.total}"
