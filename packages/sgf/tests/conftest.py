@@ -156,7 +156,9 @@ if ready:
         sys.exit(130)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    Path(ready).write_text(str(os.getpid()))
+    # atomically: the test reads the PID as soon as the file exists
+    Path(ready + ".tmp").write_text(str(os.getpid()))
+    os.replace(ready + ".tmp", ready)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         signal.pause()
