@@ -75,3 +75,10 @@ def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / ".sgf/prompts/build.md").write_bytes(b"\xff\xfe{{ spec }}\n")
     with pytest.raises(PromptError, match=r"build\.md: not UTF-8 text"):
         prompts.assemble(tmp_path, "build", {"spec": None})
+
+
+def test_a_file_in_the_way_of_the_assembled_folder_is_a_clear_error(tmp_path: Path) -> None:
+    seed(tmp_path, "build", "ok\n")
+    (tmp_path / ".sgf/prompts/.assembled").write_text("in the way\n")
+    with pytest.raises(PromptError, match=r"cannot write \.sgf/prompts/\.assembled/build\.md"):
+        prompts.assemble(tmp_path, "build", {})

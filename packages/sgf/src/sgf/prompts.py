@@ -68,10 +68,14 @@ def assembled(root: Path, prompt: str) -> Path:
 def write(root: Path, prompt: str, text: str) -> Path:
     """Write an assembled prompt atomically (a running ralph never reads half a file)."""
     target = assembled(root, prompt)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as e:  # e.g. a file where the .assembled folder belongs
+        rel = target.relative_to(root)
+        raise PromptError(f"cannot write {rel}: {e.strerror or e}") from e
     return target
 
 
