@@ -121,6 +121,18 @@ def test_status_skips_history_lines_that_are_not_utf8(project: Path, sgf: Run) -
     assert json.loads(done.stdout)["recent"] == [good]
 
 
+def test_status_skips_history_lines_with_wrong_types(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    bad: dict[str, object] = {"loop_id": 5, "started_at": 1, "ended_at": None, "exit_code": "x"}
+    bad["outcome"] = []
+    (logs / "history.jsonl").write_text(json.dumps(bad) + "\n")
+    for args in (["status"], ["status", "--json"]):
+        done = sgf(project, *args)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["recent"] == []
+
+
 def test_logs_prints_a_finished_loop_by_unique_prefix(
     project: Path, sgf: Run, fake_ralph: Any
 ) -> None:

@@ -102,8 +102,19 @@ def history(root: Path, *, limit: int = 10) -> list[Outcome]:
     outcomes = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         with contextlib.suppress(ValueError, TypeError):
-            outcomes.append(Outcome(**json.loads(line)))
+            outcome = Outcome(**json.loads(line))
+            if _well_typed(outcome):
+                outcomes.append(outcome)
     return outcomes[::-1][:limit]
+
+
+def _well_typed(outcome: Outcome) -> bool:
+    """A hand-edited line may parse yet hold a number where a loop id belongs."""
+    texts = (outcome.loop_id, outcome.started_at, outcome.ended_at, outcome.outcome)
+    code = outcome.exit_code
+    return all(isinstance(t, str) for t in texts) and (
+        code is None or (isinstance(code, int) and not isinstance(code, bool))
+    )
 
 
 def now_iso(now: Callable[[], datetime]) -> str:
