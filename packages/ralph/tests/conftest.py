@@ -31,6 +31,7 @@ Run = Callable[..., "subprocess.CompletedProcess[str]"]
 WaitFor = Callable[..., None]
 Git = Callable[..., str]
 Script = Callable[..., str]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -117,6 +118,31 @@ def ralph(project: Path, ralph_env: dict[str, str]) -> Run:
         )
 
     return run
+
+
+@pytest.fixture
+def spawn_ralph() -> Iterator[Spawn]:
+    """Start ralph in the background; whatever a failing test left running is killed after it."""
+    started: list[subprocess.Popen[str]] = []
+
+    def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ralph", *args],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield spawn
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.docker
 Script = Callable[..., str]
 Git = Callable[..., str]
 WaitFor = Callable[..., None]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 AGENT = Path(__file__).parent / "agents" / "fake_agent.py"
 SECRET = "sk-ant-test-secret-value-123"
 
@@ -81,18 +82,6 @@ def ralph(
         text=True,
         timeout=timeout,
         check=False,
-    )
-
-
-def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ralph", *args],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
 
 
@@ -180,7 +169,12 @@ def inspect_container(cid: str) -> str:
 
 
 def test_secrets_reach_the_agent_but_never_docker_inspect(
-    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    wait_for: WaitFor,
+    spawn_ralph: Spawn,
 ) -> None:
     ready = project / "ready"
     token = "sk-ant-oat-test-oauth-token-456"
@@ -191,7 +185,7 @@ def test_secrets_reach_the_agent_but_never_docker_inspect(
         ["ready", str(ready)],
         ["hang"],
     ]
-    proc_ = spawn(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    proc_ = spawn_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     try:
         wait_for(ready.exists, timeout=60, what="the agent in the container")
         (cid,) = containers(f"{LABEL_LOOP}={loop_id}")
@@ -236,11 +230,18 @@ def test_agent_exit_status_passes_through_the_secrets_wrapper(
 
 
 def test_sigint_stops_and_removes_the_container(
-    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    wait_for: WaitFor,
+    spawn_ralph: Spawn,
 ) -> None:
     ready = project / "ready"
     steps = [["say", "started"], ["ready", str(ready)], ["hang"]]
-    ralph_ = spawn(project, docker_env, "-a", "--loop-id", loop_id, "3", script(default=steps))
+    ralph_ = spawn_ralph(
+        project, docker_env, "-a", "--loop-id", loop_id, "3", script(default=steps)
+    )
     wait_for(ready.exists, timeout=60, what="the agent in the container")
     assert len(containers(f"{LABEL_LOOP}={loop_id}")) == 1
     ralph_.send_signal(signal.SIGINT)
@@ -251,11 +252,16 @@ def test_sigint_stops_and_removes_the_container(
 
 
 def test_kill_9_leaves_a_container_that_the_next_start_removes(
-    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, wait_for: WaitFor
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    wait_for: WaitFor,
+    spawn_ralph: Spawn,
 ) -> None:
     ready = project / "ready"
     env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
-    ralph_ = spawn(
+    ralph_ = spawn_ralph(
         project,
         env,
         "-a",

@@ -6,9 +6,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]
 Git = Callable[..., str]
 WaitFor = Callable[..., None]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 DONE = [["touch", ".ralph-complete"], ["result"]]
 
@@ -126,34 +126,6 @@ def test_usage_limit_that_cannot_be_waited_out_exits_1(ralph: Run, script: Scrip
     done = ralph("-a", "1", script(default=steps))
     assert done.returncode == 1
     assert "usage limit that waiting cannot lift" in done.stderr
-
-
-Spawn = Callable[..., "subprocess.Popen[str]"]
-
-
-@pytest.fixture
-def spawn_ralph() -> Iterator[Spawn]:
-    """Start ralph in the background; whatever a failing test left running is killed after it."""
-    started: list[subprocess.Popen[str]] = []
-
-    def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ralph", *args],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        started.append(proc)
-        return proc
-
-    yield spawn
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
