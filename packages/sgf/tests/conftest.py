@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ BIN = Path(sys.executable).parent
 SGF = BIN / "sgf"
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -77,6 +78,32 @@ def sgf(tool_env: dict[str, str]) -> Run:
         )
 
     return run
+
+
+@pytest.fixture
+def spawn_sgf(tool_env: dict[str, str]) -> Iterator[Spawn]:
+    """spawn_sgf(cwd, *args, env=...) starts sgf in the background; a failing test's leftover
+    sgf is killed after it."""
+    started: list[subprocess.Popen[str]] = []
+
+    def spawn(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [str(SGF), *args],
+            cwd=cwd,
+            env={**tool_env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield spawn
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
 
 
 @pytest.fixture(scope="session")

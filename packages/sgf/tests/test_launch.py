@@ -15,6 +15,7 @@ import pytest
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 
 def loop_id_of(record: dict[str, Any]) -> str:
@@ -199,19 +200,10 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
-    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path, sig: signal.Signals
+    project: Path, spawn_sgf: Spawn, fake_ralph: Any, tmp_path: Path, sig: signal.Signals
 ) -> None:
     ready = tmp_path / "ready"
-    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
-    child = subprocess.Popen(
-        [str(sgf_bin), "build", "-a"],
-        cwd=project,
-        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = spawn_sgf(project, "build", "-a", env=fake_ralph.env(FAKE_RALPH_READY=str(ready)))
     wait_for(ready)
     ralph_pid = int(ready.read_text())
     assert len(list((project / ".sgf/run").glob("*.pid"))) == 1

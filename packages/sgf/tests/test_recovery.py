@@ -14,6 +14,7 @@ import pytest
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
+Spawn = Callable[..., "subprocess.Popen[str]"]
 
 
 def pn(project: Path, env: dict[str, str], *args: str) -> Any:
@@ -170,25 +171,17 @@ def test_stash_flag_stashes_the_users_changes_under_the_loop_id(
 
 
 def test_sgf_killed_hard_leaves_a_stale_pid_file_that_the_next_launch_recovers(
-    project: Path, sgf: Run, git: Git, fake_ralph: Any, tool_env: dict[str, str], tmp_path: Path
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, spawn_sgf: Spawn, tmp_path: Path
 ) -> None:
     ready = tmp_path / "ready"
-    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
-    child = subprocess.Popen(
-        [str(sgf_bin), "build", "-a"],
-        cwd=project,
-        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    child = spawn_sgf(project, "build", "-a", env=fake_ralph.env(FAKE_RALPH_READY=str(ready)))
     deadline = time.monotonic() + 30
     while not ready.exists():
         assert time.monotonic() < deadline
         time.sleep(0.02)
     (project / "agent-work.txt").write_text("uncommitted agent work\n")
     child.kill()  # sgf dies without clean-up: a crash
-    child.wait()
+    child.communicate(timeout=30)
     # ralph is not orphaned: Linux sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG).
     deadline = time.monotonic() + 30
     while fake_ralph.calls()["signals"] != ["SIGTERM"]:
