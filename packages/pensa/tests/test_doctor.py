@@ -98,7 +98,7 @@ def test_orphans_and_dangling_fixes_are_found_and_repaired(
     bug = tracker.create("bug", issue_type=IssueType.BUG, actor="a").id
     task = tracker.create("task", issue_type=IssueType.TASK, actor="a", fixes=bug).id
     raw = sqlite3.connect(store.path or "")  # another tool, without foreign keys
-    raw.execute("INSERT INTO deps VALUES (?, 'pn-gone0000')", (task,))
+    raw.execute("INSERT INTO deps VALUES (?, 'pn-gone0000', NULL)", (task,))
     raw.execute("DELETE FROM issues WHERE id = ?", (bug,))
     raw.commit()
     raw.close()

@@ -141,9 +141,20 @@ def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
             "comments.jsonl:2: dangling reference",
         ),
         (
-            "deps.jsonl",
-            '{"issue_id":"x","depends_on_id":"y","extra":"z"}',
-            "deps.jsonl:2: unknown field(s) extra",
+            "issues.jsonl",
+            '{"id":"pn-2","title":"t","issue_type":"task","status":"open","priority":"p2",'
+            '"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","x":'
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}",
+            "issues.jsonl:2: JSON nested deeper than 64 levels",
+        ),
+        (
+            "issues.jsonl",
+            '{"id":"pn-2","title":"\\ud800","issue_type":"task","status":"open",'
+            '"priority":"p2","created_at":"2026-01-01T00:00:00Z",'
+            '"updated_at":"2026-01-01T00:00:00Z"}',
+            "issues.jsonl:2: a string holds a lone surrogate",
         ),
     ],
 )

@@ -5,58 +5,47 @@ escapes), issues sorted by id (random ids spread concurrent additions over the f
 merges rarely conflict), deps by (issue_id, depends_on_id), comments by (issue_id,
 created_at, id). Re-exporting an unchanged database gives byte-identical files.
 
-Import: every line is validated first; the database is built in a temporary file and swapped
-in with `os.replace`, so a bad line leaves the existing database exactly as it was.
+Import (`pn import`, the explicit rebuild): every line is validated inside one write
+transaction that then replaces the database's contents, so a bad line leaves the database
+exactly as it was. The git hooks use the merging `pn sync` instead (`pensa.sync`).
+Unknown fields survive both: they are kept per record in an `extra` column.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.errors import Busy, InvalidArgument, InvalidData
+from pensa.errors import InvalidData, StorageError
 from pensa.graph import find_cycles
-from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
+from pensa.models import ISSUE_FIELDS
+from pensa.snapshot import (
+    COMMENT_FIELDS,
+    DEP_FIELDS,
+    TOMBSTONE_FIELDS,
+    parse_file,
+    read_db,
+    split_extra,
+)
 from pensa.store import Store
+from pensa.sync import fingerprints as sync_fingerprints
+from pensa.sync import read_files, record_base
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterator
 
     from pensa.project import Project
 
-COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
-DEP_FIELDS = ("issue_id", "depends_on_id")
 EVENT_FIELDS = ("issue_id", "event_type", "actor", "detail", "created_at")
 Record = dict[str, Any]
 
 
-def _object(fields: tuple[str, ...]) -> str:
-    return "json_object(" + ", ".join(f"'{f}', {f}" for f in fields) + ")"
-
-
-# SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396) and
-# keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
-# separators=(",", ":")) (tests/test_jsonl.py proves both). Export of 10,000 issues stays far
-# under its 0.5 s budget.
-_ISSUE_LINES = f"SELECT json_patch('{{}}', {_object(ISSUE_FIELDS)}) FROM issues ORDER BY id"
-_DEP_LINES = f"SELECT {_object(DEP_FIELDS)} FROM deps ORDER BY issue_id, depends_on_id"
-_COMMENT_LINES = f"SELECT {_object(COMMENT_FIELDS)} FROM comments ORDER BY issue_id, created_at, id"
-
-
 def render(store: Store) -> dict[str, str]:
-    """The three files' exact contents, keyed by file name."""
-    return {
-        name: "".join(row[0] + "\n" for row in store.rows(sql))
-        for name, sql in (
-            ("issues.jsonl", _ISSUE_LINES),
-            ("deps.jsonl", _DEP_LINES),
-            ("comments.jsonl", _COMMENT_LINES),
-        )
-    }
+    """The committed files' exact contents from the database alone, keyed by file name."""
+    with store.snapshot() as conn:  # one read transaction over all four tables
+        return read_db(conn).render()
 
 
 def write_atomically(path: Path, text: str) -> bool:
@@ -94,88 +83,42 @@ class Summary(NamedTuple):
 
 
 def export(store: Store, project: Project) -> Summary:
-    """Write the three JSONL files of `project` from `store`."""
-    project.ensure()
-    files = render(store)
-    for name, text in files.items():
-        write_atomically(Path(project.dir, name), text)
-    issues, deps, comments = (files[n].count("\n") for n in files)
-    return Summary(issues, deps, comments)
+    """Merge in edits made to the files on disk, then write the files of `project`."""
+    from pensa import sync
+
+    snapshot = sync.export(store, project)
+    return Summary(len(snapshot.issues), len(snapshot.deps), len(snapshot.comments))
 
 
 # --- import -----------------------------------------------------------------------------
 
 
-def _records(
-    path: Path, fields: tuple[str, ...], required: tuple[str, ...]
-) -> list[tuple[int, Record]]:
+def _records(path: Path, name: str) -> list[tuple[int, Record]]:
     """Parse and shape-check every line of `path` (missing file: no records)."""
-    if not path.exists():
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return []
-    out: list[tuple[int, Record]] = []
-    with path.open("rb") as f:  # decoded per line, so bad bytes are reported with their line
-        for number, raw in enumerate(f, start=1):
-            where = f"{path.name}:{number}"
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InvalidData(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from e
-            if not text.strip():
-                continue
-            if text.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||")):
-                raise InvalidData(f"{where}: git merge conflict marker; resolve the conflict first")
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise InvalidData(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
-            if not isinstance(record, dict):
-                raise InvalidData(f"{where}: expected a JSON object, got {type(record).__name__}")
-            unknown = sorted(set(record) - set(fields))
-            if unknown:
-                raise InvalidData(f"{where}: unknown field(s) {', '.join(unknown)}")
-            missing = [k for k in required if k not in record]
-            if missing:
-                raise InvalidData(f"{where}: missing field(s) {', '.join(missing)}")
-            for key, value in record.items():
-                if not isinstance(value, str) or (key in required and not value):
-                    raise InvalidData(f"{where}: field {key} must be a non-empty string")
-            for key in ("created_at", "updated_at", "closed_at"):
-                if key in record:
-                    try:
-                        parse_timestamp(record[key])
-                    except ValueError as e:
-                        raise InvalidData(
-                            f"{where}: {key} is not an RFC 3339 time: {record[key]!r}"
-                        ) from e
-            out.append((number, record))
-    return out
+    except IsADirectoryError as e:
+        raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
+    return parse_file(data, name)
 
 
 def _validate(
     project: Project,
 ) -> tuple[list[Record], list[Record], list[Record]]:
-    issues = _records(
-        Path(project.issues_jsonl),
-        ISSUE_FIELDS,
-        ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at"),
-    )
+    issues = _records(Path(project.issues_jsonl), "issues.jsonl")
     kinds: dict[str, str] = {}
     for number, issue in issues:
-        where = f"issues.jsonl:{number}"
         if issue["id"] in kinds:
-            raise InvalidData(f"{where}: duplicate id {issue['id']}")
-        for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
-            try:
-                vocab.parse(issue[key])
-            except InvalidArgument as e:
-                raise InvalidData(f"{where}: {e}") from e
+            raise InvalidData(f"issues.jsonl:{number}: duplicate id {issue['id']}")
         kinds[issue["id"]] = issue["issue_type"]
     for number, issue in issues:
         fixes = issue.get("fixes")
         if fixes is not None and kinds.get(fixes) != "bug":
             why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
             raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
-    deps = _records(Path(project.deps_jsonl), DEP_FIELDS, DEP_FIELDS)
+    deps = _records(Path(project.deps_jsonl), "deps.jsonl")
     edges: dict[str, list[str]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for number, dep in deps:
@@ -196,7 +139,7 @@ def _validate(
         line = first_line[(cycle[0], cycle[1 % len(cycle)])]
         path = " -> ".join([*cycle, cycle[0]])
         raise InvalidData(f"deps.jsonl:{line}: dependency cycle {path}")
-    comments = _records(Path(project.comments_jsonl), COMMENT_FIELDS, COMMENT_FIELDS)
+    comments = _records(Path(project.comments_jsonl), "comments.jsonl")
     seen: set[str] = set()
     for number, comment in comments:
         where = f"comments.jsonl:{number}"
@@ -210,98 +153,114 @@ def _validate(
     return [r for _, r in issues], [r for _, r in deps], [r for _, r in comments]
 
 
-def import_(project: Project, *, only_if_absent: bool = False) -> Summary | None:
+def import_(project: Project) -> Summary | None:
     """Rebuild `project`'s database from its JSONL files; None when there is nothing to import.
 
-    With `only_if_absent` (the automatic first-use import) the new database is linked into
-    place only if none appeared meanwhile, so concurrent first runs cannot clobber each other.
+    The write lock is taken first and held from the first read of the files to the last
+    insert: a concurrent write either lands before (and is replaced, as `import` means) or
+    waits and lands in the rebuilt database, never in a file that is about to vanish (the
+    old temp-file swap acknowledged such writes and then lost them). Only a database too
+    damaged to open is rebuilt beside it and swapped in.
     """
     if not os.path.exists(project.issues_jsonl):
         return None
-    issues, deps, comments = _validate(project)
     project.ensure()
-    with _locked(project.db) as old:
-        ids = {r["id"] for r in issues}
-        events = [e for e in _events(old) if e[0] in ids]
-        tmp = Path(project.dir, f"db.sqlite.import-{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
-        try:
-            _build(tmp, issues, deps, comments, events)
-            if only_if_absent:
-                try:
-                    os.link(tmp, project.db)
-                except FileExistsError:
-                    return None
-            else:
-                os.replace(tmp, project.db)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return Summary(len(issues), len(deps), len(comments), events_kept=len(events))
+    remove_leftovers(project)
+    try:
+        store = Store.open(project.db)
+    except StorageError:
+        return _rebuild_damaged(project)
+    with store:
+        prints = sync_fingerprints(project)
+        with store.write() as conn:
+            issues, deps, comments = _validate(project)
+            files = read_files(project)
+            tombstones = parse_file(files["deleted.jsonl"], "deleted.jsonl")
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            for table in ("comments", "deps", "tombstones", "issues"):
+                conn.execute(f"DELETE FROM {table}")
+            _insert(conn, issues, deps, comments, [r for _, r in tombstones])
+            conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
+            events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            record_base(conn, files, prints)
+    return Summary(len(issues), len(deps), len(comments), events_kept=events_kept)
 
 
-def _build(
-    path: Path,
+def _insert(
+    conn: sqlite3.Connection,
     issues: list[Record],
     deps: list[Record],
     comments: list[Record],
-    events: list[tuple[Any, ...]],
+    tombstones: list[Record],
 ) -> None:
-    """Write a complete new database at `path`; issues and comments in creation order.
+    """Bulk-insert the records, unknown fields into `extra`; issues and comments in creation order.
 
-    sqlite-utils' `insert_all` does the bulk inserts: records go in as the dicts they were
-    read as (an omitted field is NULL), in batched multi-row INSERTs, each batch a savepoint
-    inside the one write transaction. It is imported here, never at module level: its import
-    alone costs about 100 ms, which pn's hot path must not pay.
+    sqlite-utils' `insert_all` does the bulk inserts in batched multi-row INSERTs, each
+    batch a savepoint inside the caller's write transaction. It is imported here, never at
+    module level: its import alone costs about 100 ms, which pn's hot path must not pay.
     """
     import sqlite_utils
 
-    with Store.open(str(path)) as store, store.write() as conn:
-        db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-        db.table("issues").insert_all(sorted(issues, key=lambda r: (r["created_at"], r["id"])))
-        db.table("deps").insert_all(deps)
-        db.table("comments").insert_all(sorted(comments, key=lambda r: (r["created_at"], r["id"])))
-        db.table("events").insert_all(dict(zip(EVENT_FIELDS, e, strict=True)) for e in events)
+    def shaped(records: list[Record], fields: tuple[str, ...]) -> list[Record]:
+        out = []
+        for record in records:
+            known, extra = split_extra(record, fields)
+            out.append({**{k: known.get(k) for k in fields}, "extra": extra})
+        return out
+
+    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+    by_age = sorted(issues, key=lambda r: (r["created_at"], r["id"]))
+    db.table("issues").insert_all(shaped(by_age, ISSUE_FIELDS))
+    db.table("deps").insert_all(shaped(deps, DEP_FIELDS))
+    by_time = sorted(comments, key=lambda r: (r["created_at"], r["id"]))
+    db.table("comments").insert_all(shaped(by_time, COMMENT_FIELDS))
+    db.table("tombstones").insert_all(shaped(tombstones, TOMBSTONE_FIELDS))
 
 
-@contextlib.contextmanager
-def _locked(db: str) -> Iterator[sqlite3.Connection | None]:
-    """Hold the old database's EXCLUSIVE lock until it has been replaced.
-
-    No writer is then half-way through a transaction, and a hot journal left by a crashed
-    writer is rolled back into the old file rather than applied to the new one. Yields None
-    when there is no old database, or one too damaged to lock: import is how that gets
-    repaired."""
-    import sqlite3
-
-    if not os.path.exists(db):
-        yield None
-        return
-    conn = sqlite3.connect(db, timeout=5.0, isolation_level=None)
+def _rebuild_damaged(project: Project) -> Summary:
+    """Build a new database beside one that cannot be opened, and swap it in."""
+    issues, deps, comments = _validate(project)
+    files = read_files(project)
+    tombstones = parse_file(files["deleted.jsonl"], "deleted.jsonl")
+    tmp = Path(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
     try:
-        try:
-            conn.execute("BEGIN EXCLUSIVE")
-        except sqlite3.OperationalError as e:
-            if "locked" in str(e) or "busy" in str(e):
-                raise Busy(f"{db} stayed locked by a writer; import again when it is done") from e
-            yield None
-            return
-        except sqlite3.DatabaseError:
-            yield None
-            return
-        yield conn
+        with Store.open(str(tmp)) as store, store.write() as conn:
+            _insert(conn, issues, deps, comments, [r for _, r in tombstones])
+            record_base(conn, files, sync_fingerprints(project))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
+        os.replace(tmp, project.db)
     finally:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        conn.close()
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}-journal").unlink(missing_ok=True)
+    return Summary(len(issues), len(deps), len(comments), events_kept=0)
 
 
-def _events(old: sqlite3.Connection | None) -> list[tuple[Any, ...]]:
-    """The old database's events, oldest first; none if it has none or cannot be read."""
-    import sqlite3
+LEFTOVER_PREFIX = "db.sqlite.import-"
 
-    if old is None:
-        return []
+
+def remove_leftovers(project: Project) -> list[str]:
+    """Delete temp files of imports killed half-way (their process is gone)."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(project.dir):
+            if not name.startswith(LEFTOVER_PREFIX):
+                continue
+            pid = name[len(LEFTOVER_PREFIX) :].split(".", 1)[0]
+            if pid.isdigit() and _alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(project.dir, name))
+                removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
     try:
-        return old.execute(f"SELECT {', '.join(EVENT_FIELDS)} FROM events ORDER BY seq").fetchall()
-    except sqlite3.Error:  # a damaged database loses its history, not the import
-        return []
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()

@@ -65,4 +65,26 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)
+def m002_sync(conn: sqlite3.Connection) -> None:
+    """Unknown JSONL fields kept per record, tombstones, and the base of the merging sync."""
+    for statement in (
+        "ALTER TABLE issues ADD COLUMN extra TEXT",
+        "ALTER TABLE deps ADD COLUMN extra TEXT",
+        "ALTER TABLE comments ADD COLUMN extra TEXT",
+        """CREATE TABLE tombstones (
+            id TEXT PRIMARY KEY,
+            deleted_at TEXT NOT NULL,
+            extra TEXT
+        ) WITHOUT ROWID""",
+        # The JSONL files as they were at the last sync (import, merge or export) and the
+        # stat fingerprint they had then: the merging sync's base, kept out of git.
+        """CREATE TABLE sync_base (
+            name TEXT PRIMARY KEY,
+            content BLOB NOT NULL,
+            fingerprint TEXT NOT NULL
+        ) WITHOUT ROWID""",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_sync)

@@ -23,7 +23,7 @@ ISSUE_COLUMNS = (
     "created_at, updated_at, closed_at, close_reason"
 )
 # How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
@@ -149,6 +149,20 @@ class Store:
             if isinstance(e, sqlite3.Error):
                 raise translate(e, path=self.path) from e
             raise
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every SELECT inside sees the same committed state."""
+        self._run_locked("BEGIN DEFERRED")
+        try:
+            self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # take the snapshot
+            yield self.conn
+        except sqlite3.Error as e:
+            raise translate(e, path=self.path) from e
+        finally:
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
 
     def _run_locked(self, statement: str) -> None:
         for attempt in range(LOCK_RETRIES):

@@ -337,6 +337,10 @@ class Tracker:
             conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
             conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
             conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
+            # The tombstone travels in deleted.jsonl, so no clone brings the issue back.
+            conn.execute(
+                "INSERT OR REPLACE INTO tombstones (id, deleted_at) VALUES (?, ?)", (issue_id, now)
+            )
             detail = f"deleted with {', '.join(attached)}" if attached else None
             log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)
 

@@ -104,20 +104,38 @@ class Env:
         from pensa.store import Store
 
         found = self.project(create=write)
-        if found is not None and not os.path.exists(found.db) and found.exists():
-            self._auto_import(found)
-        if found is None or not (write or os.path.exists(found.db)):
+        first_use = (
+            found is not None
+            and not os.path.exists(found.db)
+            and os.path.exists(found.issues_jsonl)
+        )
+        if found is None or not (write or first_use or os.path.exists(found.db)):
             return self._resources.enter_context(Store.open(None))
         found.ensure()
-        return self._resources.enter_context(Store.open(found.db))
+        store = self._resources.enter_context(Store.open(found.db))
+        self._catch_up(store, found, first_use=first_use, write=write)
+        return store
 
-    def _auto_import(self, found: Project) -> None:
-        from pensa import jsonl
+    def _catch_up(self, store: Store, found: Project, *, first_use: bool, write: bool) -> None:
+        """Merge the committed JSONL in when it changed since the last sync.
 
-        done = jsonl.import_(found, only_if_absent=True)
-        if done is not None:
+        A fresh clone's first use, a checkout whose hook did not run (a host git with hooks
+        off, a teammate without pensa): the database still follows the files. A read that
+        cannot write (a read-only mount) reads what the database holds."""
+        from pensa import sync
+        from pensa.errors import ReadOnly
+
+        if not sync.is_stale(store, found):
+            return
+        try:
+            done = sync.sync(store, found)
+        except ReadOnly:
+            if write:
+                raise
+            return
+        if first_use:
             click.echo(
-                f"pn: first use here: imported {done.issues} issues from {found.dir}", err=True
+                f"pn: first use here: imported {done.added} issues from {found.dir}", err=True
             )
 
     def tracker(self, *, write: bool = False) -> Tracker:

@@ -1,0 +1,161 @@
+"""Three-way merge of tracker snapshots: the one set of rules behind sync, export and git.
+
+`merge(base, ours, theirs)` is used by the merging sync (ours = the database, theirs = the
+JSONL on disk, base = what was last synced), by `pn export` before it writes, and by the git
+merge driver (the three versions of a file). The rules (issue 8):
+
+- Per issue, per field: changed on one side only → that side; changed on both → the side
+  with the later `updated_at` (ties broken by the text, so the result is the same whichever
+  side is "ours"). `status` is special: when both sides changed it and one side closed the
+  issue, it is closed (with that side's `closed_at` and `close_reason`); a close made
+  anywhere is never undone by a claim or an edit made from a stale copy.
+- An issue one side lacks: if the other side still holds it exactly as the base did, it is
+  gone (the checkout or branch does not have it); if the other side changed it, or it is
+  new there, it stays (uncommitted work rides along, like uncommitted files do).
+- A tombstone (an explicit `pn delete`, in `deleted.jsonl`) on any side removes the issue,
+  with its edges and comments, and tombstones are never removed.
+- Comments are a union by id. Edges merge as a set against the base: an edge removed on one
+  side stays removed. Edges that would close a cycle are dropped, newest-first.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pensa.snapshot import DepKey, Record, Snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+_MISSING: Any = object()
+_CLOSE_FIELDS = ("closed_at", "close_reason")
+
+
+def _order(record: Record) -> tuple[str, str]:
+    """Sort key for "which side is newer": updated_at, then the text as a stable tie-break."""
+    import json
+
+    return (str(record.get("updated_at", "")), json.dumps(record, sort_keys=True))
+
+
+def merge_issue(base: Record | None, ours: Record, theirs: Record) -> Record:
+    """Merge one issue present on both sides, field by field."""
+    if ours == theirs:
+        return ours
+    if base is not None:
+        if ours == base:
+            return theirs
+        if theirs == base:
+            return ours
+    base = base or {}
+    newer = ours if _order(ours) >= _order(theirs) else theirs
+    merged: Record = {}
+    for key in dict.fromkeys([*ours, *theirs, *base]):
+        b, o, t = base.get(key, _MISSING), ours.get(key, _MISSING), theirs.get(key, _MISSING)
+        if o == t or t == b:
+            value = o
+        elif o == b:
+            value = t
+        else:
+            value = newer.get(key, _MISSING)
+        if value is not _MISSING:
+            merged[key] = value
+    b, o, t = base.get("status"), ours.get("status"), theirs.get("status")
+    if o != t and o != b and t != b and "closed" in (o, t):
+        closer = ours if o == "closed" else theirs
+        merged["status"] = "closed"
+        for key in _CLOSE_FIELDS:
+            if key in closer:
+                merged[key] = closer[key]
+    updated = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
+    if updated:
+        merged["updated_at"] = updated
+    return merged
+
+
+def merge_issues(
+    base: Mapping[str, Record],
+    ours: Mapping[str, Record],
+    theirs: Mapping[str, Record],
+    deleted: Mapping[str, Record],
+) -> dict[str, Record]:
+    """Merge the issues of three snapshots; ids in `deleted` are gone."""
+    out: dict[str, Record] = {}
+    for issue_id in dict.fromkeys([*ours, *theirs]):
+        if issue_id in deleted:
+            continue
+        b, o, t = base.get(issue_id), ours.get(issue_id), theirs.get(issue_id)
+        if o is not None and t is not None:
+            out[issue_id] = merge_issue(b, o, t)
+            continue
+        present = o if o is not None else t
+        assert present is not None
+        if b is None or present != b:
+            out[issue_id] = present
+    return out
+
+
+def merge_deps(
+    base: Mapping[DepKey, Record], ours: Mapping[DepKey, Record], theirs: Mapping[DepKey, Record]
+) -> dict[DepKey, Record]:
+    """Edges as a set against the base; cycles broken by dropping edges the base lacked."""
+    out = {
+        key: ours.get(key) or theirs[key]
+        for key in sorted({*ours, *theirs})
+        if (key in ours and key in theirs) or key not in base
+    }
+    return _acyclic(out, base)
+
+
+def _acyclic(deps: dict[DepKey, Record], base: Mapping[DepKey, Record]) -> dict[DepKey, Record]:
+    from pensa.graph import find_cycles
+
+    while True:
+        edges: dict[str, list[str]] = {}
+        for child, parent in deps:
+            edges.setdefault(child, []).append(parent)
+        cycles = find_cycles(edges)
+        if not cycles:
+            return deps
+        cycle = cycles[0]
+        on_cycle = [(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))]
+        new = [edge for edge in on_cycle if edge not in base] or on_cycle
+        del deps[max(new)]
+
+
+def merge(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> Snapshot:
+    """The merged tracker, consistent: no edge or comment points at a missing issue."""
+    deleted = {**base.deleted, **theirs.deleted, **ours.deleted}
+    issues = merge_issues(base.issues, ours.issues, theirs.issues, deleted)
+    deps = {
+        key: record
+        for key, record in merge_deps(base.deps, ours.deps, theirs.deps).items()
+        if key[0] in issues and key[1] in issues
+    }
+    comments = {
+        cid: record
+        for cid, record in {**theirs.comments, **ours.comments}.items()
+        if record["issue_id"] in issues
+    }
+    for issue in issues.values():
+        fixes = issue.get("fixes")
+        if fixes is not None and issues.get(fixes, {}).get("issue_type") != "bug":
+            issues[issue["id"]] = {k: v for k, v in issue.items() if k != "fixes"}
+    return Snapshot(issues, deps, comments, deleted)
+
+
+def merge_file(name: str, base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str:
+    """One file's merged canonical text, for the git merge driver.
+
+    The driver sees one file at a time, so nothing here may depend on the other files:
+    dangling edges and tombstoned issues are settled by the next sync, which sees all four.
+    """
+    if name == "issues.jsonl":
+        merged = Snapshot(merge_issues(base.issues, ours.issues, theirs.issues, {}), {}, {}, {})
+    elif name == "deps.jsonl":
+        merged = Snapshot({}, merge_deps(base.deps, ours.deps, theirs.deps), {}, {})
+    elif name == "comments.jsonl":
+        merged = Snapshot({}, {}, {**theirs.comments, **ours.comments}, {})
+    else:
+        merged = Snapshot({}, {}, {}, {**base.deleted, **theirs.deleted, **ours.deleted})
+    return merged.render()[name]

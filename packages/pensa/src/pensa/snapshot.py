@@ -1,0 +1,255 @@
+"""The tracker as plain records: parsed from JSONL, read from the database, rendered back.
+
+A `Snapshot` is what the committed layer holds: issues, dependency edges, comments and
+tombstones (ids deleted on purpose), each as the JSON object of its JSONL line. Fields this
+version of pensa does not know ride along in the same object and are written back unchanged
+(beads dropped such fields for months; pensa must not).
+
+The merging sync, `pn export`'s reconcile step and the git merge driver all work on
+snapshots, so the three agree on one canonical text: known keys in their fixed order, then
+unknown keys sorted, compact, UTF-8 (the same bytes the SQL export produces).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pensa.errors import InvalidArgument, InvalidData
+from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
+
+if TYPE_CHECKING:
+    import sqlite3
+
+Record = dict[str, Any]
+DepKey = tuple[str, str]
+
+COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
+DEP_FIELDS = ("issue_id", "depends_on_id")
+TOMBSTONE_FIELDS = ("id", "deleted_at")
+ISSUE_REQUIRED = ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at")
+TIME_FIELDS = ("created_at", "updated_at", "closed_at", "deleted_at")
+
+# The committed files, in the order they are written. `deleted.jsonl` holds tombstones: a
+# deletion must travel through git, or a clone that still has the issue would bring it back.
+FILES = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+FIELDS = {
+    "issues.jsonl": ISSUE_FIELDS,
+    "deps.jsonl": DEP_FIELDS,
+    "comments.jsonl": COMMENT_FIELDS,
+    "deleted.jsonl": TOMBSTONE_FIELDS,
+}
+REQUIRED = {
+    "issues.jsonl": ISSUE_REQUIRED,
+    "deps.jsonl": DEP_FIELDS,
+    "comments.jsonl": COMMENT_FIELDS,
+    "deleted.jsonl": TOMBSTONE_FIELDS,
+}
+# Untrusted JSONL may nest without end (a RecursionError deep in json) or carry numbers of
+# millions of digits; both are refused before parsing.
+MAX_DEPTH = 64
+MAX_LINE_BYTES = 4 * 1024 * 1024
+CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
+
+
+class Snapshot(NamedTuple):
+    """Issues by id, edges by (issue, parent), comments by id, tombstones by id."""
+
+    issues: dict[str, Record]
+    deps: dict[DepKey, Record]
+    comments: dict[str, Record]
+    deleted: dict[str, Record]
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        """A tracker with nothing in it."""
+        return cls({}, {}, {}, {})
+
+    def render(self) -> dict[str, str]:
+        """The four files' canonical text, keyed by file name."""
+        return {
+            "issues.jsonl": _lines([self.issues[k] for k in sorted(self.issues)], ISSUE_FIELDS),
+            "deps.jsonl": _lines([self.deps[k] for k in sorted(self.deps)], DEP_FIELDS),
+            "comments.jsonl": _lines(
+                sorted(
+                    self.comments.values(), key=lambda c: (c["issue_id"], c["created_at"], c["id"])
+                ),
+                COMMENT_FIELDS,
+            ),
+            "deleted.jsonl": _lines(
+                [self.deleted[k] for k in sorted(self.deleted)], TOMBSTONE_FIELDS
+            ),
+        }
+
+
+def canonical(record: Record, fields: tuple[str, ...]) -> str:
+    """One JSONL line (no newline): known keys in order, null members dropped, then extras."""
+    known = {k: record[k] for k in fields if record.get(k) is not None}
+    extra = {k: record[k] for k in sorted(record) if k not in fields}
+    return json.dumps({**known, **extra}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _lines(records: list[Record], fields: tuple[str, ...]) -> str:
+    return "".join(canonical(r, fields) + "\n" for r in records)
+
+
+def split_extra(record: Record, fields: tuple[str, ...]) -> tuple[Record, str | None]:
+    """The known fields, and the unknown ones as canonical JSON text (None when there are none)."""
+    known = {k: v for k, v in record.items() if k in fields}
+    extra = {k: record[k] for k in sorted(record) if k not in fields}
+    if not extra:
+        return known, None
+    return known, json.dumps(extra, ensure_ascii=False, separators=(",", ":"))
+
+
+def with_extra(record: Record, extra: str | None) -> Record:
+    """`record` plus the unknown fields stored beside it."""
+    if extra:
+        record.update(json.loads(extra))
+    return record
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def _depth_ok(text: str) -> bool:
+    """Whether brackets nest at most MAX_DEPTH deep (strings skipped; cheap, no recursion)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return True
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def _no_surrogates(value: Any) -> bool:
+    """Whether no string in `value` holds a lone surrogate (not encodable as UTF-8)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_no_surrogates(k) and _no_surrogates(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_no_surrogates(v) for v in value)
+    return True
+
+
+def parse_line(raw: bytes, where: str) -> Record | None:
+    """Decode and shape-check one JSONL line; None for a blank line."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise InvalidData(f"{where}: line longer than {MAX_LINE_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidData(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    if not text.strip():
+        return None
+    if text.startswith(CONFLICT_MARKERS):
+        raise InvalidData(f"{where}: git merge conflict marker; resolve the conflict first")
+    if not _depth_ok(text):
+        raise InvalidData(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidData(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise InvalidData(f"{where}: not valid JSON ({e})") from e
+    if not isinstance(record, dict):
+        raise InvalidData(f"{where}: expected a JSON object, got {type(record).__name__}")
+    if not _no_surrogates(record):
+        raise InvalidData(f"{where}: a string holds a lone surrogate (not valid Unicode)")
+    return record
+
+
+def check_record(record: Record, name: str, where: str) -> None:
+    """Required fields present, known fields strings, times RFC 3339, vocabularies valid."""
+    fields, required = FIELDS[name], REQUIRED[name]
+    missing = [k for k in required if k not in record]
+    if missing:
+        raise InvalidData(f"{where}: missing field(s) {', '.join(missing)}")
+    for key in fields:
+        value = record.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or (key in required and not value):
+            raise InvalidData(f"{where}: field {key} must be a non-empty string")
+        if key in TIME_FIELDS:
+            try:
+                parse_timestamp(value)
+            except ValueError as e:
+                raise InvalidData(f"{where}: {key} is not an RFC 3339 time: {value!r}") from e
+    if name == "issues.jsonl":
+        for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
+            try:
+                vocab.parse(record[key])
+            except InvalidArgument as e:
+                raise InvalidData(f"{where}: {e}") from e
+
+
+def parse_file(data: bytes, name: str, *, label: str | None = None) -> list[tuple[int, Record]]:
+    """Every record of one JSONL file's bytes, with its line number."""
+    label = label or name
+    out: list[tuple[int, Record]] = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        where = f"{label}:{number}"
+        record = parse_line(raw, where)
+        if record is None:
+            continue
+        check_record(record, name, where)
+        out.append((number, record))
+    return out
+
+
+def parse(files: dict[str, bytes], *, prefix: str = "") -> Snapshot:
+    """A snapshot from the files' bytes (a missing file is empty). Later duplicates win."""
+    snap = Snapshot.empty()
+    for name in FILES:
+        for _, record in parse_file(files.get(name, b""), name, label=prefix + name):
+            if name == "issues.jsonl":
+                snap.issues[record["id"]] = record
+            elif name == "deps.jsonl":
+                snap.deps[(record["issue_id"], record["depends_on_id"])] = record
+            elif name == "comments.jsonl":
+                snap.comments[record["id"]] = record
+            else:
+                snap.deleted[record["id"]] = record
+    return snap
+
+
+# --- the database -------------------------------------------------------------------------
+
+_COLUMNS = ", ".join(ISSUE_FIELDS)
+
+
+def read_db(conn: sqlite3.Connection) -> Snapshot:
+    """Everything the committed layer would hold, read inside the caller's transaction."""
+    snap = Snapshot.empty()
+    for row in conn.execute(f"SELECT {_COLUMNS}, extra FROM issues"):
+        record = {k: v for k, v in zip(ISSUE_FIELDS, row, strict=False) if v is not None}
+        snap.issues[record["id"]] = with_extra(record, row[-1])
+    for a, b, extra in conn.execute("SELECT issue_id, depends_on_id, extra FROM deps"):
+        snap.deps[(a, b)] = with_extra({"issue_id": a, "depends_on_id": b}, extra)
+    for row in conn.execute("SELECT id, issue_id, actor, text, created_at, extra FROM comments"):
+        record = dict(zip(COMMENT_FIELDS, row, strict=False))
+        snap.comments[record["id"]] = with_extra(record, row[-1])
+    for tid, at, extra in conn.execute("SELECT id, deleted_at, extra FROM tombstones"):
+        snap.deleted[tid] = with_extra({"id": tid, "deleted_at": at}, extra)
+    return snap
