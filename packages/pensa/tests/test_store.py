@@ -25,7 +25,11 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
         assert first.version() == len(MIGRATIONS)
         names = first.rows("SELECT name FROM migrations")
     with Store.open(path) as second:
-        assert second.rows("SELECT name FROM migrations") == names == [("m001_initial",), ("m002_sync",)]
+        assert (
+            second.rows("SELECT name FROM migrations")
+            == names
+            == [("m001_initial",), ("m002_sync",)]
+        )
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -32,7 +32,12 @@ def _read_all(fd: int) -> bytes:
 
 
 def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
-    """Run `git -C cwd ARGS` with stdin from /dev/null and capture its output.
+    """Run `git -C cwd ARGS` with stdin from /dev/null and capture its output."""
+    return program(["git", "-C", cwd, *args], env=env, missing="git not found")
+
+
+def program(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Done:
+    """Run `argv` with stdin from /dev/null and capture its output (127 when not found).
 
     stdout is read to the end before stderr: the commands used here write at most a few
     lines to stderr, far below a pipe's buffer, so this cannot deadlock."""
@@ -41,8 +46,8 @@ def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
         pid = os.posix_spawnp(
-            "git",
-            ["git", "-C", cwd, *args],
+            argv[0],
+            list(argv),
             dict(env),
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
@@ -50,10 +55,10 @@ def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
                 (os.POSIX_SPAWN_DUP2, err_w, 2),
             ],
         )
-    except FileNotFoundError:  # no git installed: behave as outside a repository
+    except FileNotFoundError:  # e.g. no git installed: behave as outside a repository
         for fd in (out_r, out_w, err_r, err_w, devnull):
             os.close(fd)
-        return Done(127, "", "git not found")
+        return Done(127, "", missing)
     for fd in (out_w, err_w, devnull):
         os.close(fd)
     try:
@@ -62,7 +67,11 @@ def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
         os.close(out_r)
         os.close(err_r)
         _, status = os.waitpid(pid, 0)
-    return Done(os.waitstatus_to_exitcode(status), out.decode(), err.decode())
+    return Done(
+        os.waitstatus_to_exitcode(status),
+        out.decode(errors="replace"),
+        err.decode(errors="replace"),
+    )
 
 
 def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:

@@ -17,10 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 DIRNAME = ".pensa"
-JSONL_NAMES = ("issues.jsonl", "deps.jsonl", "comments.jsonl")
 GITIGNORE = (
     "# pensa: the database is local; the JSONL files are committed.\n"
-    "db.sqlite\ndb.sqlite-journal\n*.tmp\n"
+    "db.sqlite\ndb.sqlite-journal\n*.tmp\n*.tmp-journal\ndb.sqlite.import-*\n"
 )
 
 

@@ -54,8 +54,9 @@ NEAR_MISSES: dict[str, tuple[str, ...]] = {
     "log": ("history",),
     "find": ("search",),
     "grep": ("search",),
-    "sync": ("export", "import"),
-    "init": ("create",),
+    "pull": ("sync",),
+    "merge": ("sync", "merge-driver"),
+    "setup": ("init",),
     "edit": ("update",),
     "set": ("update",),
 }
@@ -210,7 +211,10 @@ COMMAND_MODULES = {
     **dict.fromkeys(("list", "ready", "blocked", "search"), "pensa.cli.views"),
     **dict.fromkeys(("count", "status"), "pensa.cli.stats"),
     "dep": "pensa.cli.deps",
-    **dict.fromkeys(("export", "import", "doctor", "where", "prime"), "pensa.cli.data"),
+    **dict.fromkeys(
+        ("export", "import", "sync", "merge-driver", "init", "doctor", "where", "prime"),
+        "pensa.cli.data",
+    ),
 }
 
 

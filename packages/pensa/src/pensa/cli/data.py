@@ -1,4 +1,4 @@
-"""Data and maintenance: export, import, doctor, where, prime."""
+"""Data and maintenance: export, import, sync, merge-driver, init, doctor, where, prime."""
 
 from __future__ import annotations
 
@@ -51,6 +51,77 @@ def import_(env: Env) -> None:
     env.out.emit(
         summary.to_json(),
         f"imported {summary.issues} issues, {summary.deps} deps, {summary.comments} comments",
+    )
+
+
+@cli.command()
+@common
+@pass_env
+def sync(env: Env) -> None:
+    """Merge .pensa/*.jsonl into the database; uncommitted work is kept (the git hooks).
+
+    A three-way merge against the files as last synced: what changed only in the files is
+    taken, what changed only here is kept, a close always wins over a stale claim or edit.
+    Issues that only a checkout dropped go, unless changed here; tombstones always win.
+    Without a .pensa directory it does nothing.
+
+    \b
+    Example:
+        git switch feature && pn sync
+    """
+    from pensa import sync as syncing
+
+    found = env.project(create=False)
+    if found is None or not found.exists():
+        env.out.emit({"added": 0, "updated": 0, "removed": 0, "changed": False}, "nothing to sync")
+        return
+    done = syncing.sync(env.store(write=True), found)
+    text = (
+        f"synced: {done.added} added, {done.updated} updated, {done.removed} removed"
+        if done.changed
+        else "in sync: nothing changed"
+    )
+    env.out.emit(done.to_json(), text)
+
+
+@cli.command("merge-driver")
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("ours", type=click.Path(dir_okay=False))
+@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("path", required=False, default="")
+@common
+@pass_env
+def merge_driver(env: Env, base: str, ours: str, theirs: str, path: str) -> None:
+    """Merge three versions of a .pensa/*.jsonl file into OURS (git's merge driver).
+
+    Registered by `pn init` as `merge.pensa.driver` for `.pensa/*.jsonl merge=pensa`: issues
+    merge by id and field, edges as a set, comments and tombstones as unions. The result is
+    sorted canonical JSONL, and the exit code 0, so no conflict is left for a human.
+    """
+    from pensa import mergefile
+
+    written = mergefile.merge_paths(base, ours, theirs, path)
+    env.out.emit(
+        {"path": path or ours, "lines": written}, f"merged {path or ours}: {written} lines"
+    )
+
+
+@cli.command()
+@common
+@pass_env
+def init(env: Env) -> None:
+    """Set this git repository up for pensa (idempotent; run once per clone).
+
+    Creates .pensa/ (database, JSONL, .gitignore), adds pensa's hooks to
+    .pre-commit-config.yaml, installs the git hooks, writes `.pensa/*.jsonl merge=pensa` to
+    .gitattributes and registers the merge driver in .git/config.
+    """
+    from pensa import gitsetup
+
+    steps = gitsetup.init(env.cwd, env.environ)
+    width = max(len(s.path) for s in steps)
+    env.out.emit(
+        [s.to_json() for s in steps], "\n".join(f"{s.path:<{width}}  {s.action}" for s in steps)
     )
 
 

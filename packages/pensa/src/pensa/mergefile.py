@@ -1,0 +1,52 @@
+"""The git merge driver's file handling: three versions of one .pensa/*.jsonl file in, one out.
+
+git calls `pn merge-driver %O %A %B %P` for every path marked `merge=pensa` in
+.gitattributes, in merges, rebases, cherry-picks and `stash pop`. The merged text is written
+over %A (ours), where git expects it. A version that cannot be parsed (say, conflict
+markers left by an earlier text merge) fails the driver with `file:line`, and git then
+reports a conflict as it would without us: nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pensa.errors import InvalidArgument
+from pensa.snapshot import FILES, Snapshot, parse
+
+
+def _kind(path: str, ours: str) -> str:
+    for candidate in (path, ours):
+        name = os.path.basename(candidate.strip("'\""))
+        if name in FILES:
+            return name
+    raise InvalidArgument(
+        f"cannot tell which pensa file {path or ours!r} is; pass its path as the 4th argument"
+    )
+
+
+def _read(path: str, name: str, label: str) -> Snapshot:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        data = b""
+    return parse({name: data}, prefix=f"{label} ")
+
+
+def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:
+    """Merge the three files into `ours`; return how many lines it now holds."""
+    from pensa.jsonl import write_atomically
+    from pensa.merge import merge_file
+
+    name = _kind(path, ours)
+    merged = merge_file(
+        name,
+        _read(base, name, "(base)"),
+        _read(ours, name, "(ours)"),
+        _read(theirs, name, "(theirs)"),
+    )
+    from pathlib import Path
+
+    write_atomically(Path(ours), merged)
+    return merged.count("\n")
