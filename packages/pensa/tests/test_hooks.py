@@ -12,50 +12,18 @@ import pytest
 
 from .conftest import BIN, Pn, git
 
-CONFIG = """\
-repos:
-  - repo: local
-    hooks:
-      - id: pensa-export
-        name: Export pensa DB to JSONL
-        entry: pn export
-        language: system
-        always_run: true
-        pass_filenames: false
-        stages: [pre-commit]
-      - id: pensa-import
-        name: Import JSONL to pensa DB
-        entry: pn import
-        language: system
-        always_run: true
-        pass_filenames: false
-        stages: [post-merge, post-checkout, post-rewrite]
-"""
-
 
 @pytest.fixture
-def hooked(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`repo` with the pensa hooks installed by `pre-commit install`, pn on the PATH."""
+def hooked(repo: Path, monkeypatch: pytest.MonkeyPatch, pn: Pn) -> Path:
+    """`repo` set up by `pn init` (hooks through the pre-commit framework), pn on the PATH."""
     if shutil.which("pre-commit", path=str(BIN)) is None:
-        pytest.fail("pre-commit is a dev dependency and must be installed in the environment")
+        pytest.fail("pre-commit is a dependency of pensa and must be installed")
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("PN_ACTOR", "agent-1")
-    (repo / ".pre-commit-config.yaml").write_text(CONFIG)
-    subprocess.run(
-        [
-            str(BIN / "pre-commit"),
-            "install",
-            *("--hook-type", "pre-commit"),
-            *("--hook-type", "post-merge"),
-            *("--hook-type", "post-checkout"),
-            *("--hook-type", "post-rewrite"),
-        ],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-    git(repo, "add", ".pre-commit-config.yaml")
-    git(repo, "commit", "-qm", "hooks")
+    done = pn("init")
+    assert done.code == 0, done.err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pensa")
     return repo
 
 
@@ -70,12 +38,7 @@ def test_commit_carries_the_freshly_exported_jsonl(hooked: Path, pn: Pn) -> None
     git(hooked, "add", "code.py")
     git(hooked, "commit", "-qm", "code and issues together")
     files = git(hooked, "show", "--name-only", "--format=", "HEAD").split()
-    assert sorted(files) == [
-        ".pensa/comments.jsonl",
-        ".pensa/deps.jsonl",
-        ".pensa/issues.jsonl",
-        "code.py",
-    ]
+    assert sorted(files) == [".pensa/issues.jsonl", "code.py"]  # pn init committed the rest
     assert committed_issue_titles(hooked) == ["first"]
     assert git(hooked, "status", "--porcelain", "--untracked-files=no") == ""
     # The next change rides in the next commit, again with the code.

@@ -120,7 +120,7 @@ def test_init_merges_into_existing_files(repo: Path, sgf: Run) -> None:
     precommit = (repo / ".pre-commit-config.yaml").read_text()
     assert precommit.startswith("# keep me\n")
     ids = [h["id"] for r in yaml.safe_load(precommit)["repos"] for h in r["hooks"]]
-    assert ids == ["hello", "pensa-export", "pensa-import"]
+    assert ids == ["hello", "pensa-export", "pensa-sync"]
     assert "merged      .gitignore" in done.stdout
 
 

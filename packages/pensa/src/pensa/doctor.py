@@ -14,6 +14,7 @@ from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
     from pensa.project import Project
@@ -34,6 +35,7 @@ CHECKS = {
     "dep_cycle": "a dependency cycle",
     "jsonl_drift": "a .pensa/*.jsonl file that differs from the database",
     "integrity": "SQLite's integrity check failed",
+    "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
 }
 INFORMATIONAL = frozenset({"claim"})
 
@@ -176,11 +178,35 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
     return found
 
 
-def run(store: Store, project: Project | None, *, now: datetime, fix: bool, actor: str) -> Report:
-    """Diagnose; with `fix`, repair stale claims, orphaned deps and dangling `fixes`."""
+def git_setup(cwd: str, env: Mapping[str, str]) -> list[Finding]:
+    """A finding when the git repository around `cwd` is not set up by `pn init`."""
+    from pensa import git, gitsetup
+
+    top = git.toplevel(cwd, env)
+    if top is None:
+        return []
+    missing = gitsetup.missing_setup(top, env)
+    if not missing:
+        return []
+    return [Finding("git_setup", f"missing {', '.join(missing)}: run `pn init` (once per clone)")]
+
+
+def run(
+    store: Store,
+    project: Project | None,
+    *,
+    now: datetime,
+    fix: bool,
+    actor: str,
+    setup: list[Finding] | None = None,
+) -> Report:
+    """Diagnose; with `fix`, repair stale claims, orphaned deps and dangling `fixes`.
+
+    `setup` holds the findings of `git_setup`, which needs the caller's directory."""
+    extra = setup or []
     if not fix:
-        return Report(diagnose(store, project, now=now), [])
-    before = diagnose(store, project, now=now)
+        return Report([*diagnose(store, project, now=now), *extra], [])
+    before = [*diagnose(store, project, now=now), *extra]
     fixes: list[Finding] = []
     stamp = timestamp(now)
     with store.write() as conn:

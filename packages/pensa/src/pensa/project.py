@@ -58,9 +58,10 @@ class Project(_ProjectFields):
         """The committed comments file."""
         return os.path.join(self.dir, "comments.jsonl")
 
-    def jsonl_files(self) -> tuple[str, str, str]:
-        """The three committed files."""
-        return (self.issues_jsonl, self.deps_jsonl, self.comments_jsonl)
+    def jsonl_files(self) -> list[str]:
+        """The committed files that exist (deleted.jsonl appears with the first deletion)."""
+        names = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+        return [p for p in (os.path.join(self.dir, n) for n in names) if os.path.exists(p)]
 
     def exists(self) -> bool:
         """Whether the directory exists."""

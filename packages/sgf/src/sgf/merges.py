@@ -30,27 +30,6 @@ DENY = ("Edit(/.sgf/**)",)
 DING = 'touch "${CLAUDE_PROJECT_DIR:-.}/.ralph-ding"'
 DING_EVENTS = ("Notification", "Stop")
 
-PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
-    {
-        "id": "pensa-export",
-        "name": "Export pensa DB to JSONL",
-        "entry": "pn export",
-        "language": "system",
-        "always_run": True,
-        "pass_filenames": False,
-        "stages": ["pre-commit"],
-    },
-    {
-        "id": "pensa-import",
-        "name": "Import JSONL to pensa DB",
-        "entry": "pn import",
-        "language": "system",
-        "always_run": True,
-        "pass_filenames": False,
-        "stages": ["post-merge", "post-checkout", "post-rewrite"],
-    },
-)
-
 
 def gitignore(text: str | None, extra: Sequence[str] = ()) -> str:
     """Append the missing Springfield entries under a `# Springfield` header."""
@@ -99,57 +78,3 @@ def _typed(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
         name = "an object" if kind is dict else "a list"
         raise MergeError(f"{where}: {key} must be {name}; fix it and run sgf init again")
     return value
-
-
-def precommit_config(text: str | None, template: str) -> str:
-    """Add the pensa export/import hooks to `.pre-commit-config.yaml`.
-
-    A new file is the template verbatim. An existing one keeps its text (and comments): the
-    missing hooks are appended as one more `repo: local` entry, and the result is parsed to
-    prove it means what we want; only if that fails is the file re-dumped from its data.
-    """
-    import yaml
-
-    if text is None or not text.strip():
-        return template
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise MergeError(f".pre-commit-config.yaml is not valid YAML: {e}") from e
-    if not isinstance(data, dict) or not isinstance(data.get("repos", []), list):
-        raise MergeError(".pre-commit-config.yaml must be a mapping with a `repos` list")
-    repos: list[dict[str, Any]] = data.setdefault("repos", [])
-    if not all(isinstance(r, dict) and isinstance(r.get("hooks") or [], list) for r in repos):
-        raise MergeError(".pre-commit-config.yaml: each of `repos` must be a mapping with `hooks`")
-    have = {
-        hook.get("id")
-        for repo in repos
-        for hook in (repo.get("hooks") or [])
-        if isinstance(hook, dict)
-    }
-    missing = [dict(hook) for hook in PRECOMMIT_HOOKS if hook["id"] not in have]
-    if not missing:
-        return text
-    wanted = {**data, "repos": [*repos, {"repo": "local", "hooks": missing}]}
-    if "repos" in data and text.rstrip().splitlines()[-1].startswith((" ", "-")):
-        item = yaml.safe_dump([{"repo": "local", "hooks": missing}], sort_keys=False)
-        indent = _list_indent(text)
-        appended = text.rstrip("\n") + "\n" + _indent(item, indent)
-        if yaml.safe_load(appended) == wanted:
-            return appended
-    return yaml.safe_dump(wanted, sort_keys=False)
-
-
-def _list_indent(text: str) -> str:
-    """Return the indentation of the items under `repos:` (two spaces when unknown)."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("repos:"):
-            for item in lines[i + 1 :]:
-                if item.lstrip().startswith("-"):
-                    return item[: len(item) - len(item.lstrip())]
-    return "  "
-
-
-def _indent(block: str, indent: str) -> str:
-    return "".join(indent + line if line.strip() else line for line in block.splitlines(True))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -12,12 +12,10 @@ from pathlib import Path
 from sgf import config as config_mod
 from sgf import git, merges, proc, resources
 from sgf.config import Config
-from sgf.errors import MergeError, NotAGitRepo
+from sgf.errors import CommandFailed, MergeError, NotAGitRepo
 from sgf.stacks import Stack
 
 PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
-JSONL = ("issues.jsonl", "deps.jsonl", "comments.jsonl")
-HOOK_TYPES = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
 
 
 class Action(StrEnum):
@@ -107,9 +105,9 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
     merged.append((".gitignore", merges.gitignore(old, stack.ignores), old))
     old = _read(root, ".claude/settings.json")
     merged.append((".claude/settings.json", merges.claude_settings(old), old))
-    old = _read(root, ".pre-commit-config.yaml")
-    template = resources.read_text("scaffold", "pre-commit-config.yaml")
-    merged.append((".pre-commit-config.yaml", merges.precommit_config(old, template), old))
+    _check_pn(env)
+    # pn init checks its own inputs before writing, so it runs before sgf's first write.
+    pensa_steps = init_pensa(root, env=env)
 
     steps: list[Step] = []
     config = Config(stack=stack.name, docker_template=stack.docker_template)
@@ -131,47 +129,50 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
     steps.append(_owned(root, "CLAUDE.md", render_scaffold("CLAUDE.md"), force=False))
 
     steps.extend(_merged(root, rel, new, old) for rel, new, old in merged)
+    return [*steps, *pensa_steps]
 
-    steps.extend(init_pensa(root, env=env))
-    steps.append(install_hooks(root, env=env))
-    return steps
+
+def _check_pn(env: Mapping[str, str]) -> None:
+    if proc.which("pn", env) is None:
+        raise MergeError(
+            "pn is not on PATH: sgf init sets pensa up with `pn init`; install pensa "
+            "(it comes with sgf) and run sgf init again"
+        )
 
 
 def init_pensa(root: Path, *, env: Mapping[str, str]) -> list[Step]:
-    """Create `.pensa/` with empty JSONL files and let `pn import` build the database.
+    """Set pensa up with `pn init`, the one code path for it (issue 8).
 
-    Existing JSONL (a cloned project) is never overwritten: `pn import` builds the database
-    from it. An existing database is left alone.
+    `pn init` creates `.pensa/` (database, JSONL, .gitignore), merges pensa's hooks into
+    `.pre-commit-config.yaml`, installs the four git hooks, and registers the JSONL merge
+    driver; existing JSONL (a cloned project) is merged into the database, never replaced.
     """
-    pensa = root / ".pensa"
-    pensa.mkdir(exist_ok=True)
-    steps = []
-    for name in JSONL:
-        path = pensa / name
-        if path.exists():
-            steps.append(Step(f".pensa/{name}", Action.KEPT))
-        else:
-            path.touch()
-            steps.append(Step(f".pensa/{name}", Action.CREATED))
-    if (pensa / "db.sqlite").exists():
-        return [*steps, Step(".pensa/db.sqlite", Action.KEPT)]
-    if proc.which("pn", env) is None:
-        note = "pn not on PATH: the database is built from the JSONL on first use"
-        return [*steps, Step(".pensa/db.sqlite", Action.SKIPPED, note)]
-    proc.run(["pn", "import"], cwd=root, env={**env, "PN_DIR": str(pensa)})
-    if not (pensa / "db.sqlite").exists():
-        note = "`pn import` made no database: it is built from the JSONL on first use"
-        return [*steps, Step(".pensa/db.sqlite", Action.SKIPPED, note)]
-    return [*steps, Step(".pensa/db.sqlite", Action.CREATED)]
+    done = proc.run(["pn", "init", "--json"], cwd=root, env=env, check=False)
+    if done.returncode != 0:
+        raise MergeError(_pn_error(done.stderr))
+    out = done.stdout
+    try:
+        done = json.loads(out)
+        return [Step(item["path"], _PN_ACTIONS.get(item["action"], Action.KEPT)) for item in done]
+    except (ValueError, KeyError, TypeError) as e:
+        raise CommandFailed(["pn", "init", "--json"], 0, f"unexpected output: {out[:200]}") from e
 
 
-def install_hooks(root: Path, *, env: Mapping[str, str]) -> Step:
-    """Install the git hooks with the pre-commit package (local hooks only: works offline)."""
-    argv = [sys.executable, "-m", "pre_commit", "install", "--overwrite"]
-    for hook_type in HOOK_TYPES:
-        argv += ["--hook-type", hook_type]
-    proc.run(argv, cwd=root, env=env)
-    return Step(".git/hooks", Action.INSTALLED, ", ".join(HOOK_TYPES))
+def _pn_error(stderr: str) -> str:
+    """pn's one-line `{"error": ...}` as plain text."""
+    line = stderr.strip().splitlines()[-1] if stderr.strip() else "pn init failed"
+    try:
+        return f"pn init: {json.loads(line)['error']}"
+    except (ValueError, KeyError, TypeError):
+        return f"pn init: {line}"
+
+
+_PN_ACTIONS = {
+    "created": Action.CREATED,
+    "updated": Action.MERGED,
+    "kept": Action.KEPT,
+    "installed": Action.INSTALLED,
+}
 
 
 def ensure_repo(cwd: Path, *, create: bool) -> Path:

@@ -141,7 +141,10 @@ def doctor(env: Env, fix: bool) -> None:
 
     found = env.project(create=False)
     store = env.store(write=fix and found is not None)
-    report = checks.run(store, found, now=env.now(), fix=fix, actor=env.actor if fix else "")
+    setup = checks.git_setup(env.cwd, env.environ)
+    report = checks.run(
+        store, found, now=env.now(), fix=fix, actor=env.actor if fix else "", setup=setup
+    )
     lines = [f"[{f.check}] {f.message}" for f in report.findings]
     if not any(f.is_problem for f in report.findings):
         lines.append("no problems found")
