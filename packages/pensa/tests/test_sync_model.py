@@ -1,0 +1,332 @@
+"""Model-based test: pensa in git never loses data (issue 8).
+
+Two clones of a bare remote run random `pn` writes (create, claim, close, edit, comment,
+dep add/remove, delete) interleaved with git work (commit, branch switch, checkout of a
+file, merge, pull --rebase, cherry-pick, stash/pop, push with retry), all with the hooks
+`pn init` installs. A small reference model records what was done. After every step each
+clone must still answer, and no issue it deleted may be visible in it. At the end every
+clone merges its side branch, and all push and pull until they agree; then nothing created
+is lost unless deleted, nothing deleted came back, no close was undone, every claim is
+still a claim (or a close), and all clones hold the same committed JSONL.
+
+`PENSA_MODEL_STEPS` scales it: the default (120 steps) runs in CI; the slow suite
+sets thousands (`PENSA_MODEL_STEPS=3000 make test`); each step costs about a second,
+mostly the pre-commit framework starting in every hook.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from .conftest import BIN, PN
+
+CLONES = ("a", "b")
+STEPS = int(os.environ.get("PENSA_MODEL_STEPS", "120"))
+STEPS_PER_RUN = 40
+
+
+def _env(actor: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        "PN_ACTOR": actor,
+        "GIT_AUTHOR_NAME": actor,
+        "GIT_AUTHOR_EMAIL": f"{actor}@example.com",
+        "GIT_COMMITTER_NAME": actor,
+        "GIT_COMMITTER_EMAIL": f"{actor}@example.com",
+    }
+
+
+class Clone:
+    """One clone: runs git and pn in its work tree."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        self.path = path
+        self.name = name
+        self.env = _env(f"loop-{name}")
+        self.counter = 0
+
+    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=self.path,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} in {self.name}: {done.stdout}{done.stderr}")
+        return done
+
+    def pn(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PN, *args],
+            cwd=self.path,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    def issues(self) -> dict[str, dict[str, Any]]:
+        done = self.pn("list", "--all", "--json")
+        assert done.returncode == 0, done.stderr
+        return {i["id"]: i for i in json.loads(done.stdout)}
+
+    def touch(self) -> None:
+        """A code change in a file of its own, so code never conflicts."""
+        self.counter += 1
+        (self.path / f"{self.name}-{self.counter}.txt").write_text(str(self.counter))
+
+    def branch(self) -> str:
+        return self.git("branch", "--show-current").stdout.strip()
+
+    def commit(self, message: str) -> None:
+        self.touch()
+        self.git("add", "-A")
+        self.git("commit", "-qm", message)
+
+    def push_with_retry(self) -> None:
+        for _ in range(6):
+            if self.git("push", "-q", "origin", "main", check=False).returncode == 0:
+                return
+            self.git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+        raise AssertionError(f"{self.name} could not push")
+
+
+class PensaInGit(RuleBasedStateMachine):
+    """Random tracker and git work on two clones; the model says what must survive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="pensa-model-"))
+        self.created: set[str] = set()
+        self.deleted: set[str] = set()
+        self.closed: set[str] = set()
+        self.claimed: set[str] = set()
+        self.deleted_in: dict[str, set[str]] = {name: set() for name in CLONES}
+        self.clones: dict[str, Clone] = {}
+
+    @initialize()
+    def set_up(self) -> None:
+        remote = self.root / "remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+        first = self.root / "a"
+        subprocess.run(["git", "init", "-q", "-b", "main", str(first)], check=True)
+        clone = Clone(first, "a")
+        assert clone.pn("init").returncode == 0
+        clone.commit("pensa")
+        clone.git("remote", "add", "origin", str(remote))
+        clone.git("push", "-q", "-u", "origin", "main")
+        clone.git("branch", "side")
+        clone.git("push", "-q", "origin", "side")
+        self.clones["a"] = clone
+        for name in CLONES[1:]:
+            path = self.root / name
+            subprocess.run(["git", "clone", "-q", str(remote), str(path)], check=True)
+            other = Clone(path, name)
+            assert other.pn("init").returncode == 0
+            other.git("branch", "side", "origin/side")
+            self.clones[name] = other
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _pick(self, data: st.DataObject, clone: Clone, *, open_only: bool = False) -> str | None:
+        issues = clone.issues()
+        ids = sorted(i for i, v in issues.items() if not open_only or v["status"] == "open")
+        return data.draw(st.sampled_from(ids)) if ids else None
+
+    # --- tracker work -----------------------------------------------------------------
+
+    @rule(name=st.sampled_from(CLONES), kind=st.sampled_from(["task", "bug", "chore"]))
+    def create(self, name: str, kind: str) -> None:
+        done = self.clones[name].pn("q", f"{name} {len(self.created)}", "-t", kind)
+        assert done.returncode == 0, done.stderr
+        self.created.add(done.stdout.strip())
+
+    @rule(name=st.sampled_from(CLONES))
+    def claim_next(self, name: str) -> None:
+        done = self.clones[name].pn("claim-next", "--json")
+        assert done.returncode == 0, done.stderr
+        claimed = json.loads(done.stdout)
+        if claimed is not None:
+            self.claimed.add(claimed["id"])
+
+    @rule(name=st.sampled_from(CLONES), data=st.data())
+    def close(self, name: str, data: st.DataObject) -> None:
+        issue = self._pick(data, self.clones[name])
+        if issue is None:
+            return
+        done = self.clones[name].pn("close", issue, "--reason", "done", "--force")
+        if done.returncode == 0:
+            self.closed.add(issue)
+
+    @rule(name=st.sampled_from(CLONES), data=st.data(), field=st.sampled_from(["title", "p"]))
+    def edit(self, name: str, data: st.DataObject, field: str) -> None:
+        issue = self._pick(data, self.clones[name])
+        if issue is not None:
+            args = ["--title", f"edited in {name}"] if field == "title" else ["-p", "p0"]
+            assert self.clones[name].pn("update", issue, *args).returncode == 0
+
+    @rule(name=st.sampled_from(CLONES), data=st.data())
+    def comment(self, name: str, data: st.DataObject) -> None:
+        issue = self._pick(data, self.clones[name])
+        if issue is not None:
+            assert self.clones[name].pn("comment", "add", issue, f"from {name}").returncode == 0
+
+    @rule(name=st.sampled_from(CLONES), data=st.data(), remove=st.booleans())
+    def dep(self, name: str, data: st.DataObject, remove: bool) -> None:
+        clone = self.clones[name]
+        child, parent = self._pick(data, clone), self._pick(data, clone)
+        if child is None or parent is None or child == parent:
+            return
+        clone.pn("dep", "remove" if remove else "add", child, parent)  # may refuse a cycle
+
+    @rule(name=st.sampled_from(CLONES), data=st.data())
+    def delete(self, name: str, data: st.DataObject) -> None:
+        issue = self._pick(data, self.clones[name])
+        if issue is None:
+            return
+        assert self.clones[name].pn("delete", issue, "--force").returncode == 0
+        self.deleted.add(issue)
+        self.deleted_in[name].add(issue)
+
+    # --- git work -------------------------------------------------------------------------
+
+    @rule(name=st.sampled_from(CLONES))
+    def commit(self, name: str) -> None:
+        self.clones[name].commit("work")
+
+    @rule(name=st.sampled_from(CLONES))
+    def switch(self, name: str) -> None:
+        clone = self.clones[name]
+        clone.git("switch", "-q", "side" if clone.branch() == "main" else "main")
+
+    @rule(name=st.sampled_from(CLONES))
+    def checkout_a_file(self, name: str) -> None:
+        clone = self.clones[name]
+        clone.commit("a file to restore")
+        changed = clone.path / f"{name}-{clone.counter}.txt"
+        changed.write_text("scratch")
+        clone.git("checkout", "--", changed.name)
+
+    @rule(name=st.sampled_from(CLONES))
+    def merge_other_branch(self, name: str) -> None:
+        clone = self.clones[name]
+        other = "side" if clone.branch() == "main" else "main"
+        clone.commit("before merge")
+        clone.git("merge", "-q", "--no-edit", other)
+
+    @rule(name=st.sampled_from(CLONES))
+    def cherry_pick(self, name: str) -> None:
+        clone = self.clones[name]
+        other = "side" if clone.branch() == "main" else "main"
+        clone.commit("before cherry-pick")
+        if clone.git("rev-parse", other).stdout == clone.git("merge-base", "HEAD", other).stdout:
+            return  # nothing on the other branch that HEAD lacks
+        clone.git("cherry-pick", "--allow-empty", "--keep-redundant-commits", other)
+
+    @rule(name=st.sampled_from(CLONES))
+    def stash_and_pop(self, name: str) -> None:
+        clone = self.clones[name]
+        clone.touch()
+        clone.git("add", "-A")
+        clone.git("stash", "-q")
+        clone.git("stash", "pop", "-q")
+
+    @rule(name=st.sampled_from(CLONES))
+    def pull_rebase_and_push(self, name: str) -> None:
+        clone = self.clones[name]
+        if clone.branch() != "main":
+            return
+        clone.commit("to push")
+        for _ in range(6):
+            if clone.git("push", "-q", "origin", "main", check=False).returncode == 0:
+                return
+            clone.git("pull", "-q", "--rebase", "origin", "main")
+        raise AssertionError("push kept failing")
+
+    # --- invariants -----------------------------------------------------------------------
+
+    @invariant()
+    def deletions_stay_deleted_where_they_were_made(self) -> None:
+        for name, clone in self.clones.items():
+            if not self.deleted_in[name]:
+                continue
+            visible = set(clone.issues())
+            assert not (visible & self.deleted_in[name]), f"deleted issue back in {name}"
+
+    def final_sync(self) -> None:
+        for clone in self.clones.values():
+            if clone.branch() != "main":
+                clone.commit("park side work")
+                clone.git("switch", "-q", "main")
+            clone.commit("before final merge")
+            clone.git("merge", "-q", "--no-edit", "side")
+            clone.push_with_retry()
+        for _ in range(2):  # a second round carries what the first round's merges made
+            for clone in self.clones.values():
+                clone.git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+                clone.commit("final")
+                clone.push_with_retry()
+        for clone in self.clones.values():
+            clone.git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+
+    def check_final(self) -> None:
+        self.final_sync()
+        texts = {
+            name: {
+                f: clone.git("show", f"HEAD:.pensa/{f}", check=False).stdout
+                for f in ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+            }
+            for name, clone in self.clones.items()
+        }
+        first = texts[CLONES[0]]
+        assert all(t == first for t in texts.values()), "clones disagree on the committed JSONL"
+        for clone in self.clones.values():
+            issues = clone.issues()
+            assert set(issues) == self.created - self.deleted, (
+                f"lost: {sorted(self.created - self.deleted - set(issues))}, "
+                f"back: {sorted(set(issues) & self.deleted)}"
+            )
+            for issue_id in self.closed - self.deleted:
+                assert issues[issue_id]["status"] == "closed", f"close of {issue_id} undone"
+            for issue_id in self.claimed - self.deleted:
+                assert issues[issue_id]["status"] in ("in_progress", "closed"), issue_id
+
+
+def test_pensa_in_git_never_loses_data() -> None:
+    if shutil.which("git") is None:
+        pytest.fail("git is required")
+
+    class Checked(PensaInGit):
+        def teardown(self) -> None:
+            try:
+                if len(self.clones) == len(CLONES):
+                    self.check_final()
+            finally:
+                super().teardown()
+
+    Checked.TestCase.settings = settings(
+        max_examples=max(1, STEPS // STEPS_PER_RUN),
+        stateful_step_count=STEPS_PER_RUN,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=os.environ.get("CI") == "true",
+    )
+    Checked.TestCase().runTest()
