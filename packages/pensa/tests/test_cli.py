@@ -421,7 +421,7 @@ def test_doctor_json_shape(pnj: J) -> None:
     pnj("create", "x", "-t", "task")
     report = pnj("doctor")
     assert list(report) == ["findings", "fixes"]
-    assert [f["check"] for f in report["findings"]] == ["jsonl_drift"] * 3 + ["git_setup"]
+    assert [f["check"] for f in report["findings"]] == ["jsonl_drift"] * 3
     assert list(report["findings"][0]) == ["check", "message", "issue_id"]
     assert report["fixes"] == []
 

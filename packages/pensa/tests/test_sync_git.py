@@ -178,7 +178,9 @@ def test_hooks_warn_and_let_work_proceed_without_pn_on_path(inited: Path, pn: Pn
 
 
 def test_pn_init_is_idempotent_and_doctor_reports_what_is_missing(repo: Path, pn: Pn) -> None:
-    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    pn("q", "shared", "-t", "task")
+    assert pn("export", "--stage").code == 0
+    git(repo, "commit", "-q", "-m", "a clone's history carries .pensa/")
     before = pn("doctor", "--json").json()
     assert any(f["check"] == "git_setup" for f in before["findings"])
     first = pn("init", "--json")

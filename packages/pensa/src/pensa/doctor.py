@@ -185,6 +185,11 @@ def git_setup(cwd: str, env: Mapping[str, str]) -> list[Finding]:
     top = git.toplevel(cwd, env)
     if top is None:
         return []
+    # Only a repository that shares its tracker through git (a clone) needs the hooks;
+    # a project that has never committed .pensa/ is not nagged.
+    tracked = git.run(["ls-files", "--", ".pensa/issues.jsonl"], cwd=top, env=env)
+    if not tracked.out.strip():
+        return []
     missing = gitsetup.missing_setup(top, env)
     if not missing:
         return []

@@ -111,9 +111,22 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         (
             Ref(
                 "pn export [--stage]",
-                "write .pensa/*.jsonl; stages them itself when run as the pre-commit hook",
+                "merge in edits made to .pensa/*.jsonl, then write them; stages them as the "
+                "pre-commit hook",
+            ),
+            Ref(
+                "pn sync",
+                "merge .pensa/*.jsonl into the database, keeping uncommitted work (git hooks)",
             ),
             Ref("pn import", "rebuild the database from .pensa/*.jsonl, all or nothing"),
+            Ref(
+                "pn init",
+                "set this git repository up: .pensa/, hooks, merge driver (once per clone)",
+            ),
+            Ref(
+                "pn merge-driver BASE OURS THEIRS [PATH]",
+                "git's merge driver for .pensa/*.jsonl (registered by pn init)",
+            ),
             Ref(
                 "pn doctor [--fix]",
                 "current claims; stale claims, orphans, dangling fixes, JSONL drift, integrity",

@@ -101,7 +101,13 @@ def is_stale(store: Store, project: Project) -> bool:
 
 
 def record_base(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str, str]) -> None:
-    """Remember `files` as the base of the next sync, inside the caller's transaction."""
+    """Remember `files` as the base of the next sync, inside the caller's transaction.
+
+    Nothing is written when nothing changed, so a no-op export or `pn init` leaves the
+    database file byte-identical."""
+    wanted = {name: (files.get(name, b""), prints.get(name, MISSING)) for name in FILES}
+    if _base(conn) == wanted:
+        return
     conn.executemany(
         "INSERT OR REPLACE INTO sync_base (name, content, fingerprint) VALUES (?, ?, ?)",
         [(name, files.get(name, b""), prints.get(name, MISSING)) for name in FILES],
