@@ -4,6 +4,8 @@ Builds a project of 10,000 issues and 5,000 dependencies (inserted with SQL, not
 processes), then times whole `pn` processes, interleaved round by round so machine noise hits
 every command alike, next to the floor `python -c "import click"` in the same environment.
 Targets (issue #2): reads <= 1.3x the floor, writes <= 1.5x, export <= 0.5 s, import <= 2 s.
+The git hooks' merging `pn sync` (issue 8): <= 0.3 s with nothing changed, <= 0.5 s with
+100 issues changed in the JSONL.
 
 It runs twice: as the environment is (here PYTHONDONTWRITEBYTECODE=1, so every process
 compiles click and pensa from source), and with bytecode cached (PYTHONPYCACHEPREFIX in a temp
@@ -78,7 +80,7 @@ def build(project: Path) -> str:
             child = rng.randrange(1, ISSUES)
             edges.add((child, rng.randrange(child)))  # parents are older: no cycles
         conn.executemany(
-            "INSERT INTO deps VALUES (?, ?)",
+            "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
             [(f"pn-{c:08x}", f"pn-{p:08x}") for c, p in sorted(edges)],
         )
         conn.executemany(
@@ -114,7 +116,47 @@ def main() -> int:
             modes.append(("with cached bytecode (PYTHONPYCACHEPREFIX)", cached))
         for label, env in modes:
             measure(label, env)
+            measure_sync(label, env)
     return 0
+
+
+def _changed_lines(path: Path, round_no: int) -> None:
+    """Rewrite 100 issues' titles in issues.jsonl, as a pull or checkout would."""
+    lines = path.read_text().splitlines()
+    for n in range(0, len(lines), len(lines) // 100)[:100]:
+        record = json.loads(lines[n])
+        record["title"] = f"changed in round {round_no}"
+        record["updated_at"] = f"2026-02-01T00:00:{round_no % 60:02d}.000000Z"
+        lines[n] = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def measure_sync(label: str, env: dict[str, str]) -> None:
+    """Time the hooks' `pn sync` with nothing changed and with 100 issues changed."""
+    with tempfile.TemporaryDirectory(prefix="bench-pensa-sync-") as tmp:
+        project = Path(tmp)
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        build(project)
+        pn = str(BIN / "pn")
+        run([pn, "export"], project, env)
+        run([pn, "sync"], project, env)
+        quiet, changed = [], []
+        issues = project / ".pensa" / "issues.jsonl"
+        for round_no in range(ROUNDS):
+            quiet.append(run([pn, "sync"], project, env))
+            _changed_lines(issues, round_no)
+            changed.append(run([pn, "sync"], project, env))
+    print(f"\npensa sync benchmark, {label}: {ISSUES} issues, {ROUNDS} rounds")
+    print(f"{'command':<34} {'median ms':>9}  {'target':<16} result")
+    for name, times, target in (
+        ("pn sync (nothing changed)", quiet, 0.3),
+        ("pn sync (100 issues changed)", changed, 0.5),
+    ):
+        median = statistics.median(times)
+        verdict = "pass" if median <= target else "FAIL"
+        print(
+            f"{name:<34} {median * 1000:>9.1f}  {'<= ' + str(int(target * 1000)) + ' ms':<16} {verdict}"
+        )
 
 
 def measure(label: str, env: dict[str, str]) -> None:

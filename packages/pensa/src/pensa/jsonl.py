@@ -26,7 +26,7 @@ from pensa.snapshot import (
     DEP_FIELDS,
     TOMBSTONE_FIELDS,
     parse_file,
-    read_db,
+    render_db,
     split_extra,
 )
 from pensa.store import Store
@@ -45,7 +45,7 @@ Record = dict[str, Any]
 def render(store: Store) -> dict[str, str]:
     """The committed files' exact contents from the database alone, keyed by file name."""
     with store.snapshot() as conn:  # one read transaction over all four tables
-        return read_db(conn).render()
+        return render_db(conn)
 
 
 def write_atomically(path: Path, text: str) -> bool:
@@ -86,8 +86,11 @@ def export(store: Store, project: Project) -> Summary:
     """Merge in edits made to the files on disk, then write the files of `project`."""
     from pensa import sync
 
-    snapshot = sync.export(store, project)
-    return Summary(len(snapshot.issues), len(snapshot.deps), len(snapshot.comments))
+    texts = sync.export(store, project)
+    issues, deps, comments = (
+        texts[n].count("\n") for n in ("issues.jsonl", "deps.jsonl", "comments.jsonl")
+    )
+    return Summary(issues, deps, comments)
 
 
 # --- import -----------------------------------------------------------------------------
