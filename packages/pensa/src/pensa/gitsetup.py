@@ -209,7 +209,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     """Set the git repository around `cwd` up for pensa; return what was done."""
     from pensa import project as projects
     from pensa import sync
-    from pensa.snapshot import FILES
+    from pensa.freshness import FILES
     from pensa.store import Store
 
     top = git.toplevel(cwd, env)

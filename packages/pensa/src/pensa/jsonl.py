@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.errors import InvalidData, StorageError
+from pensa.freshness import fingerprints as sync_fingerprints
 from pensa.graph import find_cycles
 from pensa.models import ISSUE_FIELDS
 from pensa.snapshot import (
@@ -30,7 +31,6 @@ from pensa.snapshot import (
     split_extra,
 )
 from pensa.store import Store
-from pensa.sync import fingerprints as sync_fingerprints
 from pensa.sync import read_files, record_base
 
 if TYPE_CHECKING:

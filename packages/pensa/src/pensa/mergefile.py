@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from pensa.errors import InvalidArgument
-from pensa.snapshot import FILES, Snapshot, parse
+from pensa.freshness import FILES
+from pensa.snapshot import Snapshot, parse
 
 
 def _kind(path: str, ours: str) -> str:

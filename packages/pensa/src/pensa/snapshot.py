@@ -16,6 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.errors import InvalidArgument, InvalidData
+from pensa.freshness import FILES
 from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
 
 if TYPE_CHECKING:
@@ -30,9 +31,6 @@ TOMBSTONE_FIELDS = ("id", "deleted_at")
 ISSUE_REQUIRED = ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at")
 TIME_FIELDS = ("created_at", "updated_at", "closed_at", "deleted_at")
 
-# The committed files, in the order they are written. `deleted.jsonl` holds tombstones: a
-# deletion must travel through git, or a clone that still has the issue would bring it back.
-FILES = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
 FIELDS = {
     "issues.jsonl": ISSUE_FIELDS,
     "deps.jsonl": DEP_FIELDS,

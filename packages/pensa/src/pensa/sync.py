@@ -22,16 +22,15 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import InvalidData
+from pensa.freshness import FILES, MISSING, fingerprints
 from pensa.models import ISSUE_FIELDS
-from pensa.snapshot import COMMENT_FIELDS, FILES, Record, Snapshot, split_extra
+from pensa.snapshot import COMMENT_FIELDS, Record, Snapshot, split_extra
 
 if TYPE_CHECKING:
     import sqlite3
 
     from pensa.project import Project
     from pensa.store import Store
-
-MISSING = "-"
 
 
 class Synced(NamedTuple):
@@ -50,22 +49,6 @@ class Synced(NamedTuple):
             "removed": self.removed,
             "changed": self.changed,
         }
-
-
-def fingerprint(path: str) -> str:
-    """The file's identity for "changed since the last sync?": mtime, size, inode."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return MISSING
-    except NotADirectoryError:
-        return MISSING
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-
-
-def fingerprints(project: Project) -> dict[str, str]:
-    """Each committed file's fingerprint."""
-    return {name: fingerprint(os.path.join(project.dir, name)) for name in FILES}
 
 
 def read_files(project: Project) -> dict[str, bytes]:
@@ -90,15 +73,6 @@ def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
         name: (bytes(content), fp)
         for name, content, fp in conn.execute("SELECT name, content, fingerprint FROM sync_base")
     }
-
-
-def is_stale(store: Store, project: Project) -> bool:
-    """Whether any committed file changed (by fingerprint) since the last sync."""
-    stored: dict[str, str] = dict(store.rows("SELECT name, fingerprint FROM sync_base"))
-    current = fingerprints(project)
-    if not stored:
-        return any(fp != MISSING for fp in current.values())
-    return any(stored.get(name, MISSING) != fp for name, fp in current.items())
 
 
 def record_base(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str, str]) -> None:

@@ -123,11 +123,13 @@ class Env:
         A fresh clone's first use, a checkout whose hook did not run (a host git with hooks
         off, a teammate without pensa): the database still follows the files. A read that
         cannot write (a read-only mount) reads what the database holds."""
+        from pensa.freshness import is_stale
+
+        if not is_stale(store, found):
+            return
         from pensa import sync
         from pensa.errors import ReadOnly
 
-        if not sync.is_stale(store, found):
-            return
         try:
             done = sync.sync(store, found)
         except ReadOnly:
