@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -113,4 +114,59 @@ def test_usage_limit_waits_for_the_reset_and_reruns_the_iteration(
     assert after[0].time - main[0].time >= 3, "ralph did not wait for the reset"
     [log] = project.logs()
     assert re.search(r"(?i)limit", log.read_text())
+    assert_clean_exit(project)
+
+
+def test_a_rejected_push_pulls_with_rebase_and_both_sides_claims_and_closes_survive(
+    project: Project, model: Model
+) -> None:
+    """Another clone pushes first: ralph's push is rejected, it pulls with rebase, and the
+    JSONL of both sides merge (issue 8): nobody's claim or close is lost."""
+    first = project.create_task("first task")
+    second = project.create_task("second task")
+    theirs = project.create_task("claimed on the other machine")
+    project.commit_all("chore: seed tasks")
+    other = project.root.parent / "other"
+    project.run("git", "clone", "-q", str(project.remote), str(other))
+    elsewhere = {**project.env, "PN_ACTOR": "other-machine"}
+
+    def there(*argv: str) -> str:
+        done = subprocess.run(
+            argv, cwd=other, env=elsewhere, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    there("pn", "init")
+    there("pn", "update", theirs, "--claim")
+    done_there = json.loads(
+        there("pn", "create", "fixed on the other machine", "-t", "task", "--json")
+    )
+    there("pn", "close", done_there["id"], "--reason", "done there")
+    there("git", "commit", "-q", "--allow-empty", "-m", "work on the other machine")
+    there("git", "push", "-q", "origin", "main")
+    server = model(scenario("build-loop"))
+
+    done = project.sgf("build", "-a", "5")
+
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "pull --rebase" in output, output[-3000:]
+    assert sorted(claimed(server.requests)) == sorted([first, second])
+    issues = project.issues()
+    assert issues[first]["status"] == issues[second]["status"] == "closed"
+    assert (issues[theirs]["status"], issues[theirs]["assignee"]) == (
+        "in_progress",
+        "other-machine",
+    )
+    assert issues[done_there["id"]]["status"] == "closed"
+    remote_issues = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in project.run(
+            "git", "--git-dir", str(project.remote), "show", "main:.pensa/issues.jsonl"
+        ).stdout.splitlines()
+    }
+    assert remote_issues[first]["status"] == remote_issues[second]["status"] == "closed"
+    assert remote_issues[theirs]["status"] == "in_progress"
+    assert remote_issues[done_there["id"]]["status"] == "closed"
     assert_clean_exit(project)
