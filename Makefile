@@ -7,7 +7,7 @@ VENV := .venv
 UV_VERSION := 0.13.9
 UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
 export CLAUDE_CODE_VERSION := 2.1.330
-export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.tools/bin:$(PATH)
 
 .PHONY: help env lint fmt prereqs test test-fast bench demo clean
 
