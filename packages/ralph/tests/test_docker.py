@@ -453,3 +453,54 @@ def test_a_secrets_file_that_cannot_be_removed_is_a_logged_warning(
         client.close()
     assert odd.is_dir()
     assert f"cannot remove the secrets file {odd}" in caplog.text
+
+
+def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
+    project: Path,
+    remote: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    git: Git,
+    tmp_path: Path,
+) -> None:
+    """Issue 9: hooks, fsmonitor, hooksPath, include.path and a filter planted by the agent
+    never run on the host: not by ralph's push, not by a host `git status` afterwards."""
+    proof = tmp_path / "pwned"
+    payload = f"#!/bin/sh\necho ran >> {proof}\n"
+    (project / "payload.sh").write_text(payload)
+    (project / "payload.sh").chmod(0o755)
+    git(project, "add", "payload.sh")
+    git(project, "commit", "-qm", "a script the agent will point git at")
+    git(project, "push", "-q")
+    config_before = (project / ".git" / "config").read_bytes()
+    hooks_before = sorted(p.name for p in (project / ".git" / "hooks").iterdir())
+    pwd = str(project)
+    attacks = [
+        "cp payload.sh .git/hooks/pre-push && chmod +x .git/hooks/pre-push",
+        "cp payload.sh .git/hooks/post-checkout",
+        f"git config core.fsmonitor {pwd}/payload.sh",
+        f"git config core.hooksPath {pwd}",
+        f"printf '[core]\\\\n\\\\tfsmonitor = {pwd}/payload.sh\\\\n' > evil.cfg"
+        " && git config include.path ../evil.cfg",
+        f"git config filter.evil.clean {pwd}/payload.sh"
+        " && echo '* filter=evil' > .git/info/attributes",
+        "echo '[include] path = ../evil.cfg' >> .git/config",
+    ]
+    steps: list[list[object]] = [["sh", attack] for attack in attacks]
+    steps += [
+        ["commit", "ordinary.txt", "feat: the agent's ordinary work"],
+        ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
+        ["result"],
+    ]
+    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
+    # The host runs git as a developer would, after the loop.
+    subprocess.run(["git", "status"], cwd=project, capture_output=True, check=True)
+    subprocess.run(["git", "fetch", "-q"], cwd=project, capture_output=True, check=True)
+    assert not proof.exists(), proof.read_text()
+    assert (project / ".git" / "config").read_bytes() == config_before
+    assert sorted(p.name for p in (project / ".git" / "hooks").iterdir()) == hooks_before
+    pushed = git(project, "--git-dir", str(remote), "log", "-1", "--format=%s", "main")
+    assert pushed == "feat: the agent's ordinary work"

@@ -11,12 +11,64 @@ from ralph import proc
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
 
+# Repository configuration is attacker input (the threat model of git's safe.directory work
+# and CVE-2022-24765): an agent in the sandbox can write the work tree, so nothing ralph or
+# sgf runs on the host may let the repository choose what executes. Hooks point at a
+# directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
+# refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
+# .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
+# sandbox), so filters, drivers and includes there are the developer's own.
+HARDENED = (
+    "git",
+    "--no-pager",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.external=",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "submodule.recurse=false",
+)
+
 
 def _git(
     cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = False
 ) -> proc.Completed:
     full = None if env is None else {**env, "GIT_TERMINAL_PROMPT": "0"}
-    return proc.run(["git", *args], cwd=cwd, env=full, check=check)
+    return proc.run([*HARDENED, *args], cwd=cwd, env=full, check=check)
+
+
+# What git reads from the git directory and may execute or include: config (hooksPath,
+# fsmonitor, filters, drivers, include.path, sshCommand, credential.helper, pager...),
+# the hooks, and info/ (attributes naming those drivers). The sandbox mounts them read-only.
+PROTECTED = ("config", "hooks", "info")
+
+
+def protected_paths(project: Path) -> list[Path]:
+    """The git directory's executable configuration for the repository holding `project`.
+
+    Missing directories are created first (an empty `hooks/` or `info/` would otherwise be
+    created by the agent, on the host, writable). A linked worktree's `.git` file is not
+    followed: its common directory is outside the mount anyway."""
+    for folder in (project, *project.parents):
+        git_dir = folder / ".git"
+        if git_dir.is_dir():
+            out = []
+            for name in PROTECTED:
+                path = git_dir / name
+                if name != "config":
+                    path.mkdir(exist_ok=True)
+                if path.exists():
+                    out.append(path)
+            return out
+        if git_dir.exists():
+            return []
+    return []
 
 
 def head(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:

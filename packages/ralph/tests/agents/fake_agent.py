@@ -141,6 +141,11 @@ def act(action: list[object], prompt: str) -> None:
             say("credentials: none")
     elif verb == "env":
         say(f"env {args[0]}={os.environ.get(str(args[0]), '<unset>')}")
+    elif verb == "sh":  # a shell command, as a hostile agent's Bash tool would run it
+        done = subprocess.run(
+            ["sh", "-c", str(args[0])], capture_output=True, text=True, check=False
+        )
+        say(f"sh rc={done.returncode}: {(done.stdout + done.stderr).strip()}")
     elif verb == "try_write":
         try:
             Path(str(args[0])).write_text("agent was here")
