@@ -82,3 +82,24 @@ def test_a_file_in_the_way_of_the_assembled_folder_is_a_clear_error(tmp_path: Pa
     (tmp_path / ".sgf/prompts/.assembled").write_text("in the way\n")
     with pytest.raises(PromptError, match=r"cannot write \.sgf/prompts/\.assembled/build\.md"):
         prompts.assemble(tmp_path, "build", {})
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}",
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ lipsum.__globals__['os'].system('touch PWNED') }}",
+    ],
+)
+def test_an_unsafe_template_is_refused_and_nothing_runs(
+    tmp_path: Path, attack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    seed(tmp_path, "build", f"line one\n{attack}\n")
+    with pytest.raises(PromptError) as caught:
+        prompts.assemble(tmp_path, "build", {"spec": None})
+    assert str(caught.value).startswith(".sgf/prompts/build.md:2: unsafe template refused")
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "PWNED").exists()
+    assert not (tmp_path / ".sgf/prompts/.assembled/build.md").exists()

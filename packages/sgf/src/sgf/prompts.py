@@ -29,11 +29,15 @@ def render(root: Path, prompt: str, variables: Mapping[str, object]) -> str:
     Undefined variables are errors (StrictUndefined), reported with the file and line.
     """
     import jinja2
+    import jinja2.sandbox
 
     source = root / PROMPTS / f"{prompt}.md"
     if not source.is_file():
         raise PromptError(f"{source.relative_to(root)} is missing; `sgf init` seeds it")
-    env = jinja2.Environment(
+    # Prompt files are data a user (or an agent, through a commit) can change: rendered in
+    # jinja2's sandbox, `{{ cycler.__init__.__globals__.os.popen('id').read() }}` is refused
+    # instead of running on the host at the next launch (issue 9).
+    env = jinja2.sandbox.SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(root / PROMPTS),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -44,6 +48,10 @@ def render(root: Path, prompt: str, variables: Mapping[str, object]) -> str:
         return env.get_template(source.name).render(**variables)
     except jinja2.TemplateSyntaxError as e:
         raise PromptError(f"{rel}:{e.lineno}: {e.message}") from e
+    except jinja2.sandbox.SecurityError as e:
+        line = _line_in(e.__traceback__, str(source))
+        where = f"{rel}:{line}" if line else str(rel)
+        raise PromptError(f"{where}: unsafe template refused ({e}); nothing was run") from e
     except jinja2.UndefinedError as e:
         line = _line_in(e.__traceback__, str(source))
         where = f"{rel}:{line}" if line else str(rel)
