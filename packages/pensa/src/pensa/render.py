@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from pensa.inert import inert
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -31,8 +33,8 @@ def issue_cells(issue: Issue) -> tuple[str, ...]:
         issue.priority.value,
         issue.status.value,
         issue.issue_type.value,
-        issue.title,
-        f"@{issue.assignee}" if issue.assignee else "",
+        inert(issue.title),
+        f"@{inert(issue.assignee)}" if issue.assignee else "",
     )
 
 
@@ -54,8 +56,9 @@ def detail_text(d: IssueDetail) -> str:
     """`show` for people."""
     i = d.issue
     lines = [
-        f"{i.id}  [{i.issue_type.value}] {i.title}",
-        f"  status: {i.status.value}  priority: {i.priority.value}  assignee: {i.assignee or '-'}",
+        f"{i.id}  [{i.issue_type.value}] {inert(i.title)}",
+        f"  status: {i.status.value}  priority: {i.priority.value}  "
+        f"assignee: {inert(i.assignee or '-')}",
         f"  created: {i.created_at}  updated: {i.updated_at}",
     ]
     for label, value in (
@@ -66,33 +69,37 @@ def detail_text(d: IssueDetail) -> str:
         ("description", i.description),
     ):
         if value:
-            lines.append(f"  {label}: {value}")
+            lines.append(f"  {label}: {inert(value, multiline=label == 'description')}")
     for label, group in (("depends on", d.deps), ("dependents", d.dependents)):
         if group:
             lines.append(f"  {label}:")
-            lines.extend(f"    {x.id} [{x.status.value}] {x.title}" for x in group)
+            lines.extend(f"    {x.id} [{x.status.value}] {inert(x.title)}" for x in group)
     if d.comments:
         lines.append("  comments:")
-        lines.extend(f"    [{c.created_at}] {c.actor}: {c.text}" for c in d.comments)
+        lines.extend(
+            f"    [{c.created_at}] {inert(c.actor)}: {inert(c.text, multiline=True)}"
+            for c in d.comments
+        )
     return "\n".join(lines)
 
 
 def comment_line(c: Comment) -> str:
     """One comment on one line."""
-    return f"{c.id}  [{c.created_at}] {c.actor}: {c.text}"
+    return f"{c.id}  [{c.created_at}] {inert(c.actor)}: {inert(c.text)}"
 
 
 def event_line(e: Event) -> str:
     """One audit-log entry on one line."""
-    return f"{e.created_at}  {e.event_type} by {e.actor or '-'}" + (
-        f": {e.detail}" if e.detail else ""
+    return f"{e.created_at}  {e.event_type} by {inert(e.actor or '-')}" + (
+        f": {inert(e.detail)}" if e.detail else ""
     )
 
 
 def tree_text(nodes: Sequence[TreeNode]) -> str:
     """`dep tree` for people, indented by depth."""
     return "\n".join(
-        "  " * n.depth + f"{n.issue.id} [{n.issue.status.value}] {n.issue.title}" for n in nodes
+        "  " * n.depth + f"{n.issue.id} [{n.issue.status.value}] {inert(n.issue.title)}"
+        for n in nodes
     )
 
 
@@ -104,8 +111,8 @@ class Output:
         self.color = color and not as_json
 
     def emit(self, data: Any, text: str) -> None:
-        """Print `data` as JSON, or `text` for people."""
-        sys.stdout.write((dumps(data) if self.as_json else text) + "\n")
+        """Print `data` as JSON, or `text` for people (never a raw control character)."""
+        sys.stdout.write((dumps(data) if self.as_json else inert(text, multiline=True)) + "\n")
 
     def raw(self, json_text: str) -> None:
         """Print JSON text already rendered (by SQLite) as is."""

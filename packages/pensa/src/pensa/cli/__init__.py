@@ -33,7 +33,9 @@ def fail(code: str, message: str, *, as_json: bool) -> int:
     if as_json:
         sys.stderr.write(dumps({"error": message, "code": code}) + "\n")
     else:
-        sys.stderr.write(f"error: {message}\n")
+        from pensa.inert import inert
+
+        sys.stderr.write(f"error: {inert(message)}\n")
     return 1
 
 

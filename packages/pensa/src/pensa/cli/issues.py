@@ -177,7 +177,9 @@ def close(env: Env, issue_id: str, reason: str | None, force: bool) -> None:
     )
     env.out.issue(issue)
     if fixed is not None and not env.out.as_json:
-        click.echo(f"also closed {fixed.id}: {fixed.close_reason}")
+        from pensa.inert import inert
+
+        click.echo(f"also closed {fixed.id}: {inert(fixed.close_reason or '')}")
 
 
 @cli.command()
