@@ -198,7 +198,9 @@ def _fail(message: str, obj: dict[str, object]) -> int:
     if isinstance(out, Output):
         out.error(message)
     else:
-        click.echo(f"error: {message}", err=True)
+        from ralph.format import inert
+
+        click.echo(f"error: {inert(message)}", err=True)
     return int(Exit.ERROR)
 
 

@@ -22,6 +22,19 @@ _KEY_ARG = {
 }
 
 
+_CONTROLS = (*range(0x00, 0x20), *range(0x7F, 0xA0))
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_INERT = {cp: f"\\x{cp:02x}" for cp in _CONTROLS if cp not in (0x09, 0x0A)}
+_INERT.update({cp: f"\\u{cp:04x}" for cp in _BIDI})
+
+
+def inert(text: str) -> str:
+    """Model and tool text made harmless for a terminal (issue 9): escape sequences, C1
+    controls, CR and bidirectional overrides become visible escapes; tab and newline stay.
+    (pensa has the same few lines: packages share no code.)"""
+    return text.translate(_INERT)
+
+
 def cut(text: str, width: int) -> str:
     """One line of at most `width` characters, ending in `...` when cut.
 

@@ -37,6 +37,7 @@ class Output:
             )
 
     def _emit(self, text: str, style: str = "", *, end: str = "\n") -> None:
+        text = format.inert(text)  # everything ralph prints may quote the model or a tool
         if self._log is not None:
             self._log.write(text + end)
             self._log.flush()
@@ -107,7 +108,7 @@ class Output:
             self.note(line)
             return
         try:
-            self._stdout.write("\r\x1b[2K" + line)
+            self._stdout.write("\r\x1b[2K" + format.inert(line))
             self._stdout.flush()
         except (BrokenPipeError, ValueError):
             self._dead = True
@@ -121,6 +122,7 @@ class Output:
 
     def error(self, line: str) -> None:
         """A fatal error: stderr and the log, never stdout."""
+        line = format.inert(line)
         if self._log is not None:
             self._log.write(f"error: {line}\n")
             self._log.flush()
@@ -130,7 +132,7 @@ class Output:
 
     def agent_stderr(self, data: bytes) -> None:
         """The agent's own stderr, passed through (and copied to the log)."""
-        text = data.decode(errors="replace")
+        text = format.inert(data.decode(errors="replace"))
         if self._log is not None:
             self._log.write(text)
             self._log.flush()
