@@ -190,3 +190,39 @@ def test_logs_follows_a_running_loop_until_it_ends(
     assert follower.wait(timeout=30) == 0
     assert "fake ralph: done" in out
     assert "# sgf: ralph exited with 130" in out
+
+
+def test_status_shows_hostile_history_text_inert_and_never_as_markup(
+    project: Path, sgf: Run
+) -> None:
+    """Issue 9 and 12: a loop id or outcome holding escapes or `[/x]` neither reaches the
+    terminal raw nor raises rich's MarkupError."""
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    hostile = {
+        "loop_id": "build-\x1b]0;pwned\x07[/bold]",
+        "started_at": "2026-01-01T00:00:00Z",
+        "ended_at": "2026-01-01T00:01:00Z\x1b[2J",
+        "exit_code": 1,
+        "outcome": "[/anything] \x9b31m",
+    }
+    (logs / "history.jsonl").write_text(json.dumps(hostile) + "\n")
+    done = sgf(project, "status")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "[/anything]" in done.stdout
+    assert "\\x1b]0;pwned" in done.stdout
+    assert not any(ch in done.stdout for ch in "\x1b\x07\x9b"), repr(done.stdout)
+    as_json = json.loads(sgf(project, "status", "--json").stdout)
+    assert as_json["recent"] == [hostile]  # JSON stays exact
+
+
+def test_a_warning_with_a_closing_tag_prints_instead_of_raising(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from sgf import render
+    from sgf.recovery import Report
+
+    render.recovery(Report(warnings=["could not release [/x] \x1b[2J"]))  # MarkupError before
+    err = capsys.readouterr().err
+    assert "could not release [/x] \\x1b[2J" in err

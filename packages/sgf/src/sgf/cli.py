@@ -146,7 +146,7 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
     prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
-        click.echo(f"sgf: warning: {warning}", err=True)
+        click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
     code = launch.run(
         root,
@@ -353,7 +353,9 @@ def _configured(env: Env) -> tuple[str, str] | None:
 
 def fail(message: str) -> int:
     """Print `error: <message>` on stderr and return exit code 1."""
-    click.echo(f"error: {message}", err=True)
+    from sgf import render
+
+    click.echo(f"error: {render.inert(message)}", err=True)
     return 1
 
 

@@ -41,14 +41,14 @@ def render(root: Path, prompt: str, variables: Mapping[str, object]) -> str:
         loader=jinja2.FileSystemLoader(root / PROMPTS),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        autoescape=False,  # noqa: S701 - markdown for an agent, not HTML
+        autoescape=False,  # markdown for an agent, not HTML
     )
     rel = source.relative_to(root)
     try:
         return env.get_template(source.name).render(**variables)
     except jinja2.TemplateSyntaxError as e:
         raise PromptError(f"{rel}:{e.lineno}: {e.message}") from e
-    except jinja2.sandbox.SecurityError as e:
+    except jinja2.exceptions.SecurityError as e:
         line = _line_in(e.__traceback__, str(source))
         where = f"{rel}:{line}" if line else str(rel)
         raise PromptError(f"{where}: unsafe template refused ({e}); nothing was run") from e

@@ -8,24 +8,59 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.text import Text
 
     from sgf.recovery import Report
     from sgf.scaffold import Step
     from sgf.status import Status
 
 
-def console(*, stderr: bool = False) -> Console:
-    """A rich console; rich itself turns colour off when piped or NO_COLOR is set."""
-    from rich.console import Console
+_CONTROLS = (*range(0x00, 0x20), *range(0x7F, 0xA0))
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_INERT = {cp: f"\\x{cp:02x}" for cp in _CONTROLS if cp != 0x09}
+_INERT.update({cp: f"\\u{cp:04x}" for cp in _BIDI})
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+def inert(value: object) -> str:
+    """Text from users, agents or the model made harmless for a terminal (issue 9): control
+    characters and bidirectional overrides become visible escapes. (pensa and ralph have the
+    same few lines: packages share no code.)"""
+    return str(value).translate(_INERT)
+
+
+class _Console:
+    """A rich console that never reads markup from text (issue 12: a warning holding
+    `[/x]` raised MarkupError) and prints every line inert."""
+
+    def __init__(self, *, stderr: bool) -> None:
+        from rich.console import Console
+
+        self._console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+    def print(self, renderable: object, *, style: str | None = None) -> None:
+        """Print a plain string (made inert, no markup) or a rich renderable (a Table)."""
+        if isinstance(renderable, str):
+            self._console.print(inert(renderable), style=style, markup=False)
+        else:
+            self._console.print(renderable)
+
+
+def console(*, stderr: bool = False) -> _Console:
+    """A console for sgf's output; rich turns colour off when piped or NO_COLOR is set."""
+    return _Console(stderr=stderr)
+
+
+def cell(value: object) -> Text:
+    """A table cell: plain text, never markup, never a raw control character."""
+    from rich.text import Text
+
+    return Text(inert(value))
 
 
 def init_steps(steps: list[Step], root: str) -> None:
     """Print what `sgf init` did, one line per path."""
     out = console()
-    out.print(f"[bold]sgf init[/bold] in {root}")
+    out.print(f"sgf init in {root}", style="bold")
     for step in steps:
         note = f" ({step.note})" if step.note else ""
         out.print(f"  {step.action.value:<11} {step.path}{note}")
@@ -67,7 +102,7 @@ def status(report: Status, *, as_json: bool) -> None:
         for column in ("stage", "loop id", "pid", "uptime", "log"):
             table.add_column(column)
         for r in report.running:
-            table.add_row(r.stage, r.loop_id, str(r.pid), _uptime(r.uptime_seconds), r.log)
+            table.add_row(*map(cell, (r.stage, r.loop_id, r.pid, _uptime(r.uptime_seconds), r.log)))
         out.print(table)
     else:
         out.print("No loops running.")
@@ -79,7 +114,7 @@ def status(report: Status, *, as_json: bool) -> None:
             table.add_column(column)
         for o in report.recent:
             code = "-" if o.exit_code is None else str(o.exit_code)
-            table.add_row(o.loop_id, o.ended_at, o.outcome, code)
+            table.add_row(*map(cell, (o.loop_id, o.ended_at, o.outcome, code)))
         out.print(table)
     if report.pensa is None:
         out.print(f"pensa: unavailable ({report.pensa_error})")
@@ -95,5 +130,5 @@ def status(report: Status, *, as_json: bool) -> None:
             table.add_column(column, justify="left" if column == "spec" else "right")
         for s in p.by_spec:
             row: list[Any] = [s.spec, s.ready, s.in_progress, s.blocked, s.open_bugs]
-            table.add_row(*map(str, row))
+            table.add_row(*map(cell, row))
         out.print(table)
