@@ -229,7 +229,9 @@ def test_agent_exit_status_passes_through_the_secrets_wrapper(
     assert "argv: " + json.dumps([*flags, "--x", "a b"]) in done.stdout  # unchanged by sh
 
 
-def test_sigint_stops_and_removes_the_container(
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_and_removes_the_container(
+    sig: signal.Signals,
     project: Path,
     docker_env: dict[str, str],
     script: Script,
@@ -244,7 +246,7 @@ def test_sigint_stops_and_removes_the_container(
     )
     wait_for(ready.exists, timeout=60, what="the agent in the container")
     assert len(containers(f"{LABEL_LOOP}={loop_id}")) == 1
-    ralph_.send_signal(signal.SIGINT)
+    ralph_.send_signal(sig)
     out, err = ralph_.communicate(timeout=60)
     assert ralph_.returncode == 130, err
     assert "Interrupted." in out

@@ -128,7 +128,7 @@ def test_usage_limit_that_cannot_be_waited_out_exits_1(ralph: Run, script: Scrip
     assert "usage limit that waiting cannot lift" in done.stderr
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_stops_the_agent_pushes_its_commits_and_exits_130(
     project: Path,
     remote: Path,
@@ -231,3 +231,26 @@ def test_a_limit_that_outlives_its_reset_time_backs_off_instead_of_spinning(
     assert done.stdout.count("the reset time has passed but the limit holds") == 2
     assert "still rate limited after 2 retries" in done.stdout
     assert (project / ".git" / "fake-agent-count").read_text() == "3"
+
+
+def test_kill_9_of_ralph_leaves_a_host_agent_that_the_next_start_stops(
+    project: Path,
+    ralph_env: dict[str, str],
+    script: Script,
+    wait_for: WaitFor,
+    tmp_path: Path,
+    spawn_ralph: Spawn,
+    ralph: Run,
+) -> None:
+    """Issue 9: a `kill -9`ed ralph cannot stop its agent; the next ralph start does."""
+    ready = tmp_path / "ready"
+    steps = [["ready", str(ready)], ["hang"]]
+    first = spawn_ralph(project, ralph_env, "-a", "1", script(_1=steps, default=[["result"]]))
+    wait_for(ready.exists, what="the agent to start")
+    agent = int(ready.read_text())
+    first.kill()
+    first.communicate(timeout=30)
+    assert alive(agent)  # nothing could stop it
+    done = ralph("-a", "1", "anything")
+    assert "removed leftover host agent" in done.stdout, done.stdout + done.stderr
+    wait_for(lambda: not alive(agent), what="the orphaned agent to be stopped")

@@ -295,7 +295,7 @@ def run(
         box = sandboxes.make(config, env=env, state=state)
         stack.callback(box.close)
         for leftover in box.prepare():
-            out.note(f"removed leftover container {leftover}")
+            out.note(f"removed leftover {leftover}")
         hint = None if config.afk else interactive_hint(config, state)
         loop = Loop(
             config, box, out, interrupts, env=env, max_iterations=max_iterations, prompt_hint=hint

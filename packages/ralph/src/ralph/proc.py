@@ -75,7 +75,9 @@ def run(
 
 
 class Interrupts:
-    """SIGINT/SIGTERM are recorded, not raised, and wake a pipe that select() watches.
+    """SIGINT, SIGTERM and SIGHUP are recorded, not raised, and wake a pipe that select()
+    watches: every way of being told to stop takes the same ending path as Ctrl+C (the agent
+    stopped, the container removed, the credentials file deleted: issue 9).
 
     SIGCHLD wakes the same pipe, so waiting for a child needs no polling sleeps.
     """
@@ -92,7 +94,7 @@ class Interrupts:
         os.set_blocking(w, False)
         self._fds = (r, w)
         self._old_wakeup = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             self._old[sig] = signal.signal(sig, self._record)
         self._old[signal.SIGCHLD] = signal.signal(signal.SIGCHLD, self._ignore)
         return self
@@ -324,6 +326,39 @@ def which(name: str) -> str | None:
     import shutil
 
     return shutil.which(name)
+
+
+def start_time(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or None.
+
+    With the PID it names one process for good: a PID reused after a reboot or a crash has
+    another start time (issue 9)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # the command name may hold spaces
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def kill_group(pgid: int, *, grace: float = 2.0) -> None:
+    """SIGTERM to a process group, then SIGKILL if it is still there after `grace`."""
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.05)  # polling a group we cannot wait() for: it is not our child
 
 
 def is_alive(pid: int) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import credentials, git, proc, terminal
+from ralph import credentials, git, leftovers, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 
@@ -90,15 +90,20 @@ class HostSandbox:
     config: Config
     env: Mapping[str, str]
 
+    records: list[Path] = field(default_factory=list)
+
     def prepare(self) -> list[str]:
-        return []
+        """Stop host agents that a killed ralph left running."""
+        return leftovers.reap()
 
     @property
     def agent_env(self) -> dict[str, str]:
         return {**self.env, **self.config.loop_env(self.env)}
 
     def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
-        return proc.Child(argv, cwd=self.config.project, env=self.agent_env, stdin=stdin)
+        child = proc.Child(argv, cwd=self.config.project, env=self.agent_env, stdin=stdin)
+        self.records.append(leftovers.record(child.pid))  # found again if we are kill -9ed
+        return child
 
     def interactive(
         self,
@@ -119,7 +124,9 @@ class HostSandbox:
         )
 
     def close(self) -> None:
-        pass
+        for path in self.records:
+            leftovers.forget(path)
+        self.records.clear()
 
 
 def container_env(
@@ -213,7 +220,7 @@ class DockerSandbox:
             raise TemplateMissing(self.config.template) from e
         self._check_network(client)
         self._make_home()
-        return self.remove_leftovers()
+        return [f"container {c}" for c in self.remove_leftovers()]
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
