@@ -153,7 +153,8 @@ def test_pid_file_holds_sgfs_pid_while_ralph_runs_and_is_removed_after(
     record = fake_ralph.calls()
     loop_id = loop_id_of(record)
     assert list(record["pid_files"]) == [f"{loop_id}.pid"]
-    sgf_pid = int(record["pid_files"][f"{loop_id}.pid"])
+    sgf_pid, sgf_start = map(int, record["pid_files"][f"{loop_id}.pid"].split())
+    assert sgf_start > 0  # the process start time makes a reused PID a dead loop
     assert sgf_pid != record["pid"]  # sgf's own PID, not ralph's
     assert list((project / ".sgf/run").glob("*.pid")) == []
     assert done.returncode == int(code)

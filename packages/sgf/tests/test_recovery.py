@@ -188,7 +188,7 @@ def test_sgf_killed_hard_leaves_a_stale_pid_file_that_the_next_launch_recovers(
         assert time.monotonic() < deadline, fake_ralph.calls()
         time.sleep(0.02)
     (pid_file,) = (project / ".sgf/run").glob("*.pid")
-    assert int(pid_file.read_text()) == child.pid
+    assert int(pid_file.read_text().split()[0]) == child.pid
 
     ready.unlink()
     done = sgf(project, "verify", env=fake_ralph.env())
@@ -212,3 +212,26 @@ def test_an_unreadable_pid_file_counts_as_stale(
     assert done.returncode == 0, done.stderr
     assert "recovered from crashed loop test-20260101T000000" in done.stderr
     assert list(run_dir.glob("*.pid")) == []
+
+
+def test_a_pid_file_whose_pid_now_belongs_to_another_process_is_a_crashed_loop(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    """Issue 9: after a reboot the PID in a dead loop's file may name a live process; its
+    start time tells them apart, so recovery runs instead of waiting forever."""
+    from sgf import proc
+
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    me = os.getpid()  # alive, but not the process that wrote the file
+    start = proc.start_time(me)
+    assert start is not None
+    (run_dir / "build-20260101T000000.pid").write_text(f"{me} {start - 1}\n")
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    assert "recovered from crashed loop build-20260101T000000" in done.stderr
+    assert not (run_dir / "build-20260101T000000.pid").exists()
+    # The same PID with its true start time is a live loop, and recovery leaves it alone.
+    (run_dir / "verify-20260101T000000.pid").write_text(f"{me} {start}\n")
+    again = sgf(project, "build", "-a", env=fake_ralph.env())
+    assert "loop running (verify-20260101T000000): recovery skipped" in again.stderr

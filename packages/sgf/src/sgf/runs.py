@@ -1,7 +1,9 @@
 """Loop bookkeeping on disk: `.sgf/run/<loop-id>.pid`, `.sgf/logs/<loop-id>.log` and history.
 
-A PID file holds the PID of the sgf process that runs the loop. It exists exactly while that
-sgf runs; one left behind by a dead process means the loop crashed.
+A PID file holds the PID of the sgf process that runs the loop and that process's start time
+(from /proc), so a PID reused by another process after a reboot or a crash is recognised as
+a dead loop and recovery runs (issue 9). It exists exactly while that sgf runs; one left
+behind by a dead process means the loop crashed.
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ class PidFile:
     path: Path
     pid: int | None  # None: unreadable, treated as stale
     started: datetime  # when the file was written
+    process_start: int | None = None  # /proc start time; None in files of older sgf
 
     def alive(self) -> bool:
-        """Tell whether the sgf that wrote this file still runs."""
-        return self.pid is not None and proc.pid_alive(self.pid)
+        """Tell whether the sgf that wrote this file still runs (the same process, not a
+        newer one that got its PID)."""
+        if self.pid is None or not proc.pid_alive(self.pid):
+            return False
+        return self.process_start is None or proc.start_time(self.pid) == self.process_start
 
 
 def pid_path(root: Path, loop_id: str) -> Path:
@@ -55,10 +61,18 @@ def scan(root: Path) -> list[PidFile]:
             stat = path.stat()
         except FileNotFoundError:  # removed while we looked: its loop just ended
             continue
-        pid = int(text) if text.isascii() and text.isdigit() else None
+        pid, process_start = _parse(text)
         started = datetime.fromtimestamp(stat.st_mtime, UTC)
-        found.append(PidFile(path.name.removesuffix(".pid"), path, pid, started))
+        found.append(PidFile(path.name.removesuffix(".pid"), path, pid, started, process_start))
     return sorted(found, key=lambda p: p.started)
+
+
+def _parse(text: str) -> tuple[int | None, int | None]:
+    """`PID START` (or a bare `PID` from an older sgf); garbage is (None, None)."""
+    parts = text.split()
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts) or len(parts) > 2:
+        return None, None
+    return int(parts[0]), int(parts[1]) if len(parts) == 2 else None
 
 
 @contextlib.contextmanager
@@ -67,7 +81,8 @@ def pid_file(root: Path, loop_id: str, pid: int) -> Iterator[Path]:
     path = pid_path(root, loop_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"{pid}\n")
+    start = proc.start_time(pid)
+    tmp.write_text(f"{pid} {start}\n" if start is not None else f"{pid}\n")
     os.replace(tmp, path)
     try:
         yield path
