@@ -226,3 +226,20 @@ def test_a_warning_with_a_closing_tag_prints_instead_of_raising(
     render.recovery(Report(warnings=["could not release [/x] \x1b[2J"]))  # MarkupError before
     err = capsys.readouterr().err
     assert "could not release [/x] \\x1b[2J" in err
+
+
+def test_sgf_arguments_that_are_not_utf8_are_one_line(project: Path) -> None:
+    import os
+    import sys
+
+    env = {k.encode(): v.encode() for k, v in os.environ.items()}
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"sgf", b"logs", b"\xff"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr == "error: argument 2 (\\xff) is not valid UTF-8\n"

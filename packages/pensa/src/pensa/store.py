@@ -43,6 +43,8 @@ def translate(error: sqlite3.Error, *, path: str | None) -> PensaError:
         )
     if "locked" in text or "busy" in text:
         return Busy(f"{where} stayed locked by other writers; try again ({text})")
+    if "disk is full" in text or "disk I/O error" in text:
+        return StorageError(f"cannot write {where}: {text}; free some space and try again")
     if "file is not a database" in text:
         # `pn doctor` cannot open such a file either: point at what rebuilds it.
         return StorageError(

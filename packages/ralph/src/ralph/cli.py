@@ -206,8 +206,14 @@ def _fail(message: str, obj: dict[str, object]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ralph command line and return its exit code."""
-    own, agent_args = split_agent_args(sys.argv[1:] if argv is None else argv)
-    obj: dict[str, object] = {"env": dict(os.environ), "agent_args": agent_args}
+    args = list(sys.argv[1:] if argv is None else argv)
+    obj: dict[str, object] = {"env": dict(os.environ)}
+    names = [n for n in os.environ if n.startswith("RALPH_")] + ["PN_ACTOR", "HOME"]
+    bad = undecodable(args, os.environ, names)
+    if bad is not None:
+        return _fail(bad, obj)
+    own, agent_args = split_agent_args(args)
+    obj["agent_args"] = agent_args
     try:
         code = cli.main(args=own, prog_name="ralph", standalone_mode=False, obj=obj)
     except RalphError as e:
@@ -217,3 +223,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return int(Exit.INTERRUPTED)
     return code if isinstance(code, int) else 0
+
+
+def undecodable(
+    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
+) -> str | None:
+    """What in argv or the named environment variables is not valid UTF-8, or None.
+
+    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
+    write, as a traceback (issue 9); they are refused here, in one line, before anything runs.
+    """
+    for index, arg in enumerate(args, start=1):
+        if not _encodable(arg):
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            return f"argument {index} ({shown}) is not valid UTF-8"
+    for name in names:
+        value = environ.get(name)
+        if value is not None and not _encodable(value):
+            return f"environment variable {name} is not valid UTF-8"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

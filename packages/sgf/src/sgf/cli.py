@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -361,8 +361,13 @@ def fail(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sgf command line and return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    names = [n for n in os.environ if n.startswith(("SGF_", "RALPH_"))] + ["PN_ACTOR", "HOME"]
+    bad = undecodable(args, os.environ, names)
+    if bad is not None:
+        return fail(bad)
     try:
-        code = cli.main(args=argv, prog_name="sgf", standalone_mode=False)
+        code = cli.main(args=args, prog_name="sgf", standalone_mode=False)
     except SgfError as e:
         return fail(str(e))
     except click.ClickException as e:  # usage errors too: 1, never 2 (2 is "exhausted")
@@ -370,3 +375,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return 130
     return code if isinstance(code, int) else 0
+
+
+def undecodable(
+    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
+) -> str | None:
+    """What in argv or the named environment variables is not valid UTF-8, or None.
+
+    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
+    write, as a traceback (issue 9); they are refused here, in one line, before anything runs.
+    """
+    for index, arg in enumerate(args, start=1):
+        if not _encodable(arg):
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            return f"argument {index} ({shown}) is not valid UTF-8"
+    for name in names:
+        value = environ.get(name)
+        if value is not None and not _encodable(value):
+            return f"environment variable {name} is not valid UTF-8"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -19,7 +19,19 @@ from pensa.errors import PensaError
 from pensa.render import dumps
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
+
+
+def os_error(e: OSError) -> tuple[str, str]:
+    """An operating-system error as pensa's (code, one-line message)."""
+    import errno
+
+    where = f" ({e.filename})" if e.filename else ""
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "read_only", f"cannot write{where}: {e.strerror}; nothing was changed"
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "storage_error", f"the disk is full{where}: free some space and try again"
+    return "storage_error", f"{e.strerror or e}{where}"
 
 
 def wants_json(argv: Sequence[str]) -> bool:
@@ -59,6 +71,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Parse, run the command, map errors to exit codes; the body of `main`."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args)
+    bad = undecodable(args, os.environ, ("PN_ACTOR", "PN_DIR", "USER", "EDITOR"))
+    if bad is not None:
+        return fail("invalid_argument", bad, as_json=as_json)
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     env = Env(cwd=os.getcwd(), environ=os.environ, as_json=as_json, color=color)
     try:
@@ -79,6 +94,38 @@ def run(argv: Sequence[str] | None = None) -> int:
         # "Note on SIGPIPE").
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as e:  # a read-only mount, a full disk, a file in the way
+        code, message = os_error(e)
+        return fail(code, message, as_json=as_json)
+    except RecursionError:  # pragma: no cover - JSON nesting is refused before parsing
+        return fail("invalid_data", "input nested too deeply", as_json=as_json)
     finally:
         env.close()
     return result if isinstance(result, int) else 0
+
+
+def undecodable(
+    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
+) -> str | None:
+    """What in argv or the named environment variables is not valid UTF-8, or None.
+
+    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
+    write, as a traceback (issue 9); they are refused here, in one line, before anything runs.
+    """
+    for index, arg in enumerate(args, start=1):
+        if not _encodable(arg):
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            return f"argument {index} ({shown}) is not valid UTF-8"
+    for name in names:
+        value = environ.get(name)
+        if value is not None and not _encodable(value):
+            return f"environment variable {name} is not valid UTF-8"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -99,7 +99,7 @@ class Env:
             return projects.locate_or_new(self.cwd, self.environ)
         return projects.locate(self.cwd, self.environ)
 
-    def store(self, *, write: bool = False) -> Store:
+    def store(self, *, write: bool = False, catch_up: bool = True) -> Store:
         """The project database. Reads never create files: without a database (and without
         JSONL to import) they see an empty in-memory one."""
         from pensa.store import Store
@@ -114,7 +114,8 @@ class Env:
             return self._resources.enter_context(Store.open(None))
         found.ensure()
         store = self._resources.enter_context(Store.open(found.db))
-        self._catch_up(store, found, first_use=first_use, write=write)
+        if catch_up:
+            self._catch_up(store, found, first_use=first_use, write=write)
         return store
 
     def _catch_up(self, store: Store, found: Project, *, first_use: bool, write: bool) -> None:
@@ -128,13 +129,20 @@ class Env:
         if not is_stale(store, found):
             return
         from pensa import sync
-        from pensa.errors import ReadOnly
+        from pensa.errors import InvalidData, ReadOnly
 
         try:
             done = sync.sync(store, found)
         except ReadOnly:
             if write:
                 raise
+            return
+        except InvalidData as e:
+            # A bad committed line must not stop every agent's claim-next: say it once,
+            # work on the database as it is; `pn sync` and `pn export` refuse until fixed.
+            from pensa.inert import inert
+
+            click.echo(f"pn: warning: .pensa/*.jsonl not merged: {inert(str(e))}", err=True)
             return
         if first_use:
             click.echo(

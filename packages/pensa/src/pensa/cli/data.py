@@ -24,7 +24,7 @@ def export(env: Env, stage: bool) -> None:
     if found is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "staged": False}, "nothing to export")
         return
-    summary = jsonl.export(env.store(), found)
+    summary = jsonl.export(env.store(catch_up=False), found)  # export merges by itself
     if stage or git.in_commit_hook(env.environ):
         git.add(found.jsonl_files(), cwd=found.dir, env=env.environ)
         summary = summary._replace(staged=True)
@@ -75,7 +75,7 @@ def sync(env: Env) -> None:
     if found is None or not found.exists():
         env.out.emit({"added": 0, "updated": 0, "removed": 0, "changed": False}, "nothing to sync")
         return
-    done = syncing.sync(env.store(write=True), found)
+    done = syncing.sync(env.store(write=True, catch_up=False), found)
     text = (
         f"synced: {done.added} added, {done.updated} updated, {done.removed} removed"
         if done.changed
