@@ -154,9 +154,7 @@ def measure_sync(label: str, env: dict[str, str]) -> None:
     ):
         median = statistics.median(times)
         verdict = "pass" if median <= target else "FAIL"
-        print(
-            f"{name:<34} {median * 1000:>9.1f}  {f'<= {int(target * 1000)} ms':<16} {verdict}"
-        )
+        print(f"{name:<34} {median * 1000:>9.1f}  {f'<= {int(target * 1000)} ms':<16} {verdict}")
 
 
 def measure(label: str, env: dict[str, str]) -> None:
