@@ -38,7 +38,10 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn close ID [--reason R] [--force]",
                 "close; closing the last fix of a bug closes the bug",
             ),
-            Ref("pn release ID", "give a claim back: status open, no assignee"),
+            Ref(
+                "pn release ID | --held-by ACTOR [--reason R]",
+                "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
+            ),
             Ref(
                 "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S]",
                 "open tasks/tests/chores with every dependency closed",

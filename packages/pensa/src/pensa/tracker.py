@@ -228,6 +228,25 @@ class Tracker:
         """Give a claim back: status open, no assignee (`update --unclaim`)."""
         return self.update(issue_id, actor=actor, unclaim=True)
 
+    def release_held(self, holder: str, *, actor: str, reason: str | None = None) -> list[Issue]:
+        """Give back every in-progress issue held by `holder` (a loop that ended), in one
+        transaction; each gets a `released` event saying why."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            held = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT id FROM issues WHERE status = 'in_progress' AND assignee = ? "
+                    "ORDER BY seq",
+                    (holder,),
+                )
+            ]
+            for issue_id in held:
+                self._apply(conn, issue_id, {"status": "open", "assignee": None}, now)
+                detail = f"assignee: {holder} -> none" + (f"; {reason}" if reason else "")
+                log_event(conn, issue_id, "released", actor=actor, detail=detail, at=now)
+            return [get(conn, issue_id) for issue_id in held]
+
     def claim_next(
         self,
         *,

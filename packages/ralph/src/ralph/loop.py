@@ -300,5 +300,32 @@ def run(
         loop = Loop(
             config, box, out, interrupts, env=env, max_iterations=max_iterations, prompt_hint=hint
         )
-        return loop.run()
+        ended: Exit | None = None
+        try:
+            ended = loop.run()
+            return ended
+        finally:
+            box.close()  # the agent is stopped before its claims are given back
+            _release_claims(config, out, env=env, ended=ended)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+_WHY = {
+    Exit.COMPLETE: "complete",
+    Exit.EXHAUSTED: "iterations exhausted",
+    Exit.INTERRUPTED: "interrupted",
+    None: "error",
+}
+
+
+def _release_claims(
+    config: Config, out: Output, *, env: Mapping[str, str], ended: Exit | None
+) -> None:
+    """Give back what this loop still holds, however it ended (issue 10)."""
+    from ralph import claims
+
+    actor = config.loop_env(env)["PN_ACTOR"]
+    why = _WHY.get(ended, "error")
+    released = claims.release(config.project, loop_id=config.loop_id, actor=actor, why=why, env=env)
+    if released:
+        out.note(f"released claims of {config.loop_id} ({why}): {', '.join(released)}")

@@ -193,12 +193,34 @@ def reopen(env: Env, issue_id: str, reason: str | None) -> None:
 
 
 @cli.command()
-@click.argument("issue_id", metavar="ID")
+@click.argument("issue_id", metavar="ID", required=False)
+@click.option(
+    "--held-by",
+    metavar="ACTOR",
+    help="Release every in-progress issue ACTOR holds (a loop that ended) instead of one ID.",
+)
+@click.option("--reason", "-r", help="Why (recorded in each issue's history; with --held-by).")
 @common
 @pass_env
-def release(env: Env, issue_id: str) -> None:
-    """Give a claim back: status open, no assignee (same as update --unclaim)."""
-    env.out.issue(env.tracker(write=True).release(issue_id, actor=env.actor))
+def release(env: Env, issue_id: str | None, held_by: str | None, reason: str | None) -> None:
+    """Give a claim back: status open, no assignee (same as update --unclaim).
+
+    \b
+    Example:
+        pn release pn-1a2b3c4d
+        pn release --held-by build-20260226T143000 --reason "loop ended: interrupted"
+    """
+    from pensa.errors import InvalidArgument
+
+    if (issue_id is None) == (held_by is None):
+        raise InvalidArgument("give either ID or --held-by ACTOR")
+    tracker = env.tracker(write=True)
+    if held_by is not None:
+        released = tracker.release_held(held_by, actor=env.actor, reason=reason)
+        env.out.issues(released)
+        return
+    assert issue_id is not None
+    env.out.issue(tracker.release(issue_id, actor=env.actor))
 
 
 @cli.command()

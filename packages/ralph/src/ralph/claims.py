@@ -1,0 +1,41 @@
+"""Claims end with the loop (issue 10): whatever way a loop ends, its tasks go back.
+
+Agents claim with `pn` as the loop's `PN_ACTOR` (the loop id). A loop that stops with a task
+still `in_progress` (Ctrl+C, SIGTERM/SIGHUP, an error, the watchdog, iterations exhausted)
+would leave it claimed by a loop that no longer exists, and the next loop would skip it. So
+ralph runs `pn release --held-by LOOP-ID` as it ends, through pn's command line (ralph never
+imports pensa). A `kill -9` skips this; sgf's crash recovery releases those claims instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from ralph import proc
+from ralph.errors import CommandFailed
+
+
+def release(
+    project: Path, *, loop_id: str, actor: str, why: str, env: Mapping[str, str]
+) -> list[str] | None:
+    """Release the claims `actor` holds; the ids released, or None when pn could not run.
+
+    Only a loop's own actor is released: a `PN_ACTOR` the user chose names claims ralph
+    cannot tell apart from the user's own."""
+    if actor != loop_id or proc.which("pn") is None:
+        return None
+    argv = ["pn", "release", "--held-by", actor, "--actor", actor]
+    argv += ["--reason", f"loop {loop_id} ended: {why}"]
+    try:
+        done = proc.run([*argv, "--json"], cwd=project, env=env, check=False, timeout=60)
+    except CommandFailed:
+        return None
+    if not done.ok:
+        return None
+    try:
+        released = json.loads(done.stdout)
+    except ValueError:
+        return None
+    return [str(issue["id"]) for issue in released if isinstance(issue, dict)]

@@ -1,0 +1,113 @@
+"""Claims end with the loop (issue 10): however ralph ends, the loop's tasks go back."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import Script
+
+BIN = Path(sys.executable).parent
+Spawn = Callable[..., "subprocess.Popen[str]"]
+WaitFor = Callable[..., None]
+
+
+def pn(project: Path, *args: str) -> object:
+    done = subprocess.run(
+        [str(BIN / "pn"), *args, "--json"],
+        cwd=project,
+        env={**os.environ, "PN_ACTOR": "human"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def task(project: Path) -> str:
+    created = pn(project, "create", "the loop's task", "-t", "task")
+    assert isinstance(created, dict)
+    return str(created["id"])
+
+
+@pytest.fixture
+def env(ralph_env: dict[str, str]) -> dict[str, str]:
+    return {**ralph_env, "PATH": f"{BIN}:{os.environ['PATH']}"}
+
+
+def status(project: Path, issue: str) -> tuple[str, str | None]:
+    shown = pn(project, "show", issue)
+    assert isinstance(shown, dict)
+    return shown["status"], shown["assignee"]
+
+
+def released_by_loop(project: Path, issue: str, loop_id: str) -> list[str]:
+    history = pn(project, "history", issue)
+    assert isinstance(history, list)
+    return [e["detail"] for e in history if e["event_type"] == "released" and e["actor"] == loop_id]
+
+
+def test_exhausted_iterations_give_the_claim_back(
+    project: Path, env: dict[str, str], script: Script, task: str
+) -> None:
+    steps = [["sh", "pn claim-next --json"], ["result"]]
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-x", "1", script(default=steps)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert status(project, task) == ("open", None)
+    assert f"released claims of build-x (iterations exhausted): {task}" in done.stdout
+    [detail] = released_by_loop(project, task, "build-x")
+    assert detail.endswith("loop build-x ended: iterations exhausted")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_gives_the_claim_back(
+    project: Path,
+    env: dict[str, str],
+    script: Script,
+    task: str,
+    tmp_path: Path,
+    spawn_ralph: Spawn,
+    wait_for: WaitFor,
+    sig: signal.Signals,
+) -> None:
+    ready = tmp_path / "ready"
+    steps = [["sh", "pn claim-next --json"], ["ready", str(ready)], ["hang"]]
+    ralph = spawn_ralph(project, env, "-a", "--loop-id", "build-y", "3", script(default=steps))
+    wait_for(ready.exists, what="the agent to claim")
+    assert status(project, task) == ("in_progress", "build-y")
+    ralph.send_signal(sig)
+    _, err = ralph.communicate(timeout=30)
+    assert ralph.returncode == 130, err
+    assert status(project, task) == ("open", None)
+    assert released_by_loop(project, task, "build-y")
+
+
+def test_a_user_chosen_actor_is_never_released_wholesale(
+    project: Path, env: dict[str, str], script: Script, task: str
+) -> None:
+    steps = [["sh", "pn claim-next --json"], ["result"]]
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-z", "1", script(default=steps)],
+        cwd=project,
+        env={**env, "PN_ACTOR": "alice"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert status(project, task) == ("in_progress", "alice")
