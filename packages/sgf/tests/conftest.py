@@ -183,6 +183,7 @@ if ready:
         sys.exit(130)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
     # atomically: the test reads the PID as soon as the file exists
     Path(ready + ".tmp").write_text(str(os.getpid()))
     os.replace(ready + ".tmp", ready)

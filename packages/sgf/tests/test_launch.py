@@ -199,7 +199,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
     project: Path, spawn_sgf: Spawn, fake_ralph: Any, tmp_path: Path, sig: signal.Signals
 ) -> None:
