@@ -47,7 +47,14 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
 
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert list(data) == ["running", "stale", "recent", "pensa", "pensa_error"]
+    assert list(data) == [
+        "running",
+        "stale",
+        "recent",
+        "pensa",
+        "pensa_error",
+        "removed_orphans",
+    ]
     (running,) = data["running"]
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
@@ -243,3 +250,38 @@ def test_sgf_arguments_that_are_not_utf8_are_one_line(project: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr == "error: argument 2 (\\xff) is not valid UTF-8\n"
+
+
+@pytest.mark.docker
+def test_status_removes_the_container_of_a_killed_ralph(
+    project: Path, sgf: Run, base_image: str
+) -> None:
+    """Issue 9: after `kill -9` of ralph its container runs on; `sgf status` removes it."""
+    started = subprocess.run(
+        [
+            "docker",
+            "run",
+            "-d",
+            "--label",
+            f"springfield.project={project}",
+            "--label",
+            "springfield.ralph-pid=999999999",
+            base_image,
+            "sleep",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cid = started.stdout.strip()
+    try:
+        done = sgf(project, "status", "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["removed_orphans"] == [cid[:12]]
+        left = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"id={cid}"], capture_output=True, text=True
+        )
+        assert left.stdout.strip() == ""
+    finally:
+        subprocess.run(["docker", "rm", "-f", cid], capture_output=True, check=False)

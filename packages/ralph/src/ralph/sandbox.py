@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 LABEL_LOOP = "springfield.loop-id"
 LABEL_PROJECT = "springfield.project"
 LABEL_PID = "springfield.ralph-pid"
+# The ralph process's start time (/proc), so a PID reused by another process after a crash
+# does not keep an orphan container alive (issue 9).
+LABEL_START = "springfield.ralph-start"
 
 
 class Running(Protocol):
@@ -206,6 +209,7 @@ class DockerSandbox:
             LABEL_LOOP: self.config.loop_id,
             LABEL_PROJECT: str(self.config.project),
             LABEL_PID: str(os.getpid()),
+            LABEL_START: str(proc.start_time(os.getpid()) or ""),
         }
 
     def prepare(self) -> list[str]:
@@ -250,8 +254,10 @@ class DockerSandbox:
         removed = []
         for container in client.containers.list(all=True, filters={"label": project}):
             labels = container.labels
-            pid = labels.get(LABEL_PID, "")
+            pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
             orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
+            if not orphan and start.isdigit():
+                orphan = proc.start_time(int(pid)) != int(start)
             if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
                 self._remove(container)
                 removed.append(_short(container))

@@ -97,6 +97,8 @@ def status(report: Status, *, as_json: bool) -> None:
     from rich.table import Table
 
     out = console()
+    for container in report.removed:
+        out.print(f"removed orphan container {container} (its ralph was killed)")
     if report.running:
         table = Table(title="Running loops", title_justify="left")
         for column in ("stage", "loop id", "pid", "uptime", "log"):

@@ -280,3 +280,34 @@ def _place(src: Path, dest: Path) -> None:
     except OSError:
         shutil.copy2(src, dest)
     dest.chmod(0o755)
+
+
+def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:
+    """Remove this project's containers whose ralph is gone (a `kill -9`); their ids.
+
+    ralph does the same at its next start; `sgf status` does it too, so a killed loop's agent
+    does not keep running until then (issue 9). Without a Docker engine there is nothing to do.
+    """
+    if proc.which("docker", env) is None:
+        return []
+    fmt = '{{.ID}} {{.Label "springfield.ralph-pid"}} {{.Label "springfield.ralph-start"}}'
+    listed = proc.run(
+        ["docker", "ps", "-a", "--filter", f"label=springfield.project={root}", "--format", fmt],
+        cwd=root,
+        env=env,
+        check=False,
+        timeout=30,
+    )
+    if listed.returncode != 0:
+        return []
+    removed = []
+    for line in listed.stdout.splitlines():
+        cid, pid, start = [*line.split(), "", "", ""][:3]
+        alive = pid.isdigit() and proc.pid_alive(int(pid))
+        if alive and start.isdigit():
+            alive = proc.start_time(int(pid)) == int(start)
+        if cid and not alive:
+            done = proc.run(["docker", "rm", "-f", cid], cwd=root, env=env, check=False)
+            if done.returncode == 0:
+                removed.append(cid[:12])
+    return removed

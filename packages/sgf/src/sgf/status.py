@@ -36,6 +36,7 @@ class Status:
     pensa: pensa.Picture | None
     pensa_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # orphan containers of killed loops
 
     def to_json(self) -> dict[str, Any]:
         """The `--json` shape, keys in a fixed order."""
@@ -45,6 +46,7 @@ class Status:
             "recent": [asdict(o) for o in self.recent],
             "pensa": asdict(self.pensa) if self.pensa else None,
             "pensa_error": self.pensa_error,
+            "removed_orphans": list(self.removed),
         }
 
 
@@ -73,4 +75,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         error = None
     except SgfError as e:
         picture, error = None, str(e)
-    return Status(running, stale, runs.history(root), picture, error)
+    from sgf import sandbox
+
+    removed = sandbox.remove_orphans(root, env)
+    return Status(running, stale, runs.history(root), picture, error, removed=removed)
