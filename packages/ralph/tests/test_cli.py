@@ -182,7 +182,7 @@ def test_log_file_directories_are_created_and_a_bad_path_is_exit_1(
     assert ralph("-a", "--log-file", str(log), "1", script(default=WORK)).returncode == 2
     assert "working" in log.read_text()
     (tmp_path / "file").write_text("")
-    done = ralph("-a", "--log-file", str(tmp_path / "file" / "x.log"), "1", "hi")
+    done = ralph("-a", "--log-file", str(tmp_path / "file" / "x.log"), "1", "say hi")
     assert done.returncode == 1
     assert "--log-file" in done.stderr
 
@@ -324,3 +324,19 @@ def test_help_names_the_environment_variable_of_each_configurable_option() -> No
         "RALPH_IDLE_TIMEOUT",
     ):
         assert f"env var: {name}" in flat
+
+
+@pytest.mark.parametrize("word", ["version", "status", "promt.md", "prompts/build.md", "typo"])
+def test_a_single_word_that_is_no_file_is_refused_before_any_agent_runs(
+    ralph: Run, word: str, tmp_path: Path
+) -> None:
+    """Issue 10: `ralph version` or a mistyped path must not start a paid agent run."""
+    marker = tmp_path / "agent-ran"
+    done = ralph("-a", word, env={"RALPH_COMMAND": f"/bin/sh -c 'touch {marker}'"})
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ")
+    assert done.stderr.count("\n") == 1
+    assert "Iteration" not in done.stdout
+    assert not marker.exists()
+    if word == "version":
+        assert "ralph --version" in done.stderr

@@ -279,7 +279,7 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     mounts = json.loads(inspect_container(orphan))[0]["Mounts"]
     (secrets,) = [Path(m["Source"]) for m in mounts if Path(m["Source"]).suffix == ".sh"]
     assert secrets.exists()  # the dead ralph could not delete it
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything")
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything at all")
     assert done.returncode == 2, done.stderr
     assert f"removed leftover container {orphan[:12]}" in done.stdout
     assert containers(f"{LABEL_LOOP}={loop_id}") == []
@@ -308,7 +308,7 @@ def test_missing_template_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
     env = {**docker_env, "RALPH_TEMPLATE": "springfield-no-such-image:latest"}
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "hello")
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "hello there")
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1
     assert "sandbox image 'springfield-no-such-image:latest' not found: build it" in done.stderr
@@ -318,7 +318,7 @@ def test_unreachable_engine_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = {**docker_env, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
-    done = ralph(project, env, "-a", "1", "hello")
+    done = ralph(project, env, "-a", "1", "hello there")
     assert done.returncode == 1
     assert done.stderr.startswith("error: cannot reach the Docker engine")
     assert done.stderr.count("\n") == 1
@@ -328,7 +328,7 @@ def test_agent_missing_from_the_image_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
     env = {**docker_env, "RALPH_COMMAND": "claude-not-in-this-image"}
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello")
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello there")
     assert done.returncode == 1, done.stdout
     assert "agent executable 'claude-not-in-this-image' not found in the docker sandbox" in (
         done.stderr

@@ -179,7 +179,7 @@ def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
 ) -> None:
     agent = project / "tty_agent.py"
     shutil.copy(AGENT, agent)
-    term = terminal("--sandbox", "none", "--command", str(agent), "1", "go")
+    term = terminal("--sandbox", "none", "--command", str(agent), "1", "go on")
     read_until(term.master, b"READY")
     term.proc.terminate()
     assert term.proc.wait(timeout=30) == 130

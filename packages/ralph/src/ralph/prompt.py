@@ -44,9 +44,23 @@ def load(spec: str, *, cwd: Path) -> Prompt:
             return Prompt(text, path.resolve())
     except OSError:  # a name too long to be a file is inline text
         pass
-    if spec == DEFAULT_PROMPT:
+    if spec == DEFAULT_PROMPT or _looks_like_a_path(spec):
         raise PromptNotFound(spec)
+    if not any(ch.isspace() for ch in spec.strip()):
+        # `ralph version`, `ralph status` or a typo'd file name would otherwise start a paid
+        # agent run with every permission bypassed (issue 10).
+        hint = " (did you mean `ralph --version`?)" if spec in ("version", "-v") else ""
+        raise UsageProblem(
+            f"{spec!r} is neither a prompt file nor prompt text: PROMPT must be an existing "
+            f"file or text with spaces{hint}"
+        )
     return Prompt(spec)
+
+
+def _looks_like_a_path(spec: str) -> bool:
+    return not any(ch.isspace() for ch in spec) and (
+        "/" in spec or spec.endswith((".md", ".txt", ".prompt"))
+    )
 
 
 def default_loop_id(now: datetime) -> str:
