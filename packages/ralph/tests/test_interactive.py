@@ -166,7 +166,7 @@ def test_bell_rings_when_no_sound_player_is_set(
         "--command",
         str(agent),
         "1",
-        "go",
+        "go on",
         env={"RALPH_DING_COMMAND": "", "PATH": "/usr/bin:/bin"},
     )
     seen = drive(term)
