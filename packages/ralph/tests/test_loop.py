@@ -195,7 +195,17 @@ def test_two_hundred_iterations_leak_no_fds_or_processes(
         monkeypatch.setenv(name, value)
     fds = len(os.listdir("/proc/self/fd"))
     code = main(
-        ["-a", "--sandbox", "none", "--command", str(agent), "--max-iterations", "200", "200", "go on"]
+        [
+            "-a",
+            "--sandbox",
+            "none",
+            "--command",
+            str(agent),
+            "--max-iterations",
+            "200",
+            "200",
+            "go on",
+        ]
     )
     assert code == 2
     out = capsys.readouterr().out

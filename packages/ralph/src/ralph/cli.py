@@ -15,6 +15,7 @@ import click
 
 from ralph import ding, loop, prompt
 from ralph.errors import RalphError
+from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, SandboxKind, Timeouts
 from ralph.render import Output
 
@@ -115,6 +116,39 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
     show_default=True,
     help="Stop an AFK agent that prints nothing for this many seconds.",
 )
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    envvar="RALPH_MAX_COST",
+    show_envvar=True,
+    help="Start no iteration once the results' total_cost_usd reaches this (exit 2).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    metavar="N",
+    envvar="RALPH_MAX_TOKENS",
+    show_envvar=True,
+    help="Start no iteration once input + output + cache tokens reach N (exit 2).",
+)
+@click.option(
+    "--max-time",
+    metavar="DURATION",
+    envvar="RALPH_MAX_TIME",
+    show_envvar=True,
+    help="Wall-time budget (30s, 90m, 8h): an iteration running past it is stopped (exit 2).",
+)
+@click.option(
+    "--max-failed-iterations",
+    type=click.IntRange(min=1),
+    metavar="N",
+    envvar="RALPH_MAX_FAILED_ITERATIONS",
+    show_envvar=True,
+    default=3,
+    show_default=True,
+    help="Stop (exit 1) after N failed iterations in a row (exit != 0, no result, API error).",
+)
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
 def cli(
@@ -129,6 +163,10 @@ def cli(
     network: str | None,
     log_file: Path | None,
     idle_timeout: float,
+    max_cost: float | None,
+    max_tokens: int | None,
+    max_time: str | None,
+    max_failed_iterations: int,
     args: tuple[str, ...],
 ) -> int:
     """Run Claude Code in a loop, one sandboxed iteration at a time.
@@ -158,6 +196,12 @@ def cli(
         network=network,
         agent_args=tuple(ctx.obj["agent_args"]),
         timeouts=timeouts_from(env, idle=idle_timeout),
+        budgets=Budgets(
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            max_time=_duration(max_time),
+            max_failed=max_failed_iterations,
+        ),
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),
@@ -168,6 +212,15 @@ def cli(
         ctx.obj["out"] = out
         return int(loop.run(config, out, env=env, max_iterations=max_iterations))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _duration(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--max-time") from e
 
 
 def _open_log(path: Path) -> TextIO:

@@ -18,6 +18,7 @@ from ralph import format, git, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, UsageLimitFatal
+from ralph.governor import Governor, failure_of
 from ralph.models import Config, Exit
 from ralph.render import Output
 from ralph.stream import Parser, RateLimit, Result
@@ -78,13 +79,21 @@ class Loop:
         self.prompt_hint = prompt_hint
         self.clock = clock
         self.wall = wall
+        self.governor = Governor(config.budgets, clock=clock)
+        self.stop_reason = ""
 
     @property
     def root(self) -> Path:
         return self.config.project
 
     def run(self) -> Exit:
-        """Run up to N iterations; 0 when the sentinel appears, 2 when exhausted, 130 on signal."""
+        """Run up to N iterations; 0 when the sentinel appears, 2 when exhausted or over
+        budget, 1 when the circuit breaker opens, 130 on signal."""
+        code = self._iterate()
+        self._totals(code)
+        return code
+
+    def _iterate(self) -> Exit:
         total = self.config.iterations
         if total > self.max_iterations:
             self.out.warning(
@@ -96,23 +105,51 @@ class Loop:
         sentinel.take_ding(self.root)
         for index in range(1, total + 1):
             if self.interrupts.fired:  # a signal during set-up or a push
-                self.out.note("Interrupted.")
-                return Exit.INTERRUPTED
+                return self._stop(Exit.INTERRUPTED, "interrupted")
+            if over := self.governor.over_budget():
+                self.out.warning(f"stopping before iteration {index}: {over}")
+                return self._stop(Exit.EXHAUSTED, over)
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             before = git.head(self.root, env=self.env)
             attempt = self._iteration(index)
             self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
-                self.out.note("Interrupted.")
-                return Exit.INTERRUPTED
+                return self._stop(Exit.INTERRUPTED, "interrupted")
             if sentinel.take(self.root, loop_id):
                 self.out.summary(f"ralph complete after {index} iteration(s)")
                 self._push_pending()
-                return Exit.COMPLETE
+                return self._stop(Exit.COMPLETE, "complete")
+            if attempt.expiry is Expiry.MAX_TIME:
+                self.governor.record(attempt.result, failure=None)
+                over = self.governor.over_budget() or "budget reached: --max-time"
+                self.out.warning(f"stopping: {over}")
+                return self._stop(Exit.EXHAUSTED, over)
+            failure = None
+            if self.config.afk:  # an interactive session has no result event to judge by
+                failure = failure_of(
+                    attempt.status, attempt.result, expired=attempt.expiry is Expiry.IDLE
+                )
+            self.governor.record(attempt.result, failure=failure)
+            if broken := self.governor.breaker_open():
+                self.out.error(f"stopping: {broken}")
+                return self._stop(Exit.ERROR, broken)
         sentinel.clear(self.root, loop_id)
         self.out.note(f"ralph reached max iterations ({total})")
-        return Exit.EXHAUSTED
+        return self._stop(Exit.EXHAUSTED, f"iterations exhausted ({total})")
+
+    def _stop(self, code: Exit, reason: str) -> Exit:
+        if code is Exit.INTERRUPTED:
+            self.out.note("Interrupted.")
+        self.stop_reason = reason
+        return code
+
+    def _totals(self, code: Exit) -> None:
+        g = self.governor
+        self.out.summary(
+            f"totals: {g.iterations} iteration(s), ${g.cost:.4f}, {g.tokens} tokens, "
+            f"{format.duration(g.elapsed())}; stopped: {self.stop_reason or code.name.lower()}"
+        )
 
     # -- one iteration -------------------------------------------------------------------
 
@@ -127,6 +164,8 @@ class Loop:
             self.out.warning(f"no output from the agent for {t.idle:g} s: stopped it")
         elif attempt.expiry is Expiry.POST_RESULT:
             self.out.warning(f"agent still running {t.post_result:g} s after its result: stopped")
+        elif attempt.expiry is Expiry.MAX_TIME:
+            self.out.warning("the --max-time budget ran out: stopped the agent")
         elif self.config.afk and not attempt.interrupted:
             if attempt.result is None:
                 self.out.warning(f"agent exited (status {attempt.status}) without a result")
@@ -201,7 +240,9 @@ class Loop:
 
     def _afk_once(self) -> Attempt:
         t = self.config.timeouts
-        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock)
+        left = self.governor.time_left()
+        until = None if left is None else self.clock() + left
+        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock, until=until)
         result: Result | None = None
         limit: RateLimit | None = None
         started = self.clock()

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from pathlib import Path
 
+from ralph.governor import Budgets
+
 
 class Exit(IntEnum):
     """ralph's exit codes (the sgf-to-ralph contract)."""
@@ -65,6 +67,7 @@ class Config:
     network: str | None = None
     agent_args: tuple[str, ...] = ()
     timeouts: Timeouts = field(default_factory=Timeouts)
+    budgets: Budgets = field(default_factory=Budgets)
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:

@@ -69,11 +69,18 @@ class Result:
     cost_usd: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_tokens: int | None = None  # cache creation + cache reads
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
 
 
 Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | ApiRetry | Result
+
+
+def _cache(usage: Mapping[str, object]) -> int | None:
+    parts = [_int(usage.get(k)) for k in ("cache_creation_input_tokens", "cache_read_input_tokens")]
+    known = [p for p in parts if p is not None]
+    return sum(known) if known else None
 
 
 def _int(value: object) -> int | None:
@@ -143,6 +150,7 @@ def _result(raw: Mapping[str, object]) -> Result:
         cost_usd=_num(cost),
         input_tokens=_int(usage.get("input_tokens")),
         output_tokens=_int(usage.get("output_tokens")),
+        cache_tokens=_cache(usage),
         api_error_status=_int(raw.get("api_error_status")),
         errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
     )

@@ -12,14 +12,21 @@ class Expiry(StrEnum):
 
     IDLE = "idle"
     POST_RESULT = "post-result"
+    MAX_TIME = "max-time"  # the loop's --max-time budget ran out mid-iteration
 
 
 class Watchdog:
     """Tracks the agent's last output and its `result`; says when to give up on it."""
 
     def __init__(
-        self, *, idle: float, post_result: float, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        idle: float,
+        post_result: float,
+        clock: Callable[[], float] = time.monotonic,
+        until: float | None = None,
     ) -> None:
+        self._until = until  # an absolute deadline on `clock` (the --max-time budget)
         self._idle = idle
         self._post_result = post_result
         self._clock = clock
@@ -37,10 +44,12 @@ class Watchdog:
             self._result_at = self._clock()
 
     def _deadline(self) -> tuple[float, Expiry]:
-        idle = (self._last + self._idle, Expiry.IDLE)
-        if self._result_at is None:
-            return idle
-        return min(idle, (self._result_at + self._post_result, Expiry.POST_RESULT))
+        candidates = [(self._last + self._idle, Expiry.IDLE)]
+        if self._result_at is not None:
+            candidates.append((self._result_at + self._post_result, Expiry.POST_RESULT))
+        if self._until is not None:
+            candidates.append((self._until, Expiry.MAX_TIME))
+        return min(candidates)
 
     def remaining(self) -> float:
         """Seconds until the nearest deadline (never negative)."""

@@ -1,0 +1,107 @@
+"""A loop that governs itself (issue 10): circuit breaker, budgets, totals and stop reasons."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ralph.governor import Budgets, Governor, failure_of, parse_duration
+from ralph.stream import Result
+
+from .conftest import Run, Script
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("30s", 30), ("90m", 5400), ("8h", 28800), ("1.5h", 5400), ("45", 45)]
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-5m", "0s", "3w"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration(text)
+
+
+def test_budget_verdicts_come_from_result_totals() -> None:
+    now = [0.0]
+    gov = Governor(Budgets(max_cost=0.01, max_tokens=100, max_time=60), clock=lambda: now[0])
+    assert gov.over_budget() is None
+    gov.record(
+        Result(cost_usd=0.004, input_tokens=10, output_tokens=5, cache_tokens=20), failure=None
+    )
+    assert (gov.cost, gov.tokens) == (0.004, 35)
+    assert gov.over_budget() is None
+    gov.record(Result(cost_usd=0.007), failure=None)
+    assert (gov.over_budget() or "").startswith("budget reached: cost $0.0110")
+    gov = Governor(Budgets(max_time=60), clock=lambda: now[0])
+    now[0] = 61
+    assert (gov.over_budget() or "").startswith("budget reached: 61 s of --max-time 60")
+
+
+def test_the_breaker_opens_after_consecutive_failures_only() -> None:
+    gov = Governor(Budgets(max_failed=3))
+    for failure in ("a", "b", None, "c", "d"):
+        gov.record(None, failure=failure)
+    assert gov.breaker_open() is None
+    gov.record(None, failure="the last one")
+    assert gov.breaker_open() == "3 iterations in a row failed; the last: the last one"
+
+
+def test_what_counts_as_a_failed_iteration() -> None:
+    assert failure_of(0, Result(), expired=False) is None
+    assert failure_of(1, None, expired=False) == "the agent exited (status 1) without a result"
+    assert "reported an error" in (
+        failure_of(0, Result(is_error=True, text="x"), expired=False) or ""
+    )
+    assert failure_of(3, Result(), expired=False) == "the agent exited with status 3"
+    assert failure_of(0, Result(), expired=True) == "the watchdog stopped the agent"
+
+
+def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -> None:
+    done = ralph("-a", "--command", "/bin/false", "10", "do the work")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(re.findall(r"Iteration \d+ of", done.stdout)) == 3
+    assert (
+        "error: stopping: 3 iterations in a row failed; the last: the agent exited (status 1) "
+        "without a result" in done.stderr
+    )
+    assert "stopped: 3 iterations in a row failed" in done.stdout
+    assert "reached max iterations" not in done.stdout
+
+
+def test_max_cost_stops_before_an_iteration_over_budget(ralph: Run, script: Script) -> None:
+    steps = [["result", {"total_cost_usd": 0.0015}]]
+    done = ralph("-a", "--max-cost", "0.002", "10", script(default=steps))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(re.findall(r"Iteration \d+ of", done.stdout)) == 2
+    assert "stopping before iteration 3: budget reached: cost $0.0030 of --max-cost $0.002" in (
+        done.stdout + done.stderr
+    )
+    assert "totals: 2 iteration(s), $0.0030" in done.stdout
+
+
+def test_max_tokens_counts_input_output_and_cache(ralph: Run, script: Script) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100}
+    done = ralph("-a", "--max-tokens", "200", "10", script(default=[["result", {"usage": usage}]]))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(re.findall(r"Iteration \d+ of", done.stdout)) == 2
+    assert "budget reached: 230 tokens of --max-tokens 200" in done.stdout + done.stderr
+
+
+def test_max_time_ends_a_running_iteration_like_the_watchdog(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "--max-time", "1s", "5", script(default=[["say", "working"], ["hang"]]))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(re.findall(r"Iteration \d+ of", done.stdout)) == 1
+    assert "the --max-time budget ran out: stopped the agent" in done.stdout + done.stderr
+    assert "totals: 1 iteration(s)" in done.stdout
+    assert "stopped: budget reached" in done.stdout
+
+
+def test_a_bad_max_time_is_a_one_line_usage_error(ralph: Run) -> None:
+    done = ralph("-a", "--max-time", "soon", "1", "do it")
+    assert done.returncode == 1
+    assert "--max-time" in done.stderr
+    assert "not a duration" in done.stderr
