@@ -143,3 +143,20 @@ def test_a_taken_loop_id_moves_on_by_a_second(tmp_path: Path) -> None:
     (tmp_path / ".sgf" / "run" / "build-20260226T143001.pid").touch()
     got = launch.unused_loop_id(tmp_path, LoopId(Stage.BUILD, None, T))
     assert str(got) == "build-20260226T143002"
+
+
+def test_budgets_from_flags_and_config_reach_ralph() -> None:
+    from sgf.config import parse
+
+    config = parse('stack = "python"\nmax_cost = 2.5\nmax_time = "8h"\nmax_failed_iterations = 5\n')
+    request = Launch(stage=Stage.BUILD, afk=True, iterations=3, max_tokens=50_000)
+    argv = request.ralph_argv("ralph", config, LoopId(Stage.BUILD, None, T), PROMPT)
+    joined = " ".join(argv)
+    assert "--max-cost 2.5" in joined
+    assert "--max-tokens 50000" in joined
+    assert "--max-time 8h" in joined
+    assert "--max-failed-iterations 5" in joined
+    flag = Launch(stage=Stage.BUILD, max_cost=0.5)
+    assert "--max-cost 0.5" in " ".join(
+        flag.ralph_argv("ralph", config, LoopId(Stage.BUILD, None, T), PROMPT)
+    )

@@ -113,6 +113,23 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
             click.option(
                 "--stash", is_flag=True, help="Stash uncommitted changes first instead of refusing."
             ),
+            click.option(
+                "--max-cost",
+                type=click.FloatRange(min=0, min_open=True),
+                metavar="USD",
+                help="Cost budget for the loop (config: max_cost).",
+            ),
+            click.option(
+                "--max-tokens",
+                type=click.IntRange(min=1),
+                metavar="N",
+                help="Token budget: input + output + cache (config: max_tokens).",
+            ),
+            click.option(
+                "--max-time",
+                metavar="DURATION",
+                help="Wall-time budget such as 30s, 90m, 8h (config: max_time).",
+            ),
         ]
         if spec:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
@@ -141,6 +158,9 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         template=opts.get("template"),
         sandbox=SandboxKind(kind) if kind else None,
         network=opts.get("network"),
+        max_cost=opts.get("max_cost"),
+        max_tokens=opts.get("max_tokens"),
+        max_time=opts.get("max_time"),
     )
     root = env.root()
     prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
@@ -355,7 +375,7 @@ def fail(message: str) -> int:
     """Print `error: <message>` on stderr and return exit code 1."""
     from sgf import render
 
-    click.echo(f"error: {render.inert(message)}", err=True)
+    click.echo(f"error: {render.inert(message, multiline=True)}", err=True)
     return 1
 
 

@@ -32,6 +32,11 @@ class Config:
     max_iterations: int = 100
     sandbox: SandboxKind | None = None
     network: str | None = None
+    # Budgets and the circuit breaker, passed to ralph (README "Leaving a loop alone").
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_time: str | None = None
+    max_failed_iterations: int | None = None  # None: ralph's default (3)
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -49,6 +54,15 @@ def _typed(data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     return value
 
 
+def _cost(data: dict[str, Any]) -> float | None:
+    value = data.get("max_cost")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{CONFIG}: max_cost must be a positive number of USD, not {value!r}")
+    return float(value)
+
+
 def parse(text: str) -> Config:
     """Parse config text into a Config, rejecting unknown keys and wrong types."""
     try:
@@ -56,7 +70,7 @@ def parse(text: str) -> Config:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{CONFIG}: {e}") from e
     known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
-    known |= {"sandbox", "network"}
+    known |= {"sandbox", "network", "max_cost", "max_tokens", "max_time", "max_failed_iterations"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
@@ -79,9 +93,13 @@ def parse(text: str) -> Config:
         max_iterations=_typed(data, "max_iterations", int, 100),
         sandbox=SandboxKind(sandbox) if sandbox else None,
         network=_typed(data, "network", str, None),
+        max_cost=_cost(data),
+        max_tokens=_typed(data, "max_tokens", int, None),
+        max_time=_typed(data, "max_time", str, None),
+        max_failed_iterations=_typed(data, "max_failed_iterations", int, None),
     )
-    for key in ("default_iterations", "max_iterations"):
-        if getattr(config, key) < 1:
+    for key in ("default_iterations", "max_iterations", "max_failed_iterations"):
+        if getattr(config, key) is not None and getattr(config, key) < 1:
             raise ConfigError(f"{CONFIG}: {key} must be at least 1")
     return config
 

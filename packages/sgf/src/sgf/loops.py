@@ -94,6 +94,9 @@ class Launch:
     template: str | None = None
     sandbox: SandboxKind | None = None
     network: str | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_time: str | None = None
 
     def is_afk(self) -> bool:
         """Tell whether ralph runs unattended (-a): asked for, or verify/test-plan."""
@@ -131,4 +134,14 @@ class Launch:
         network = self.network or config.network
         if network:
             argv += ["--network", network]
+        budgets = {
+            "--max-cost": self.max_cost if self.max_cost is not None else config.max_cost,
+            "--max-tokens": self.max_tokens if self.max_tokens is not None else config.max_tokens,
+            "--max-time": self.max_time or config.max_time,
+        }
+        for flag, value in budgets.items():
+            if value is not None:
+                argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if config.max_failed_iterations is not None:
+            argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
         return [*argv, str(count), str(prompt.resolve())]

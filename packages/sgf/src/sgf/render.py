@@ -21,11 +21,15 @@ _INERT = {cp: f"\\x{cp:02x}" for cp in _CONTROLS if cp != 0x09}
 _INERT.update({cp: f"\\u{cp:04x}" for cp in _BIDI})
 
 
-def inert(value: object) -> str:
+_INERT_LINES = {k: v for k, v in _INERT.items() if k != 0x0A}
+
+
+def inert(value: object, *, multiline: bool = False) -> str:
     """Text from users, agents or the model made harmless for a terminal (issue 9): control
-    characters and bidirectional overrides become visible escapes. (pensa and ralph have the
-    same few lines: packages share no code.)"""
-    return str(value).translate(_INERT)
+    characters and bidirectional overrides become visible escapes; newlines stay only where
+    `multiline` says a message may span lines. (pensa and ralph have the same few lines:
+    packages share no code.)"""
+    return str(value).translate(_INERT_LINES if multiline else _INERT)
 
 
 class _Console:
@@ -40,7 +44,7 @@ class _Console:
     def print(self, renderable: object, *, style: str | None = None) -> None:
         """Print a plain string (made inert, no markup) or a rich renderable (a Table)."""
         if isinstance(renderable, str):
-            self._console.print(inert(renderable), style=style, markup=False)
+            self._console.print(inert(renderable, multiline=True), style=style, markup=False)
         else:
             self._console.print(renderable)
 
