@@ -489,3 +489,11 @@ def test_a_file_that_is_not_a_database_points_at_pn_import_which_rebuilds_it(
         assert "is not a SQLite database; `pn import` rebuilds it" in error["error"]
     pnj("import")
     assert [i["id"] for i in pnj("list")] == [issue]
+
+
+def test_claim_next_takes_several_types_and_skips_the_others(pnj: J) -> None:
+    test_item = pnj("create", "a test item", "-t", "test", "-p", "p0")["id"]
+    chore = pnj("create", "a chore", "-t", "chore")["id"]
+    assert pnj("claim-next", "-t", "task", "-t", "chore")["id"] == chore
+    assert pnj("claim-next", "-t", "task", "-t", "chore") is None
+    assert pnj("claim-next", "-t", "test")["id"] == test_item

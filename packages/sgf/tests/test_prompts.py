@@ -21,7 +21,7 @@ def test_assembly_renders_the_spec_filter_into_the_assembled_file(tmp_path: Path
     out = prompts.assemble(tmp_path, "build", {"spec": "auth"})
     assert out == tmp_path / ".sgf/prompts/.assembled/build.md"
     text = out.read_text()
-    assert "pn claim-next --spec auth --json" in text
+    assert "pn claim-next -t task -t chore --spec auth --json" in text
     assert "{{" not in text
     assert "{%" not in text
 
@@ -29,7 +29,7 @@ def test_assembly_renders_the_spec_filter_into_the_assembled_file(tmp_path: Path
 def test_assembly_without_a_spec_leaves_the_filter_out(tmp_path: Path) -> None:
     seed(tmp_path, "build", resources.read_text("prompts", "build.md"))
     text = prompts.assemble(tmp_path, "build", {"spec": None}).read_text()
-    assert "pn claim-next --json" in text
+    assert "pn claim-next -t task -t chore --json" in text
     assert "--spec" not in text.split("## 1.")[1].split("## 2.")[0]
 
 
@@ -103,3 +103,25 @@ def test_an_unsafe_template_is_refused_and_nothing_runs(
     assert "\n" not in str(caught.value)
     assert not (tmp_path / "PWNED").exists()
     assert not (tmp_path / ".sgf/prompts/.assembled/build.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("stage", "claim"),
+    [
+        ("build", "pn claim-next -t task -t chore --json"),
+        ("test", "pn claim-next -t test --json"),
+        ("issues-plan", "pn update <bug-id> --claim"),
+    ],
+)
+def test_each_stage_claims_only_its_own_kind_of_work(
+    tmp_path: Path, stage: str, claim: str
+) -> None:
+    """Issue 10: the build loop never takes the test plan's items, nor the test loop tasks."""
+    seed(tmp_path, stage, resources.read_text("prompts", f"{stage}.md"))
+    text = prompts.assemble(tmp_path, stage, {"spec": None}).read_text()
+    assert claim in text
+    claims = [line for line in text.splitlines() if "pn claim-next" in line]
+    if stage == "build":
+        assert all("-t task -t chore" in line for line in claims), claims
+    if stage == "test":
+        assert all("-t test" in line for line in claims), claims

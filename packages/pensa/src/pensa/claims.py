@@ -27,11 +27,18 @@ def claim_next(
     actor: str,
     now: Callable[[], datetime] = utcnow,
     priority: Priority | None = None,
-    issue_type: IssueType | None = None,
+    issue_type: IssueType | tuple[IssueType, ...] | None = None,
     spec: str | None = None,
 ) -> Issue | None:
-    """Claim the first ready issue not assigned to someone else, atomically; None if none."""
-    clauses, params = Filters(priority=priority, issue_type=issue_type, spec=spec).where()
+    """Claim the first ready issue not assigned to someone else, atomically; None if none.
+
+    `issue_type` may name several types (the build loop takes tasks and chores)."""
+    types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
+    one = types[0] if types and len(types) == 1 else None
+    clauses, params = Filters(priority=priority, issue_type=one, spec=spec).where()
+    if types and len(types) > 1:
+        clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
+        params.extend(t.value for t in types)
     where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
     stamp = timestamp(now())
     with store.write() as conn:

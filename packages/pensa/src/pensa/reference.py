@@ -31,7 +31,7 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Work loop",
         (
             Ref(
-                "pn claim-next [-p P] [-t TYPE] [--spec S]",
+                "pn claim-next [-p P] [-t TYPE]... [--spec S]",
                 "claim the first ready issue atomically; `null` when none",
             ),
             Ref(

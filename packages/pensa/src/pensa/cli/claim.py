@@ -10,12 +10,19 @@ from pensa.models import IssueType, Priority
 
 @cli.command("claim-next")
 @click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority.")
-@click.option("-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type.")
+@click.option(
+    "-t",
+    "--type",
+    "issue_types",
+    type=VocabType(IssueType),
+    multiple=True,
+    help="Only this type (repeat for several: -t task -t chore).",
+)
 @click.option("--spec", help="Only issues of this spec stem.")
 @common
 @pass_env
 def claim_next(
-    env: Env, priority: Priority | None, issue_type: IssueType | None, spec: str | None
+    env: Env, priority: Priority | None, issue_types: tuple[IssueType, ...], spec: str | None
 ) -> None:
     """Claim the first ready issue in one transaction and print it (`null` if none).
 
@@ -24,6 +31,7 @@ def claim_next(
     \b
     Example:
         pn claim-next --spec auth --json
+        pn claim-next -t task -t chore --json
     """
     from pensa import claims
 
@@ -32,7 +40,7 @@ def claim_next(
         actor=env.actor,
         now=env.now,
         priority=priority,
-        issue_type=issue_type,
+        issue_type=issue_types or None,
         spec=spec,
     )
     env.out.issue(issue, empty="(nothing ready)")
