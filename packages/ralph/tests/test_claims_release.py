@@ -111,3 +111,42 @@ def test_a_user_chosen_actor_is_never_released_wholesale(
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert status(project, task) == ("in_progress", "alice")
+
+
+def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
+    project: Path, env: dict[str, str], script: Script, task: str
+) -> None:
+    """Issue 10: an agent that gives up on the same task each iteration does not eat the loop:
+    after 3 claims the task goes to a human with a comment, and the loop moves on."""
+    second = pn(project, "create", "the next task", "-t", "task")
+    assert isinstance(second, dict)
+    give_up = (
+        "pn claim-next --json > claimed.json && pn release "
+        "$(python3 -c \"import json; print(json.load(open('claimed.json'))['id'])\")"
+    )
+    steps = [["sh", give_up], ["result"]]
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-s", "4", script(default=steps)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    shown = pn(project, "show", task)
+    assert isinstance(shown, dict)
+    assert (shown["status"], shown["assignee"]) == ("open", "human")
+    [comment] = [c for c in shown["comments"] if c["text"].startswith("stuck:")]
+    assert "claimed 3 times without being closed (by build-s)" in comment["text"]
+    history = pn(project, "history", second["id"])
+    assert isinstance(history, list)
+    assert [e["event_type"] for e in history if e["event_type"] == "claimed"] == ["claimed"]
+    status_text = subprocess.run(
+        [str(BIN / "pn"), "status"], cwd=project, capture_output=True, text=True, check=True
+    ).stdout
+    assert "needing a human: 1 stuck" in status_text
+    assert pn(project, "release", task)["assignee"] is None  # one command hands it back
+    again = pn(project, "claim-next", "--stuck-after", "3")
+    assert isinstance(again, dict)
+    assert again["id"] == task  # the count starts afresh

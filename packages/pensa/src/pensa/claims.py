@@ -15,6 +15,7 @@ from pensa.store import fetch_issue, log_event
 from pensa.views import READY, Filters
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable
     from datetime import datetime
 
@@ -29,10 +30,14 @@ def claim_next(
     priority: Priority | None = None,
     issue_type: IssueType | tuple[IssueType, ...] | None = None,
     spec: str | None = None,
+    stuck_after: int | None = None,
 ) -> Issue | None:
     """Claim the first ready issue not assigned to someone else, atomically; None if none.
 
-    `issue_type` may name several types (the build loop takes tasks and chores)."""
+    `issue_type` may name several types (the build loop takes tasks and chores). With
+    `stuck_after`, an issue already claimed that many times since it was last closed, marked
+    stuck or handed back by a human is taken out of the queue instead (`mark_stuck`) and the
+    next one is claimed: a task an agent gives up on every iteration stops eating them."""
     types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
     one = types[0] if types and len(types) == 1 else None
     clauses, params = Filters(priority=priority, issue_type=one, spec=spec).where()
@@ -42,12 +47,17 @@ def claim_next(
     where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
     stamp = timestamp(now())
     with store.write() as conn:
-        row = conn.execute(
-            f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
-            [actor, *params],
-        ).fetchone()
-        if row is None:
-            return None
+        while True:
+            row = conn.execute(
+                f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
+                [actor, *params],
+            ).fetchone()
+            if row is None:
+                return None
+            holders = claims_since_reset(conn, row[0])
+            if stuck_after is None or len(holders) < stuck_after:
+                break
+            mark_stuck(conn, row[0], holders, at=stamp)
         conn.execute(
             "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? "
             "WHERE id = ? AND status = 'open'",
@@ -57,3 +67,46 @@ def claim_next(
         claimed = fetch_issue(conn, row[0])
         assert claimed is not None  # we hold the write lock: it cannot have vanished
         return Issue.from_row(claimed)
+
+
+# Who takes a stuck task: an assignee no loop is, so claim-next (which skips issues assigned
+# to someone else) passes it by, while `pn list -a human` finds it. `pn release ID` hands it
+# back to the agents. The JSON contract is unchanged: assignee stays a string.
+HUMAN = "human"
+_RESETS = ("closed", "reopened", "stuck", "returned")
+
+
+def claims_since_reset(conn: sqlite3.Connection, issue_id: str) -> list[str]:
+    """The actors of the issue's claims since it was last closed, stuck or handed back."""
+    placeholders = ", ".join("?" for _ in _RESETS)
+    rows = conn.execute(
+        "SELECT actor FROM events WHERE issue_id = ? AND event_type = 'claimed' AND seq > "
+        f"coalesce((SELECT max(seq) FROM events WHERE issue_id = ? AND event_type IN "
+        f"({placeholders})), 0) ORDER BY seq",
+        (issue_id, issue_id, *_RESETS),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, at: str) -> None:
+    """Take the issue out of the agents' queue: assignee `human`, a comment saying why."""
+    from pensa.ids import new_id
+
+    loops = ", ".join(dict.fromkeys(holders))
+    text = (
+        f"stuck: claimed {len(holders)} times without being closed (by {loops}); "
+        f"taken out of the agents' queue. `pn release {issue_id}` hands it back."
+    )
+    conn.execute(
+        "UPDATE issues SET status = 'open', assignee = ?, updated_at = ? WHERE id = ?",
+        (HUMAN, at, issue_id),
+    )
+
+    def taken(cid: str) -> bool:
+        return conn.execute("SELECT 1 FROM comments WHERE id = ?", (cid,)).fetchone() is not None
+
+    conn.execute(
+        "INSERT INTO comments (id, issue_id, actor, text, created_at) VALUES (?, ?, ?, ?, ?)",
+        (new_id(taken), issue_id, "pensa", text, at),
+    )
+    log_event(conn, issue_id, "stuck", actor="pensa", detail=text, at=at)

@@ -70,6 +70,7 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
         ("by_type", dict[str, dict[str, int]]),
         ("ready", int),
         ("blocked", int),
+        ("needs_human", int),
     ],
 )
 
@@ -91,6 +92,7 @@ class StatusReport(_StatusReportFields):
             **totals,
             "ready": self.ready,
             "blocked": self.blocked,
+            "needs_human": self.needs_human,
             "by_type": self.by_type,
         }
 
@@ -106,4 +108,8 @@ def status(store: Store) -> StatusReport:
     blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
         0
     ][0]
-    return StatusReport(by_type, int(ready_n), int(blocked_n))
+    # stuck tasks claim-next handed to a human (pensa.claims.HUMAN)
+    human_n = store.rows(
+        "SELECT count(*) FROM issues WHERE status = 'open' AND assignee = 'human'"
+    )[0][0]
+    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n))

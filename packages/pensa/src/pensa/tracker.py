@@ -213,7 +213,8 @@ class Tracker:
                         f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`"
                     )
                 changes.update(status=Status.OPEN.value, assignee=None)
-                event = "released"
+                # A stuck issue handed back by a human starts a fresh count of claims.
+                event = "returned" if issue.assignee == "human" else "released"
             if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
                 event = "claimed"
             changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}

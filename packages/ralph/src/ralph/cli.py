@@ -149,6 +149,16 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
     show_default=True,
     help="Stop (exit 1) after N failed iterations in a row (exit != 0, no result, API error).",
 )
+@click.option(
+    "--stuck-threshold",
+    type=click.IntRange(min=1),
+    metavar="N",
+    envvar="RALPH_STUCK_THRESHOLD",
+    show_envvar=True,
+    default=3,
+    show_default=True,
+    help="A task claimed N times without a close leaves the queue for a human (PN_STUCK_AFTER).",
+)
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
 def cli(
@@ -167,6 +177,7 @@ def cli(
     max_tokens: int | None,
     max_time: str | None,
     max_failed_iterations: int,
+    stuck_threshold: int,
     args: tuple[str, ...],
 ) -> int:
     """Run Claude Code in a loop, one sandboxed iteration at a time.
@@ -202,6 +213,7 @@ def cli(
             max_time=_duration(max_time),
             max_failed=max_failed_iterations,
         ),
+        stuck_threshold=stuck_threshold,
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),

@@ -68,6 +68,7 @@ class Config:
     agent_args: tuple[str, ...] = ()
     timeouts: Timeouts = field(default_factory=Timeouts)
     budgets: Budgets = field(default_factory=Budgets)
+    stuck_threshold: int = 3  # claims of one task without a close before a human gets it
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
@@ -77,7 +78,12 @@ class Config:
         container says "unknown" and concurrent loops' claims look like one actor's; a
         PN_ACTOR set on the host wins.
         """
-        return {"RALPH_LOOP_ID": self.loop_id, "PN_ACTOR": host.get("PN_ACTOR") or self.loop_id}
+        return {
+            "RALPH_LOOP_ID": self.loop_id,
+            "PN_ACTOR": host.get("PN_ACTOR") or self.loop_id,
+            # pn claim-next hands a task claimed this often without a close to a human
+            "PN_STUCK_AFTER": str(self.stuck_threshold),
+        }
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
         """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""

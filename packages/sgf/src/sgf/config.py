@@ -37,6 +37,7 @@ class Config:
     max_tokens: int | None = None
     max_time: str | None = None
     max_failed_iterations: int | None = None  # None: ralph's default (3)
+    stuck_threshold: int | None = None  # None: ralph's default (3)
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -71,6 +72,7 @@ def parse(text: str) -> Config:
         raise ConfigError(f"{CONFIG}: {e}") from e
     known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
     known |= {"sandbox", "network", "max_cost", "max_tokens", "max_time", "max_failed_iterations"}
+    known |= {"stuck_threshold"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
@@ -97,8 +99,9 @@ def parse(text: str) -> Config:
         max_tokens=_typed(data, "max_tokens", int, None),
         max_time=_typed(data, "max_time", str, None),
         max_failed_iterations=_typed(data, "max_failed_iterations", int, None),
+        stuck_threshold=_typed(data, "stuck_threshold", int, None),
     )
-    for key in ("default_iterations", "max_iterations", "max_failed_iterations"):
+    for key in ("default_iterations", "max_iterations", "max_failed_iterations", "stuck_threshold"):
         if getattr(config, key) is not None and getattr(config, key) < 1:
             raise ConfigError(f"{CONFIG}: {key} must be at least 1")
     return config

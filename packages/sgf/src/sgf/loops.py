@@ -144,4 +144,6 @@ class Launch:
                 argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
         if config.max_failed_iterations is not None:
             argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
+        if config.stuck_threshold is not None:
+            argv += ["--stuck-threshold", str(config.stuck_threshold)]
         return [*argv, str(count), str(prompt.resolve())]

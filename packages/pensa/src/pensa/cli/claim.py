@@ -19,10 +19,22 @@ from pensa.models import IssueType, Priority
     help="Only this type (repeat for several: -t task -t chore).",
 )
 @click.option("--spec", help="Only issues of this spec stem.")
+@click.option(
+    "--stuck-after",
+    type=click.IntRange(min=1),
+    metavar="N",
+    envvar="PN_STUCK_AFTER",
+    show_envvar=True,
+    help="Hand an issue claimed N times since its last close to a human instead (ralph sets it).",
+)
 @common
 @pass_env
 def claim_next(
-    env: Env, priority: Priority | None, issue_types: tuple[IssueType, ...], spec: str | None
+    env: Env,
+    priority: Priority | None,
+    issue_types: tuple[IssueType, ...],
+    spec: str | None,
+    stuck_after: int | None,
 ) -> None:
     """Claim the first ready issue in one transaction and print it (`null` if none).
 
@@ -42,5 +54,6 @@ def claim_next(
         priority=priority,
         issue_type=issue_types or None,
         spec=spec,
+        stuck_after=stuck_after,
     )
     env.out.issue(issue, empty="(nothing ready)")

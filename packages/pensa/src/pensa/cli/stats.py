@@ -58,4 +58,9 @@ def status(env: Env) -> None:
     totals = report.totals()
     rows.append(("total", *(str(totals[s.value]) for s in Status)))
     text = table(rows) + f"\nready: {report.ready}  blocked: {report.blocked}"
+    if report.needs_human:
+        text += (
+            f"\nneeding a human: {report.needs_human} stuck (`pn list -a human`; "
+            "`pn release ID` hands one back)"
+        )
     env.out.emit(report.to_json(), text)
