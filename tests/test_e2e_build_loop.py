@@ -81,13 +81,17 @@ def test_build_loop_that_never_finishes_exits_2_and_pushes_its_work(
         f"[{task}] work in progress" for task in reversed(held)
     ]
     issues = project.issues()
-    assert [issues[t]["status"] for t in held] == ["in_progress", "in_progress"]
-    # The interrupted claims are visible to `pn doctor` (issue #5, "Exhausted").
-    doctor = json.loads(project.run("pn", "doctor", "--json").stdout)
-    shown = {f["issue_id"]: f for f in doctor["findings"] if f["check"] == "claim"}
-    assert sorted(shown) == sorted(held), doctor
+    # Claims end with the loop (issue 10): the unfinished tasks are back in the queue, each
+    # with a history line saying which loop gave it back and why.
+    assert [issues[t]["status"] for t in held] == ["open", "open"]
+    assert [issues[t]["assignee"] for t in held] == [None, None]
+    [loop_id] = [log.stem for log in project.logs()]
     for task in held:
-        assert shown[task]["message"].startswith(f"{task} is in progress, claimed by "), doctor
+        released = [e for e in project.pn("history", task) if e["event_type"] == "released"]
+        assert released[0]["actor"] == loop_id
+        assert released[0]["detail"].endswith(f"loop {loop_id} ended: iterations exhausted")
+    doctor = json.loads(project.run("pn", "doctor", "--json").stdout)
+    assert [f for f in doctor["findings"] if f["check"] == "claim"] == []
     assert_clean_exit(project)
 
 
