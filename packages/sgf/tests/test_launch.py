@@ -85,7 +85,7 @@ def test_build_with_spec_override_options_and_config_keys(
     assert argv[argv.index("--sandbox") + 1] == "none"
     assert argv[argv.index("--network") + 1] == "host"
     assembled = (project / ".sgf/prompts/.assembled/build.md").read_text()
-    assert "pn claim-next --spec auth --json" in assembled
+    assert "pn claim-next -t task -t chore --spec auth --json" in assembled
 
 
 def test_unknown_spec_is_a_clear_error_and_nothing_runs(

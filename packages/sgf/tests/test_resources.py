@@ -57,4 +57,4 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
     )
     first, rest = done.stdout.split("\n", 1)
     assert first.startswith(str(tmp_path / "site"))
-    assert "pn claim-next --spec auth --json" in rest
+    assert "pn claim-next -t task -t chore --spec auth --json" in rest

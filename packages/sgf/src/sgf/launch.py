@@ -13,6 +13,7 @@ from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import Launch, LoopId, Stage, check_spec
+from sgf.plainlog import PlainLog
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 
@@ -131,14 +132,15 @@ def run(
         with runs.pid_file(root, loop_id, pid), prepared.log.open("ab") as log:
             log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
             log.flush()
+            plain = PlainLog(log)  # the terminal gets colours, the log plain text
             if on_terminal:
-                code = terminal.run_on_pty(prepared.argv, cwd=root, env=env, log=log)
+                code = terminal.run_on_pty(prepared.argv, cwd=root, env=env, log=plain)
             else:
                 code = proc.run_teed(
                     prepared.argv,
                     cwd=root,
                     env=env,
-                    sinks=[out, log],
+                    sinks=[out, plain],
                     foreground=stdin_is_terminal,
                 )
             log.write(f"# sgf: ralph exited with {code}\n".encode())

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import BinaryIO, NamedTuple
+from typing import NamedTuple, Protocol
 
 from sgf.errors import CommandFailed, ProgramMissing
 
@@ -152,12 +152,20 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
 
 
+class Sink(Protocol):
+    """Where teed output goes: a binary file, or a filter such as plainlog.PlainLog."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 def run_teed(
     argv: Sequence[str],
     *,
     cwd: Path,
     env: Mapping[str, str],
-    sinks: Sequence[BinaryIO],
+    sinks: Sequence[Sink],
     foreground: bool = False,
 ) -> int:
     """Run ralph, copying its output to every sink; return its exit code.

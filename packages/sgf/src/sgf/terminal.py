@@ -19,9 +19,8 @@ import termios
 import tty
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
-from sgf.proc import die_with_parent, exit_code, forwarding
+from sgf.proc import Sink, die_with_parent, exit_code, forwarding
 
 
 def _copy_winsize(src: int, dst: int) -> None:
@@ -35,7 +34,7 @@ def run_on_pty(
     *,
     cwd: Path,
     env: Mapping[str, str],
-    log: BinaryIO,
+    log: Sink,
     stdin: int = 0,
     stdout: int = 1,
 ) -> int:
@@ -68,7 +67,7 @@ def run_on_pty(
     return exit_code(status)
 
 
-def _relay(master: int, *, stdin: int, stdout: int, log: BinaryIO) -> None:
+def _relay(master: int, *, stdin: int, stdout: int, log: Sink) -> None:
     """Copy stdin → master and master → stdout + log until ralph's side closes."""
     watching = [master, stdin]
     while True:
