@@ -146,7 +146,9 @@ def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
         [str(BIN / "pn"), "status"], cwd=project, capture_output=True, text=True, check=True
     ).stdout
     assert "needing a human: 1 stuck" in status_text
-    assert pn(project, "release", task)["assignee"] is None  # one command hands it back
+    handed_back = pn(project, "release", task)  # one command hands it back
+    assert isinstance(handed_back, dict)
+    assert handed_back["assignee"] is None
     again = pn(project, "claim-next", "--stuck-after", "3")
     assert isinstance(again, dict)
     assert again["id"] == task  # the count starts afresh
