@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +107,34 @@ def test_a_bad_max_time_is_a_one_line_usage_error(ralph: Run) -> None:
     assert done.returncode == 1
     assert "--max-time" in done.stderr
     assert "not a duration" in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is about running as root")
+def test_root_with_sandbox_none_and_claude_is_refused_before_any_iteration(
+    ralph_env: dict[str, str], fake_agent: Path, project: Path, tmp_path: Path
+) -> None:
+    """Issue 10: not three failed iterations, one clear line."""
+    import subprocess
+    import sys
+
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.symlink_to(fake_agent)
+    env = {k: v for k, v in ralph_env.items() if k != "IS_SANDBOX"}
+    argv = [sys.executable, "-m", "ralph", "-a", "--sandbox", "none", "--command", str(claude)]
+
+    def run(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*argv, "1", "do the work"],
+            cwd=project,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    done = run({})
+    assert done.returncode == 1
+    assert "claude refuses to bypass permissions as root" in done.stderr
+    assert "Iteration 1" not in done.stdout
+    assert "claude refuses" not in run({"IS_SANDBOX": "1"}).stderr

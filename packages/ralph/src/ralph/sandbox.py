@@ -96,7 +96,19 @@ class HostSandbox:
     records: list[Path] = field(default_factory=list)
 
     def prepare(self) -> list[str]:
-        """Stop host agents that a killed ralph left running."""
+        """Refuse what cannot work; stop host agents that a killed ralph left running."""
+        if (
+            os.geteuid() == 0
+            and not self.env.get("IS_SANDBOX")
+            and Path(self.config.command).name == "claude"
+        ):
+            # claude refuses --dangerously-skip-permissions as root: three failed iterations
+            # would follow (issue 10), so say it once, before any agent runs.
+            raise SandboxFailed(
+                "claude refuses to bypass permissions as root, so every iteration would fail: "
+                "run ralph as a normal user, use --sandbox docker, or set IS_SANDBOX=1 if this "
+                "machine is itself a throw-away sandbox"
+            )
         return leftovers.reap()
 
     @property
