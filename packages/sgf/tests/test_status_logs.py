@@ -285,3 +285,34 @@ def test_status_removes_the_container_of_a_killed_ralph(
         assert left.stdout.strip() == ""
     finally:
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True, check=False)
+
+
+def test_logs_without_an_id_shows_the_newest_loop(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    old, new = logs / "build-20260101T000000.log", logs / "verify-20260101T000001.log"
+    old.write_text("old\n")
+    new.write_text("new\n")
+    os.utime(old, (1, 1))
+    done = sgf(project, "logs")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "new\n"
+
+
+def test_logs_can_wait_for_a_loop_that_has_not_started(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    assert sgf(project, "logs").returncode == 1  # nothing yet, no waiting asked for
+
+    import threading
+
+    def start_later() -> None:
+        time.sleep(0.5)  # the "loop" starts after sgf logs began waiting
+        (logs / "build-20260101T000000.log").write_text("late start\n")
+
+    writer = threading.Thread(target=start_later)
+    writer.start()
+    done = sgf(project, "logs", "--wait", "20")
+    writer.join()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "late start\n"

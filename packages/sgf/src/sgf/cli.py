@@ -277,13 +277,23 @@ def status_command(env: Env, json_: bool) -> None:
 
 
 @cli.command("logs")
-@click.argument("loop_id")
+@click.argument("loop_id", required=False)
 @click.option("--no-follow", is_flag=True, help="Print the log and return at once.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="SECONDS",
+    help="Wait this long for a loop (or its log) that has not started yet.",
+)
 @click.pass_obj
-def logs_command(env: Env, loop_id: str, no_follow: bool) -> None:
-    """Print a loop's log (a unique prefix of its id will do), following it while it runs."""
+def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float) -> None:
+    """Print a loop's log, following it while it runs; without LOOP_ID, the newest loop's.
+
+    A unique prefix of the loop id will do.
+    """
     root = env.root()
-    found = logs.resolve(root, loop_id)
+    found = logs.find(root, loop_id, wait=wait)
     logs.copy(root, found, sys.stdout.buffer, follow=not no_follow)
 
 

@@ -32,6 +32,49 @@ def resolve(root: Path, prefix: str) -> str:
     raise LoopNotFound(f"no loop {prefix!r}; recent loops: {recent}")
 
 
+def newest(root: Path) -> str | None:
+    """The loop `sgf logs` shows without an id: the newest running one, else the newest log."""
+    live = [p for p in runs.scan(root) if p.alive()]
+    if live:
+        return live[-1].loop_id  # scan() sorts oldest first
+    ids = known(root)
+    return ids[0] if ids else None
+
+
+def find(
+    root: Path,
+    prefix: str | None,
+    *,
+    wait: float = 0.0,
+    stop: threading.Event | None = None,
+    poll: float = POLL,
+) -> str:
+    """The loop to show: `prefix` resolved, or the newest; waits up to `wait` seconds for a
+    loop (or its log) that has not started yet."""
+    import time
+
+    stop = stop or threading.Event()
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if prefix is None:
+                found = newest(root)
+                if found is None:
+                    raise LoopNotFound("no loop has run here yet; `sgf logs --wait 60` waits")
+                return found
+            starting = [
+                p.loop_id
+                for p in runs.scan(root)
+                if p.alive()
+                and p.loop_id.startswith(prefix)
+                and not runs.log_path(root, p.loop_id).exists()
+            ]
+            return starting[-1] if len(starting) == 1 else resolve(root, prefix)
+        except LoopNotFound:
+            if time.monotonic() >= deadline or stop.wait(poll):
+                raise
+
+
 def running(root: Path, loop_id: str) -> bool:
     """Tell whether the loop's sgf process is still alive."""
     return any(p.loop_id == loop_id and p.alive() for p in runs.scan(root))
@@ -48,7 +91,11 @@ def copy(
 ) -> None:
     """Write the log to `out`; with `follow`, keep writing while the loop runs."""
     stop = stop or threading.Event()
-    with runs.log_path(root, loop_id).open("rb") as log:
+    path = runs.log_path(root, loop_id)
+    while not path.exists() and follow and running(root, loop_id):  # started, no log yet
+        if stop.wait(poll):
+            return
+    with path.open("rb") as log:
         while True:
             live = follow and running(root, loop_id)  # checked before reading: no lost tail
             while chunk := log.read(65536):
