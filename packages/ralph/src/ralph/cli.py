@@ -43,6 +43,7 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="ralph", message="%(prog)s %(version)s")
 @click.option("-a", "--afk", is_flag=True, help="AFK mode: headless agent, formatted stream.")
 @click.option("--loop-id", metavar="ID", help="Loop identifier shown in banners and labels.")
 @click.option(

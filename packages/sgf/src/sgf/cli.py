@@ -38,7 +38,7 @@ class Env:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="sgf")
+@click.version_option(package_name="sgf", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Springfield's entry point: scaffold a project and run agent loops for each stage.

@@ -274,6 +274,7 @@ class PnGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @common
+@click.version_option(package_name="pensa", prog_name="pn", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """pensa: the agents' issue tracker (SQLite, with JSONL in git).

@@ -1,0 +1,23 @@
+"""`--version` on all three tools prints the installed package's version (issues 10 and 11)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    ("program", "package"), [("pn", "pensa"), ("ralph", "ralph"), ("sgf", "sgf")]
+)
+def test_version_prints_the_package_version(program: str, package: str) -> None:
+    done = subprocess.run(
+        [str(BIN / program), "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{program} {version(package)}\n"
