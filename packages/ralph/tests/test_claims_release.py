@@ -152,3 +152,32 @@ def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
     again = pn(project, "claim-next", "--stuck-after", "3")
     assert isinstance(again, dict)
     assert again["id"] == task  # the count starts afresh
+
+
+def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
+    project: Path, env: dict[str, str], script: Script, task: str, tmp_path: Path
+) -> None:
+    record = tmp_path / "runs" / "build-r.jsonl"
+    close = (
+        "pn claim-next --json > c.json && pn close "
+        "$(python3 -c \"import json; print(json.load(open('c.json'))['id'])\") --reason done"
+    )
+    steps = [["sh", close], ["result", {"total_cost_usd": 0.25, "num_turns": 4}]]
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-r", "--record", str(record),
+         "2", script(default=steps)],
+        cwd=project, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    events = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [e["event"] for e in events] == [
+        "start", "iteration_start", "iteration", "iteration_start", "iteration", "end",
+    ]  # fmt: skip
+    first = events[2]
+    assert (first["claimed"], first["closed"]) == ([task], [task])
+    assert (first["cost"], first["turns"], first["exit"]) == (0.25, 4, 0)
+    assert events[4]["claimed"] == []  # nothing left to claim
+    end = events[-1]
+    assert (end["stop_reason"], end["exit"], end["iterations"], end["cost"]) == (
+        "iterations exhausted (2)", 2, 2, 0.5,
+    )  # fmt: skip

@@ -160,6 +160,14 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
     show_default=True,
     help="A task claimed N times without a close leaves the queue for a human (PN_STUCK_AFTER).",
 )
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="PATH",
+    envvar="RALPH_RECORD",
+    show_envvar=True,
+    help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
+)
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
 def cli(
@@ -179,6 +187,7 @@ def cli(
     max_time: str | None,
     max_failed_iterations: int,
     stuck_threshold: int,
+    record: Path | None,
     args: tuple[str, ...],
 ) -> int:
     """Run Claude Code in a loop, one sandboxed iteration at a time.
@@ -215,6 +224,7 @@ def cli(
             max_failed=max_failed_iterations,
         ),
         stuck_threshold=stuck_threshold,
+        record=record.resolve() if record else None,
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),

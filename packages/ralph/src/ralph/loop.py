@@ -20,6 +20,7 @@ from ralph.ding import Ding
 from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.governor import Governor, failure_of
 from ralph.models import Config, Exit
+from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.stream import Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
@@ -81,6 +82,7 @@ class Loop:
         self.wall = wall
         self.governor = Governor(config.budgets, clock=clock)
         self.stop_reason = ""
+        self.record = Record(config.record, loop_id=config.loop_id)
 
     @property
     def root(self) -> Path:
@@ -89,8 +91,26 @@ class Loop:
     def run(self) -> Exit:
         """Run up to N iterations; 0 when the sentinel appears, 2 when exhausted or over
         budget, 1 when the circuit breaker opens, 130 on signal."""
+        b = self.config.budgets
+        self.record.write(
+            "start",
+            iterations=self.config.iterations,
+            max_cost=b.max_cost,
+            max_tokens=b.max_tokens,
+            max_time=b.max_time,
+        )
         code = self._iterate()
         self._totals(code)
+        g = self.governor
+        self.record.write(
+            "end",
+            exit=int(code),
+            stop_reason=self.stop_reason,
+            iterations=g.iterations,
+            cost=round(g.cost, 6),
+            tokens=g.tokens,
+            seconds=round(g.elapsed(), 1),
+        )
         return code
 
     def _iterate(self) -> Exit:
@@ -112,7 +132,11 @@ class Loop:
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             before = git.head(self.root, env=self.env)
+            self.record.write("iteration_start", index=index, total=total)
+            holding = self._held()
+            started = now_iso()
             attempt = self._iteration(index)
+            self._record_iteration(index, started, attempt, holding)
             self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
                 return self._stop(Exit.INTERRUPTED, "interrupted")
@@ -137,6 +161,38 @@ class Loop:
         sentinel.clear(self.root, loop_id)
         self.out.note(f"ralph reached max iterations ({total})")
         return self._stop(Exit.EXHAUSTED, f"iterations exhausted ({total})")
+
+    def _held(self) -> dict[str, str] | None:
+        if self.config.record is None:
+            return None  # only a recorded loop pays for asking pn
+        actor = self.config.loop_env(self.env or {})["PN_ACTOR"]
+        return held(self.root, actor, self.env or {})
+
+    def _record_iteration(
+        self, index: int, started: str, attempt: Attempt, before: dict[str, str] | None
+    ) -> None:
+        if self.config.record is None:
+            return
+        claimed, closed = changes(before, self._held())
+        result = attempt.result
+        tokens = None
+        if result is not None:
+            tokens = sum(
+                n or 0 for n in (result.input_tokens, result.output_tokens, result.cache_tokens)
+            )
+        self.record.write(
+            "iteration",
+            index=index,
+            started_at=started,
+            ended_at=now_iso(),
+            exit=attempt.status,
+            cost=result.cost_usd if result else None,
+            tokens=tokens,
+            turns=result.num_turns if result else None,
+            claimed=claimed,
+            closed=closed,
+            failure=failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE),
+        )
 
     def _stop(self, code: Exit, reason: str) -> Exit:
         if code is Exit.INTERRUPTED:

@@ -69,6 +69,7 @@ class Config:
     timeouts: Timeouts = field(default_factory=Timeouts)
     budgets: Budgets = field(default_factory=Budgets)
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
+    record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
