@@ -58,6 +58,7 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     (running,) = data["running"]
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
+        "iteration", "iterations", "task", "task_title", "cost", "idle_seconds",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
     assert running["pid"] == os.getpid()
@@ -316,3 +317,62 @@ def test_logs_can_wait_for_a_loop_that_has_not_started(project: Path, sgf: Run) 
     writer.join()
     assert done.returncode == 0, done.stderr
     assert done.stdout == "late start\n"
+
+
+def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
+    project: Path, sgf: Run, tool_env: dict[str, str]
+) -> None:
+    """Issue 10: what each loop is doing now, and how recent loops ended, from run records."""
+    live = "build-20260101T000000"
+    task = json.loads(
+        subprocess.run(
+            ["pn", "create", "the current task", "-t", "task", "--json"],
+            cwd=project, env=tool_env, capture_output=True, text=True, check=True,
+        ).stdout
+    )["id"]  # fmt: skip
+    subprocess.run(
+        ["pn", "update", task, "--claim", "--actor", live],
+        cwd=project, env=tool_env, capture_output=True, check=True,
+    )  # fmt: skip
+    (project / ".sgf/run").mkdir(parents=True, exist_ok=True)
+    (project / ".sgf/run" / f"{live}.pid").write_text(f"{os.getpid()}\n")
+    (project / ".sgf/logs").mkdir(parents=True, exist_ok=True)
+    (project / ".sgf/logs" / f"{live}.log").write_text("working\n")
+    records = project / ".sgf/runs"
+    records.mkdir(parents=True, exist_ok=True)
+    (records / f"{live}.jsonl").write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in (
+                {"event": "start", "iterations": 10},
+                {"event": "iteration_start", "index": 1, "total": 10},
+                {"event": "iteration", "index": 1, "cost": 0.12},
+                {"event": "iteration_start", "index": 2, "total": 10},
+            )
+        )
+        + "\n"
+    )
+    done_id = "verify-20251231T000000"
+    (project / ".sgf/logs" / "history.jsonl").write_text(
+        json.dumps(
+            {"loop_id": done_id, "started_at": "x", "ended_at": "y", "exit_code": 2,
+             "outcome": "exhausted"}
+        ) + "\n"
+    )  # fmt: skip
+    end = {"event": "end", "stop_reason": "budget reached: cost", "iterations": 3, "cost": 1.5,
+           "tokens": 900, "seconds": 60.0}  # fmt: skip
+    (records / f"{done_id}.jsonl").write_text(json.dumps(end) + "\n")
+
+    data = json.loads(sgf(project, "status", "--json").stdout)
+    (running,) = data["running"]
+    assert (running["iteration"], running["iterations"], running["cost"]) == (2, 10, 0.12)
+    assert (running["task"], running["task_title"]) == (task, "the current task")
+    assert isinstance(running["idle_seconds"], int)
+    (recent,) = data["recent"]
+    assert (recent["stop_reason"], recent["cost"], recent["iterations"]) == (
+        "budget reached: cost", 1.5, 3,
+    )  # fmt: skip
+    text = sgf(project, "status").stdout
+    assert "2/10" in text
+    assert "the current task" in text
+    assert "budget reached: cost" in text

@@ -126,6 +126,8 @@ def run(
     """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
     loop_id = str(prepared.loop_id)
     prepared.log.parent.mkdir(parents=True, exist_ok=True)
+    # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
+    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id))}
     started = runs.now_iso(now)
     code: int | None = None
     try:

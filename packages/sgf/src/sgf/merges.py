@@ -18,6 +18,7 @@ GITIGNORE = (
     ".pensa/db.sqlite-journal",
     ".sgf/logs/",
     ".sgf/run/",
+    ".sgf/runs/",
     ".sgf/prompts/.assembled/",
     ".ralph-complete",
     ".ralph-ding",

@@ -84,6 +84,7 @@ class Picture:
     blocked: int
     open_bugs: int
     by_spec: list[SpecCounts] = field(default_factory=list)
+    needs_human: int = 0  # stuck tasks pn claim-next handed to a human
 
 
 def picture(root: Path, env: Mapping[str, str]) -> Picture:
@@ -106,4 +107,5 @@ def picture(root: Path, env: Mapping[str, str]) -> Picture:
         SpecCounts(spec, c["ready"], c["in_progress"], c["blocked"], c["open_bugs"])
         for spec, c in sorted(counts.items())
     ]
-    return Picture(len(ready), len(working), len(blocked), len(bugs), by_spec)
+    stuck = [i for i in listed if i.status == "open" and i.assignee == "human"]
+    return Picture(len(ready), len(working), len(blocked), len(bugs), by_spec, len(stuck))

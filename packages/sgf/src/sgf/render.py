@@ -105,10 +105,14 @@ def status(report: Status, *, as_json: bool) -> None:
         out.print(f"removed orphan container {container} (its ralph was killed)")
     if report.running:
         table = Table(title="Running loops", title_justify="left")
-        for column in ("stage", "loop id", "pid", "uptime", "log"):
+        for column in ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log"):
             table.add_column(column)
         for r in report.running:
-            table.add_row(*map(cell, (r.stage, r.loop_id, r.pid, _uptime(r.uptime_seconds), r.log)))
+            step = f"{r.iteration}/{r.iterations}" if r.iteration else "-"
+            task = f"{r.task} {r.task_title}" if r.task else "-"
+            idle = _uptime(r.idle_seconds) if r.idle_seconds is not None else "-"
+            cells = (r.stage, r.loop_id, step, task, f"${r.cost:.4f}", _uptime(r.uptime_seconds))
+            table.add_row(*map(cell, (*cells, idle, r.log)))
         out.print(table)
     else:
         out.print("No loops running.")
@@ -116,11 +120,15 @@ def status(report: Status, *, as_json: bool) -> None:
         out.print(f"Crashed (recovered at next launch): {', '.join(report.stale)}")
     if report.recent:
         table = Table(title="Recent loops", title_justify="left")
-        for column in ("loop id", "ended", "outcome", "exit"):
+        for column in ("loop id", "ended", "outcome", "exit", "cost", "stop reason"):
             table.add_column(column)
         for o in report.recent:
             code = "-" if o.exit_code is None else str(o.exit_code)
-            table.add_row(*map(cell, (o.loop_id, o.ended_at, o.outcome, code)))
+            totals = report.totals.get(o.loop_id, {})
+            cost = totals.get("cost")
+            shown_cost = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
+            reason = totals.get("stop_reason") or "-"
+            table.add_row(*map(cell, (o.loop_id, o.ended_at, o.outcome, code, shown_cost, reason)))
         out.print(table)
     if report.pensa is None:
         out.print(f"pensa: unavailable ({report.pensa_error})")
@@ -129,6 +137,7 @@ def status(report: Status, *, as_json: bool) -> None:
     out.print(
         f"pensa: {p.ready} ready, {p.in_progress} in progress, {p.blocked} blocked, "
         f"{p.open_bugs} open bugs"
+        + (f", {p.needs_human} needing a human (`pn list -a human`)" if p.needs_human else "")
     )
     if p.by_spec:
         table = Table(title="Per spec", title_justify="left")

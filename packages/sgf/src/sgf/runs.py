@@ -19,6 +19,7 @@ from pathlib import Path
 from sgf import proc
 
 RUN = Path(".sgf") / "run"
+RECORDS = Path(".sgf") / "runs"
 LOGS = Path(".sgf") / "logs"
 HISTORY = LOGS / "history.jsonl"
 
@@ -44,6 +45,28 @@ class PidFile:
 def pid_path(root: Path, loop_id: str) -> Path:
     """Where the loop's PID file lives."""
     return root / RUN / f"{loop_id}.pid"
+
+
+def record_path(root: Path, loop_id: str) -> Path:
+    """Where ralph writes the loop's run record (JSON lines, ralph's record.py)."""
+    return root / RECORDS / f"{loop_id}.jsonl"
+
+
+def read_record(root: Path, loop_id: str) -> list[dict[str, object]]:
+    """The loop's run record events; garbage lines and a missing file give nothing."""
+    try:
+        text = record_path(root, loop_id).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    events = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
 
 
 def log_path(root: Path, loop_id: str) -> Path:

@@ -24,6 +24,12 @@ class Running:
     started_at: str
     uptime_seconds: int
     log: str
+    iteration: int | None = None  # the iteration running now, of `iterations`
+    iterations: int | None = None
+    task: str | None = None  # the task the loop holds, and its title
+    task_title: str | None = None
+    cost: float = 0.0  # USD so far, from the run record
+    idle_seconds: int | None = None  # since the loop's log last grew
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +44,14 @@ class Status:
     notes: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # orphan containers of killed loops
 
+    totals: dict[str, dict[str, Any]] = field(default_factory=dict)  # by loop id, from records
+
     def to_json(self) -> dict[str, Any]:
         """The `--json` shape, keys in a fixed order."""
         return {
             "running": [asdict(r) for r in self.running],
             "stale": list(self.stale),
-            "recent": [asdict(o) for o in self.recent],
+            "recent": [{**asdict(o), **self.totals.get(o.loop_id, {})} for o in self.recent],
             "pensa": asdict(self.pensa) if self.pensa else None,
             "pensa_error": self.pensa_error,
             "removed_orphans": list(self.removed),
@@ -59,6 +67,12 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
             stale.append(p.loop_id)
             continue
         parsed = LoopId.parse(p.loop_id)
+        progress = _progress(runs.read_record(root, p.loop_id))
+        log = runs.log_path(root, p.loop_id)
+        try:
+            idle = max(0, int(current.timestamp() - log.stat().st_mtime))
+        except OSError:
+            idle = None
         running.append(
             Running(
                 loop_id=p.loop_id,
@@ -67,15 +81,63 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
                 pid=p.pid,
                 started_at=p.started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 uptime_seconds=max(0, int((current - p.started).total_seconds())),
-                log=str(runs.log_path(root, p.loop_id).relative_to(root)),
+                log=str(log.relative_to(root)),
+                idle_seconds=idle,
+                **progress,
             )
         )
     try:
         picture: pensa.Picture | None = pensa.picture(root, env)
         error = None
+        if running:
+            running = _with_tasks(running, pensa.in_progress(root, env))
     except SgfError as e:
         picture, error = None, str(e)
+    history = runs.history(root)
+    totals = {o.loop_id: _totals(runs.read_record(root, o.loop_id)) for o in history}
     from sgf import sandbox
 
     removed = sandbox.remove_orphans(root, env)
-    return Status(running, stale, runs.history(root), picture, error, removed=removed)
+    return Status(
+        running,
+        stale,
+        history,
+        picture,
+        error,
+        removed=removed,
+        totals={k: v for k, v in totals.items() if v},
+    )
+
+
+def _progress(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Iteration i of N and the cost so far, from a running loop's record."""
+    starts = [e for e in events if e.get("event") == "iteration_start"]
+    costs = [e.get("cost") for e in events if e.get("event") == "iteration"]
+    out: dict[str, Any] = {"cost": round(sum(c for c in costs if isinstance(c, int | float)), 6)}
+    if starts and isinstance(starts[-1].get("index"), int):
+        out["iteration"] = starts[-1]["index"]
+        total = starts[-1].get("total")
+        out["iterations"] = total if isinstance(total, int) else None
+    return out
+
+
+def _totals(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A finished loop's totals and stop reason, from its record's `end` line."""
+    ends = [e for e in events if e.get("event") == "end"]
+    if not ends:
+        return {}
+    end = ends[-1]
+    return {k: end.get(k) for k in ("stop_reason", "iterations", "cost", "tokens", "seconds")}
+
+
+def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Running]:
+    """Each loop's current task: the in-progress issue its loop id holds."""
+    from dataclasses import replace
+
+    held = {i.assignee: i for i in working if i.assignee}
+    return [
+        replace(r, task=held[r.loop_id].id, task_title=held[r.loop_id].title)
+        if r.loop_id in held
+        else r
+        for r in running
+    ]
