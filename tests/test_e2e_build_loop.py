@@ -174,3 +174,29 @@ def test_a_rejected_push_pulls_with_rebase_and_both_sides_claims_and_closes_surv
     assert remote_issues[theirs]["status"] == "in_progress"
     assert remote_issues[done_there["id"]]["status"] == "closed"
     assert_clean_exit(project)
+
+
+def test_a_task_the_agent_cannot_do_leaves_the_queue_and_the_loop_finishes_the_rest(
+    project: Project, model: Model
+) -> None:
+    """Issue 10, with the real claude binary in the sandbox: the agent gives up on one task
+    every time it gets it; after 3 claims pn hands it to a human, the loop finishes the other
+    task and exits 0, and `sgf status` says a task needs a human."""
+    stuck = project.create_task("impossible: needs a human decision")
+    doable = project.create_task("an ordinary task")
+    project.run("pn", "update", stuck, "-p", "p0")
+    project.commit_all("chore: seed tasks")
+    model(scenario("stuck"))
+
+    done = project.sgf("build", "-a", "8")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    issues = project.issues()
+    assert issues[doable]["status"] == "closed"
+    assert (issues[stuck]["status"], issues[stuck]["assignee"]) == ("open", "human")
+    shown = project.pn("show", stuck)
+    assert any(c["text"].startswith("stuck: claimed 3 times") for c in shown["comments"])
+    status = json.loads(project.run("sgf", "status", "--json").stdout)
+    assert status["pensa"]["needs_human"] == 1
+    assert "needing a human" in project.run("sgf", "status").stdout
+    assert_clean_exit(project)
