@@ -9,7 +9,7 @@ UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
 export CLAUDE_CODE_VERSION := 2.1.330
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help env lint fmt prereqs test test-fast bench demo clean
+.PHONY: help env lint fmt prereqs test test-fast test-slow bench demo clean
 
 help:
 	@echo "make demo   run the main job: a Springfield build loop on a throw-away project"
@@ -53,6 +53,10 @@ test: env lint prereqs
 # Quick loop for developers: no lint, no docker/claude set-up (those tests skip locally).
 test-fast: env
 	$(VENV)/bin/pytest -m "not docker and not claude and not e2e"
+
+# The long model-based run: thousands of random pn and git steps on two clones (~1 s a step).
+test-slow: env
+	PENSA_MODEL_STEPS=$${PENSA_MODEL_STEPS:-3000} $(VENV)/bin/pytest packages/pensa/tests/test_sync_model.py
 
 bench: env
 	for script in bench/bench_*.py; do $(VENV)/bin/python "$$script"; done

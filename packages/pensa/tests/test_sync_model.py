@@ -10,7 +10,7 @@ is lost unless deleted, nothing deleted came back, no close was undone, every cl
 still a claim (or a close), and all clones hold the same committed JSONL.
 
 `PENSA_MODEL_STEPS` scales it: the default (120 steps) runs in CI; the slow suite
-sets thousands (`PENSA_MODEL_STEPS=3000 make test`); each step costs about a second,
+sets thousands (`make test-slow`, PENSA_MODEL_STEPS=3000); each step costs about a second,
 mostly the pre-commit framework starting in every hook.
 """
 
