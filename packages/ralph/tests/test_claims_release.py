@@ -179,5 +179,52 @@ def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
     assert events[4]["claimed"] == []  # nothing left to claim
     end = events[-1]
     assert (end["stop_reason"], end["exit"], end["iterations"], end["cost"]) == (
-        "iterations exhausted (2)", 2, 2, 0.5,
+        "iterations exhausted", 2, 2, 0.5,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("why", "args", "steps", "code"),
+    [
+        (
+            "a budget",
+            ["--max-cost", "0.001"],
+            [["sh", "pn claim-next --json"], ["result", {"total_cost_usd": 0.002}]],
+            2,
+        ),
+        (
+            "the watchdog (three times: the breaker opens)",
+            ["--idle-timeout", "0.5"],
+            [["sh", "pn claim-next --json"], ["hang"]],
+            1,
+        ),
+        (
+            "an error",
+            [],
+            [
+                ["sh", "pn claim-next --json"],
+                ["rate_limit", {"status": "rejected", "errorCode": "credits_required"}],
+                ["result"],
+            ],
+            1,
+        ),
+    ],
+)
+def test_every_other_ending_gives_the_claim_back_too(
+    project: Path,
+    env: dict[str, str],
+    script: Script,
+    task: str,
+    why: str,
+    args: list[str],
+    steps: list[list[object]],
+    code: int,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-e", *args, "3",
+         script(default=steps)],
+        cwd=project, env=env, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == code, (why, done.stdout + done.stderr)
+    assert status(project, task) == ("open", None), why
+    assert released_by_loop(project, task, "build-e"), why

@@ -160,7 +160,7 @@ class Loop:
                 return self._stop(Exit.ERROR, broken)
         sentinel.clear(self.root, loop_id)
         self.out.note(f"ralph reached max iterations ({total})")
-        return self._stop(Exit.EXHAUSTED, f"iterations exhausted ({total})")
+        return self._stop(Exit.EXHAUSTED, "iterations exhausted")
 
     def _held(self) -> dict[str, str] | None:
         if self.config.record is None:
@@ -403,7 +403,7 @@ def run(
             return ended
         finally:
             box.close()  # the agent is stopped before its claims are given back
-            _release_claims(config, out, env=env, ended=ended)
+            _release_claims(config, out, env=env, ended=ended, why=loop.stop_reason)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -416,13 +416,13 @@ _WHY = {
 
 
 def _release_claims(
-    config: Config, out: Output, *, env: Mapping[str, str], ended: Exit | None
+    config: Config, out: Output, *, env: Mapping[str, str], ended: Exit | None, why: str = ""
 ) -> None:
     """Give back what this loop still holds, however it ended (issue 10)."""
     from ralph import claims
 
     actor = config.loop_env(env)["PN_ACTOR"]
-    why = _WHY.get(ended, "error")
+    why = why or _WHY.get(ended, "error")
     released = claims.release(config.project, loop_id=config.loop_id, actor=actor, why=why, env=env)
     if released:
         out.note(f"released claims of {config.loop_id} ({why}): {', '.join(released)}")
