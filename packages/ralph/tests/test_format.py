@@ -119,7 +119,9 @@ def test_recorded_session_is_printed_as_one_liners(
         "All done: notes.txt has five lines and GAMMA is upper case.",
         body[17],
         "ralph reached max iterations (1)",
+        "totals: 1 iteration(s), $0.0047, 547 tokens, " + body[19].split(", ")[-1],
     ]
+    assert body[19].endswith("; stopped: iterations exhausted")
     assert body[17].startswith("Iteration 1 done: ")
     assert "11 turns · 100 in / 447 out tokens · $0.0047 · exit 0" in body[17]
     for error in (body[7], body[9], body[11], body[13]):

@@ -10,6 +10,7 @@ from ralph.errors import PromptNotFound, UsageProblem
 from ralph.models import Prompt
 
 DEFAULT_PROMPT = "prompt.md"
+_NAME_MAX = 255  # longer than any file name: inline text, not a mistyped path
 
 
 def positionals(args: Sequence[str]) -> tuple[int, str]:
@@ -46,7 +47,7 @@ def load(spec: str, *, cwd: Path) -> Prompt:
         pass
     if spec == DEFAULT_PROMPT or _looks_like_a_path(spec):
         raise PromptNotFound(spec)
-    if not any(ch.isspace() for ch in spec.strip()):
+    if len(spec) <= _NAME_MAX and not any(ch.isspace() for ch in spec.strip()):
         # `ralph version`, `ralph status` or a typo'd file name would otherwise start a paid
         # agent run with every permission bypassed (issue 10).
         hint = " (did you mean `ralph --version`?)" if spec in ("version", "-v") else ""
