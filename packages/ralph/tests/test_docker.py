@@ -340,7 +340,15 @@ def test_unknown_network_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
     done = ralph(
-        project, docker_env, "-a", "--loop-id", loop_id, "--network", "no-such-net", "1", "hello there"
+        project,
+        docker_env,
+        "-a",
+        "--loop-id",
+        loop_id,
+        "--network",
+        "no-such-net",
+        "1",
+        "hello there",
     )
     assert done.returncode == 1
     assert done.stderr.startswith("error: docker network 'no-such-net' not found")
