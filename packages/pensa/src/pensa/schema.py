@@ -78,11 +78,13 @@ def m002_sync(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID""",
         # The JSONL files as they were at the last sync (import, merge or export) and the
         # stat fingerprint they had then: the merging sync's base, kept out of git.
+        # fingerprint before content: every pn command reads the fingerprints, and a column
+        # stored after a large blob is only reached through the blob's overflow pages
         """CREATE TABLE sync_base (
             name TEXT PRIMARY KEY,
-            content BLOB NOT NULL,
-            fingerprint TEXT NOT NULL
-        ) WITHOUT ROWID""",
+            fingerprint TEXT NOT NULL,
+            content BLOB NOT NULL
+        )""",
     ):
         conn.execute(statement)
 
