@@ -22,7 +22,7 @@ $(CURDIR)/.tools/bin/uv:
 	.tools/bin/pip install -q uv==$(UV_VERSION)
 
 $(VENV)/.synced: uv.lock pyproject.toml $(wildcard packages/*/pyproject.toml) | $(UV)
-	$(UV) sync --all-packages --locked --quiet
+	$(UV) sync --all-packages --locked --quiet --compile-bytecode
 	touch $@
 
 env: $(VENV)/.synced
