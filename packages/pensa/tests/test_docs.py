@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 import click
@@ -59,10 +60,15 @@ def test_readme_documents_every_command_and_error_code() -> None:
         assert code in readme
 
 
-def test_prime_carries_every_usage_line() -> None:
+def test_prime_flags_are_options_of_the_real_command() -> None:
+    """Every flag the cheat sheet shows is one click accepts (the CLI is the oracle)."""
+    commands = every_command()
     sheet = prime()
     for ref in all_refs():
         assert ref.usage in sheet
+        declared = {opt for p in commands[ref.name].params for opt in (*p.opts, *p.secondary_opts)}
+        shown = set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", ref.usage))
+        assert shown <= declared, f"pn {ref.name}: {sorted(shown - declared)} not accepted"
 
 
 def test_readme_documents_every_doctor_check() -> None:

@@ -81,7 +81,10 @@ def test_login_file_counts_as_credentials(tmp_path: Path, env: dict[str, str]) -
 def test_sandbox_none_skips_docker_checks(tmp_path: Path, env: dict[str, str]) -> None:
     env["PATH"] = str(tmp_path / "bin")  # no docker at all
     env["ANTHROPIC_API_KEY"] = "k"
-    preflight.check(tmp_path, template="img", sandbox=SandboxKind.NONE, env=env)
+    ralph = preflight.check(tmp_path, template="img", sandbox=SandboxKind.NONE, env=env)
+    assert ralph == str(tmp_path / "bin" / "ralph")
+    with pytest.raises(PreflightError, match="Docker engine is not reachable"):
+        preflight.check(tmp_path, template="img", sandbox=None, env=env)
 
 
 def test_skip_preflight_skips_all_but_ralph(tmp_path: Path, env: dict[str, str]) -> None:

@@ -249,8 +249,11 @@ def test_a_refused_init_writes_nothing(
         assert (repo / rel).read_bytes() == data
 
 
-def test_deny_rule_is_the_edit_form() -> None:
-    assert merges.DENY == ("Edit(/.sgf/**)",)
+def test_deny_rule_joins_the_projects_own_once() -> None:
+    merged = merges.claude_settings('{"permissions": {"deny": ["Bash(rm:*)"]}}')
+    deny = json.loads(merged)["permissions"]["deny"]
+    assert deny == ["Bash(rm:*)", "Edit(/.sgf/**)"]
+    assert merges.claude_settings(merged) == merged
 
 
 def test_init_with_another_stack_keeps_the_config_and_says_so(repo: Path, sgf: Run) -> None:
