@@ -218,6 +218,22 @@ def test_an_error_is_recorded_as_the_stop_reason_with_the_totals(
             2,
         ),
         (
+            "complete, the task still held",
+            [],
+            [
+                ["sh", "pn claim-next --json"],
+                ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
+                ["result"],
+            ],
+            0,
+        ),
+        (
+            "--max-time, ending the iteration like the watchdog",
+            ["--max-time", "2s"],
+            [["sh", "pn claim-next --json"], ["say", "working"], ["hang"]],
+            2,
+        ),
+        (
             "the watchdog (three times: the breaker opens)",
             ["--idle-timeout", "0.5"],
             [["sh", "pn claim-next --json"], ["hang"]],
