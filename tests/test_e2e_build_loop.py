@@ -198,5 +198,14 @@ def test_a_task_the_agent_cannot_do_leaves_the_queue_and_the_loop_finishes_the_r
     assert any(c["text"].startswith("stuck: claimed 3 times") for c in shown["comments"])
     status = json.loads(project.run("sgf", "status", "--json").stdout)
     assert status["pensa"]["needs_human"] == 1
-    assert "needing a human" in project.run("sgf", "status").stdout
+    assert status["pensa"]["stuck"] == [
+        {"id": stuck, "title": "impossible: needs a human decision"}
+    ]
+    assert status["pensa"]["ready"] == 0  # the stuck task is no agent's work
+    [recent] = status["recent"]
+    assert (recent["exit_code"], recent["stop_reason"]) == (0, "complete")
+    assert recent["tasks_closed"] == [doable]
+    text = project.run("sgf", "status").stdout
+    assert "needing a human" in text
+    assert f"{stuck}  impossible: needs a human decision" in text
     assert_clean_exit(project)

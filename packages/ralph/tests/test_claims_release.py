@@ -181,6 +181,31 @@ def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
     assert (end["stop_reason"], end["exit"], end["iterations"], end["cost"]) == (
         "iterations exhausted", 2, 2, 0.5,
     )  # fmt: skip
+    assert end["tasks_closed"] == [task]
+    assert "totals: 2 iteration(s), 1 task(s) closed, $0.5000, 30 tokens, " in done.stdout
+    assert done.stdout.rstrip().endswith("; stopped: iterations exhausted")
+
+
+def test_an_error_is_recorded_as_the_stop_reason_with_the_totals(
+    project: Path, env: dict[str, str], script: Script, tmp_path: Path
+) -> None:
+    record = tmp_path / "runs" / "build-f.jsonl"
+    steps = [
+        ["rate_limit", {"status": "rejected", "errorCode": "credits_required"}],
+        ["result", {"is_error": True, "result": "credit balance too low"}],
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-f", "--record", str(record),
+         "3", script(default=steps)],
+        cwd=project, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    end = json.loads(record.read_text().splitlines()[-1])
+    assert end["event"] == "end"
+    assert end["exit"] == 1
+    assert end["stop_reason"].startswith("error: usage limit that waiting cannot lift")
+    assert "totals: 1 iteration(s)" not in done.stdout  # the failed attempt is not counted
+    assert "; stopped: error: usage limit that waiting cannot lift" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -190,6 +215,22 @@ def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
             "a budget",
             ["--max-cost", "0.001"],
             [["sh", "pn claim-next --json"], ["result", {"total_cost_usd": 0.002}]],
+            2,
+        ),
+        (
+            "complete, the task still held",
+            [],
+            [
+                ["sh", "pn claim-next --json"],
+                ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
+                ["result"],
+            ],
+            0,
+        ),
+        (
+            "--max-time, ending the iteration like the watchdog",
+            ["--max-time", "2s"],
+            [["sh", "pn claim-next --json"], ["say", "working"], ["hang"]],
             2,
         ),
         (

@@ -74,6 +74,38 @@ def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -
     assert "reached max iterations" not in done.stdout
 
 
+@pytest.mark.parametrize("iterations", ["1", "2"])
+def test_a_loop_whose_every_iteration_failed_exits_1_without_run_again_advice(
+    ralph: Run, iterations: str
+) -> None:
+    """Fewer iterations than the breaker needs: still no "work may remain" (issue 10)."""
+    done = ralph("-a", "--command", "/bin/false", iterations, "do the work")
+    assert done.returncode == 1, done.stdout + done.stderr
+    reason = (
+        f"every iteration failed ({iterations}); the last: the agent exited (status 1) "
+        "without a result"
+    )
+    assert f"error: stopping: {reason}" in done.stderr
+    assert f"stopped: {reason}" in done.stdout
+
+
+def test_a_loop_with_one_good_iteration_is_exhausted_not_failed(ralph: Run, script: Script) -> None:
+    done = ralph("-a", "2", script(_1=[["result"]], default=[["exit", 3]]))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "stopped: iterations exhausted" in done.stdout
+
+
+def test_all_failed_needs_every_iteration_to_have_failed() -> None:
+    gov = Governor(Budgets(max_failed=3))
+    assert gov.all_failed() is None  # nothing ran
+    gov.record(None, failure=None)
+    gov.record(None, failure="boom")
+    assert gov.all_failed() is None
+    gov = Governor(Budgets(max_failed=3))
+    gov.record(None, failure="boom")
+    assert gov.all_failed() == "every iteration failed (1); the last: boom"
+
+
 def test_max_cost_stops_before_an_iteration_over_budget(ralph: Run, script: Script) -> None:
     steps = [["result", {"total_cost_usd": 0.0015}]]
     done = ralph("-a", "--max-cost", "0.002", "10", script(default=steps))
@@ -82,7 +114,7 @@ def test_max_cost_stops_before_an_iteration_over_budget(ralph: Run, script: Scri
     assert "stopping before iteration 3: budget reached: cost $0.0030 of --max-cost $0.002" in (
         done.stdout + done.stderr
     )
-    assert "totals: 2 iteration(s), $0.0030" in done.stdout
+    assert re.search(r"totals: 2 iteration\(s\), (0 task\(s\) closed, )?\$0\.0030", done.stdout)
 
 
 def test_max_tokens_counts_input_output_and_cache(ralph: Run, script: Script) -> None:

@@ -239,6 +239,15 @@ def test_utilization_adds_allowed_usage_headers(serve: Any) -> None:
     assert headers["anthropic-ratelimit-unified-5h-utilization"] == "0.5"
 
 
+def test_input_tokens_set_the_usage_every_reply_reports(serve: Any) -> None:
+    server = serve({"input_tokens": 400, "steps": [{"text": "ok"}]})
+    _, _, raw = post(server, body())
+    [start] = [e for e in sse_events(raw) if e["type"] == "message_start"]
+    assert start["message"]["usage"]["input_tokens"] == 400
+    _, _, raw = post(server, body(stream=False), session="s2")
+    assert json.loads(raw)["usage"]["input_tokens"] == 400
+
+
 def test_past_the_end_it_says_the_final_text(serve: Any) -> None:
     server = serve({"final_text": "bye", "steps": [{"text": "only"}]})
     post(server, body())
@@ -309,6 +318,8 @@ def test_binds_loopback_only_and_frees_the_port_when_stopped() -> None:
         ({"steps": [{"text": "x", "when": {"result": "("}}]}, "bad regex"),
         ({"steps": [{"text": "x", "when": {"other": "x"}}]}, "`when` takes"),
         ("nope", "expected an object"),
+        ({"input_tokens": -1, "steps": [{"text": "x"}]}, "input_tokens must be a whole number"),
+        ({"input_tokens": "many", "steps": [{"text": "x"}]}, "input_tokens must be"),
     ],
 )
 def test_bad_scenarios_are_refused_with_the_reason(raw: object, message: str) -> None:

@@ -3,6 +3,7 @@ on the host and inside a real container (the binary is linked into the project).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -113,3 +114,35 @@ def test_real_claude_in_a_container_waits_out_a_usage_limit(
         check=True,
     ).stdout.split()
     assert left == []
+
+
+def test_real_claude_reports_cost_and_max_cost_stops_the_loop(
+    claude_bin: Path, project: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 10: `--max-cost 0.002` with the scripted model. Each reply reports 200 input
+    tokens, which Claude Code prices into its result's total_cost_usd (about $0.001)."""
+    scenario = parse_scenario({"input_tokens": 200, "steps": [{"text": "More work next time."}]})
+    record = tmp_path / "run.jsonl"
+    with ModelServer(scenario) as server:
+        env = {
+            **ralph_env,
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "IS_SANDBOX": "1",
+            "RALPH_COMMAND": str(claude_bin),
+        }
+        done = run(
+            project, env, "--sandbox", "none", "--max-cost", "0.002", "--record", str(record),
+            "10", "Follow the script.",
+        )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    iterations = [json.loads(line) for line in record.read_text().splitlines()]
+    costs = [e["cost"] for e in iterations if e["event"] == "iteration"]
+    assert costs, done.stdout
+    assert all(isinstance(c, float) and c > 0 for c in costs), costs
+    assert sum(costs[:-1]) < 0.002 <= sum(costs)  # stopped at the first iteration over it
+    end = iterations[-1]
+    assert end["stop_reason"].startswith("budget reached: cost $")
+    assert end["stop_reason"].endswith("of --max-cost $0.002")
+    assert f"stopping before iteration {len(costs) + 1}: budget reached: cost" in done.stdout
+    assert f"totals: {len(costs)} iteration(s)" in done.stdout

@@ -105,23 +105,30 @@ def test_an_unsafe_template_is_refused_and_nothing_runs(
     assert not (tmp_path / ".sgf/prompts/.assembled/build.md").exists()
 
 
-@pytest.mark.parametrize(
-    ("stage", "claim"),
-    [
-        ("build", "pn claim-next -t task -t chore --json"),
-        ("test", "pn claim-next -t test --json"),
-        ("issues-plan", "pn update <bug-id> --claim"),
-    ],
-)
+# What each stage may claim (issue 10): the build loop tasks and chores (never the test plan's
+# items, nor bugs), the test loop tests, issues-plan the bug it plans; the rest claim nothing.
+CLAIMS = {
+    "build": "pn claim-next -t task -t chore{spec} --json",
+    "test": "pn claim-next -t test{spec} --json",
+    "issues-plan": "pn update <bug-id> --claim",
+}
+
+
+@pytest.mark.parametrize("spec", [None, "auth"])
+@pytest.mark.parametrize("stage", scaffold.PROMPTS)
 def test_each_stage_claims_only_its_own_kind_of_work(
-    tmp_path: Path, stage: str, claim: str
+    tmp_path: Path, stage: str, spec: str | None
 ) -> None:
-    """Issue 10: the build loop never takes the test plan's items, nor the test loop tasks."""
+    """Every shipped prompt, rendered: the one claim command it holds is its stage's."""
     seed(tmp_path, stage, resources.read_text("prompts", f"{stage}.md"))
-    text = prompts.assemble(tmp_path, stage, {"spec": None}).read_text()
-    assert claim in text
-    claims = [line for line in text.splitlines() if "pn claim-next" in line]
-    if stage == "build":
-        assert all("-t task -t chore" in line for line in claims), claims
-    if stage == "test":
-        assert all("-t test" in line for line in claims), claims
+    variables = {"spec": spec, "stage": stage, "loop_id": "x", "stack": "go"}
+    text = prompts.assemble(tmp_path, stage, {**variables, "iterations": 3, "afk": True})
+    lines = text.read_text().splitlines()
+    commands = [line for line in lines if "pn claim-next" in line or "--claim" in line]
+    expected = CLAIMS.get(stage)
+    if expected is None:
+        assert commands == [], commands
+        return
+    claim = expected.format(spec=f" --spec {spec}" if spec else "")
+    assert commands, stage
+    assert all(claim in line for line in commands), commands

@@ -359,8 +359,9 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
              "outcome": "exhausted"}
         ) + "\n"
     )  # fmt: skip
-    end = {"event": "end", "stop_reason": "budget reached: cost", "iterations": 3, "cost": 1.5,
-           "tokens": 900, "seconds": 60.0}  # fmt: skip
+    end = {"event": "end", "stop_reason": "budget reached: cost", "iterations": 3,
+           "tasks_closed": ["pn-1", "pn-2"], "cost": 1.5, "tokens": 900,
+           "seconds": 60.0}  # fmt: skip
     (records / f"{done_id}.jsonl").write_text(json.dumps(end) + "\n")
 
     data = json.loads(sgf(project, "status", "--json").stdout)
@@ -372,7 +373,39 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     assert (recent["stop_reason"], recent["cost"], recent["iterations"]) == (
         "budget reached: cost", 1.5, 3,
     )  # fmt: skip
+    assert list(recent) == [
+        "loop_id", "started_at", "ended_at", "exit_code", "outcome",
+        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds",
+    ]  # fmt: skip
+    assert (recent["tasks_closed"], recent["tokens"], recent["seconds"]) == (
+        ["pn-1", "pn-2"], 900, 60.0,
+    )  # fmt: skip
     text = sgf(project, "status").stdout
     assert "2/10" in text
     assert "the current task" in text
     assert "budget reached: cost" in text
+    [row] = [line for line in text.splitlines() if done_id in line]
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[3:7] == ["2", "3", "2", "$1.5000"]  # exit, iterations, closed, cost
+
+
+def test_status_lists_the_stuck_tasks_needing_a_human(
+    project: Path, sgf: Run, tool_env: dict[str, str]
+) -> None:
+    """Issue 10: a task agents gave up on 3 times is named, and not counted as ready."""
+    stuck = pn(project, tool_env, "create", "impossible task", "-t", "task")["id"]
+    pn(project, tool_env, "create", "doable task", "-t", "task")
+    for loop in ("build-1", "build-2", "build-3"):
+        as_loop = {**tool_env, "PN_ACTOR": loop}
+        assert pn(project, as_loop, "claim-next", "--stuck-after", "3")["id"] == stuck
+        pn(project, as_loop, "release", stuck)
+    pn(project, {**tool_env, "PN_ACTOR": "build-4"}, "claim-next", "--stuck-after", "3")
+
+    data = json.loads(sgf(project, "status", "--json").stdout)
+
+    picture = data["pensa"]
+    assert (picture["ready"], picture["in_progress"], picture["needs_human"]) == (0, 1, 1)
+    assert picture["stuck"] == [{"id": stuck, "title": "impossible task"}]
+    text = sgf(project, "status").stdout
+    assert "1 needing a human" in text
+    assert f"  {stuck}  impossible task" in text

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
 from pensa.store import fetch_issue, log_event
-from pensa.views import READY, Filters
+from pensa.views import HUMAN, READY, Filters
 
 if TYPE_CHECKING:
     import sqlite3
@@ -69,10 +69,10 @@ def claim_next(
         return Issue.from_row(claimed)
 
 
-# Who takes a stuck task: an assignee no loop is, so claim-next (which skips issues assigned
-# to someone else) passes it by, while `pn list -a human` finds it. `pn release ID` hands it
-# back to the agents. The JSON contract is unchanged: assignee stays a string.
-HUMAN = "human"
+# Who takes a stuck task: HUMAN, an assignee no loop is, so claim-next (which skips issues
+# assigned to someone else) passes it by, while `pn list -a human` / `pn ready -a human` find
+# it. `pn release ID` hands it back to the agents. The JSON contract is unchanged: assignee
+# stays a string, and the reason is an ordinary comment, so both survive export and import.
 _RESETS = ("closed", "reopened", "stuck", "returned")
 
 

@@ -44,7 +44,7 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             ),
             Ref(
                 "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S]",
-                "open tasks/tests/chores with every dependency closed",
+                "open tasks/tests/chores with every dependency closed (stuck ones: `-a human`)",
             ),
         ),
     ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.views import BLOCKED, READY, Filters
+from pensa.views import BLOCKED, NEEDS_HUMAN, NOT_HUMANS, READY, Filters
 
 if TYPE_CHECKING:
     from pensa.store import Store
@@ -104,12 +104,10 @@ def status(store: Store) -> StatusReport:
         "SELECT issue_type, status, count(*) FROM issues GROUP BY 1, 2"
     ):
         by_type[issue_type][state] = int(n)
-    ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY}")[0][0]
+    ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY} AND {NOT_HUMANS}")[0][0]
     blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
         0
     ][0]
-    # stuck tasks claim-next handed to a human (pensa.claims.HUMAN)
-    human_n = store.rows(
-        "SELECT count(*) FROM issues WHERE status = 'open' AND assignee = 'human'"
-    )[0][0]
+    # stuck tasks claim-next handed to a human (pensa.claims.mark_stuck)
+    human_n = store.rows(f"SELECT count(*) FROM issues WHERE {NEEDS_HUMAN}")[0][0]
     return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n))

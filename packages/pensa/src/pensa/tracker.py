@@ -27,7 +27,7 @@ from pensa.models import (
     utcnow,
 )
 from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event
-from pensa.views import select
+from pensa.views import HUMAN, select
 
 if TYPE_CHECKING:
     import sqlite3
@@ -214,7 +214,7 @@ class Tracker:
                     )
                 changes.update(status=Status.OPEN.value, assignee=None)
                 # A stuck issue handed back by a human starts a fresh count of claims.
-                event = "returned" if issue.assignee == "human" else "released"
+                event = "returned" if issue.assignee == HUMAN else "released"
             if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
                 event = "claimed"
             changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}

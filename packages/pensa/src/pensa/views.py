@@ -18,6 +18,12 @@ BLOCKED = (
     "WHERE d.issue_id = issues.id AND p.status != 'closed')"
 )
 READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED}"
+# A stuck task (claims.mark_stuck) is handed to HUMAN: still open, assignee a plain string (the
+# JSON contract is unchanged), but no agent's work. `ready` leaves it out unless `-a human`
+# asks for exactly these, so "ready" counts only work an agent can take.
+HUMAN = "human"
+NEEDS_HUMAN = f"status = 'open' AND assignee = '{HUMAN}'"
+NOT_HUMANS = f"assignee IS NOT '{HUMAN}'"
 
 
 class SortKey(Vocabulary):
@@ -167,8 +173,12 @@ def list_query(
 
 
 def ready_query(filters: Filters, *, limit: int | None = None) -> Query:
-    """Open tasks, tests and chores whose dependencies are all closed; priority, then age."""
+    """Open tasks, tests and chores whose dependencies are all closed; priority, then age.
+
+    Stuck tasks waiting for a human are left out, unless the filter asks for their assignee."""
     clauses, params = filters.where()
+    if filters.assignee != HUMAN:
+        clauses.append(NOT_HUMANS)
     return Query((READY, *clauses), tuple(params), limit=limit)
 
 

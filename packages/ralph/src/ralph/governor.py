@@ -84,6 +84,15 @@ class Governor:
             )
         return None
 
+    def all_failed(self) -> str | None:
+        """The reason a loop that ran out of iterations failed (exit 1), or None.
+
+        Fewer iterations than --max-failed-iterations, every one failed: "work may remain; run
+        again" would be advice that is not true (issue 10)."""
+        if self.iterations and self.failed_in_a_row == self.iterations:
+            return f"every iteration failed ({self.iterations}); the last: {self.last_failure}"
+        return None
+
     def over_budget(self) -> str | None:
         """The reason not to start another iteration (exit 2), or None."""
         b = self.budgets

@@ -17,7 +17,7 @@ from pathlib import Path
 from ralph import format, git, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
-from ralph.errors import AgentNotFound, UsageLimitFatal
+from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
 from ralph.governor import Governor, failure_of
 from ralph.models import Config, Exit
 from ralph.record import Record, changes, held, now_iso
@@ -99,19 +99,36 @@ class Loop:
             max_tokens=b.max_tokens,
             max_time=b.max_time,
         )
-        code = self._iterate()
-        self._totals(code)
+        holding = self._holding()
+        try:
+            code = self._iterate()
+        except RalphError as e:  # printed by the CLI; recorded here, with the totals so far
+            self.stop_reason = f"error: {e}"
+            self._end(Exit.ERROR, holding)
+            raise
+        self._end(code, holding)
+        return code
+
+    def _holding(self) -> dict[str, str] | None:
+        """What the loop's actor holds now, for the tasks closed in the totals (None: no pn)."""
+        actor = self.config.loop_env(self.env or {})["PN_ACTOR"]
+        return held(self.root, actor, self.env or {})
+
+    def _end(self, code: Exit, holding: dict[str, str] | None) -> None:
+        """Print the totals line and write the record's `end` (issue 10)."""
+        closed = None if holding is None else changes(holding, self._holding())[1]
+        self._totals(code, closed)
         g = self.governor
         self.record.write(
             "end",
             exit=int(code),
             stop_reason=self.stop_reason,
             iterations=g.iterations,
+            tasks_closed=closed,
             cost=round(g.cost, 6),
             tokens=g.tokens,
             seconds=round(g.elapsed(), 1),
         )
-        return code
 
     def _iterate(self) -> Exit:
         total = self.config.iterations
@@ -160,13 +177,15 @@ class Loop:
                 return self._stop(Exit.ERROR, broken)
         sentinel.clear(self.root, loop_id)
         self.out.note(f"ralph reached max iterations ({total})")
+        if failed := self.governor.all_failed():  # no "work may remain; run again" then
+            self.out.error(f"stopping: {failed}")
+            return self._stop(Exit.ERROR, failed)
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
 
     def _held(self) -> dict[str, str] | None:
         if self.config.record is None:
-            return None  # only a recorded loop pays for asking pn
-        actor = self.config.loop_env(self.env or {})["PN_ACTOR"]
-        return held(self.root, actor, self.env or {})
+            return None  # only a recorded loop pays for asking pn every iteration
+        return self._holding()
 
     def _record_iteration(
         self, index: int, started: str, attempt: Attempt, before: dict[str, str] | None
@@ -200,10 +219,11 @@ class Loop:
         self.stop_reason = reason
         return code
 
-    def _totals(self, code: Exit) -> None:
+    def _totals(self, code: Exit, closed: list[str] | None) -> None:
         g = self.governor
+        tasks = "" if closed is None else f"{len(closed)} task(s) closed, "
         self.out.summary(
-            f"totals: {g.iterations} iteration(s), ${g.cost:.4f}, {g.tokens} tokens, "
+            f"totals: {g.iterations} iteration(s), {tasks}${g.cost:.4f}, {g.tokens} tokens, "
             f"{format.duration(g.elapsed())}; stopped: {self.stop_reason or code.name.lower()}"
         )
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from sgf import claude, config, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
 from sgf.config import SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import Launch, Stage
@@ -178,7 +178,10 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         on_terminal=env.interactive(),
         stdin_is_terminal=sys.stdin.isatty(),
     )
-    click.echo(f"sgf: {launch.meaning(code, stage)}", err=True)
+    loop_id = str(prepared.loop_id)
+    if released := ending.release_leftovers(root, loop_id, code, env.environ):
+        click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
+    click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
     return code
 
 

@@ -18,12 +18,20 @@ from sgf.plainlog import PlainLog
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 
 
-def meaning(code: int, stage: Stage) -> str:
-    """Say what ralph's exit code means for the user, and what to do next."""
+def meaning(code: int, stage: Stage, stop_reason: str | None = None) -> str:
+    """Say what ralph's exit code means for the user, and what to do next; `stop_reason` is
+    the one in ralph's run record (ending.stop_reason), so the advice fits what happened."""
     if code == 0:
         return "loop complete: the agent found no more work (.ralph-complete)"
     if code == 1:
+        if stop_reason:
+            return f"ralph stopped: {stop_reason}; fix that, then run `{stage.command}` again"
         return "ralph stopped with an error; read the message above and the log"
+    if code == 2 and stop_reason and stop_reason.startswith("budget reached"):
+        return (
+            f"{stop_reason}; work may remain: raise the budget or run `{stage.command}` again "
+            "to continue"
+        )
     if code == 2:
         return (
             f"iterations exhausted: work may remain; run `{stage.command}` again to "

@@ -76,6 +76,14 @@ class SpecCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class Stuck:
+    """A task pn claim-next took out of the agents' queue (assignee `human`, issue 10)."""
+
+    id: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
 class Picture:
     """What `sgf status` shows of pensa: totals and per-spec counts."""
 
@@ -85,6 +93,7 @@ class Picture:
     open_bugs: int
     by_spec: list[SpecCounts] = field(default_factory=list)
     needs_human: int = 0  # stuck tasks pn claim-next handed to a human
+    stuck: list[Stuck] = field(default_factory=list)  # those tasks
 
 
 def picture(root: Path, env: Mapping[str, str]) -> Picture:
@@ -108,4 +117,12 @@ def picture(root: Path, env: Mapping[str, str]) -> Picture:
         for spec, c in sorted(counts.items())
     ]
     stuck = [i for i in listed if i.status == "open" and i.assignee == "human"]
-    return Picture(len(ready), len(working), len(blocked), len(bugs), by_spec, len(stuck))
+    return Picture(
+        len(ready),
+        len(working),
+        len(blocked),
+        len(bugs),
+        by_spec,
+        len(stuck),
+        [Stuck(i.id, i.title) for i in stuck],
+    )

@@ -120,15 +120,27 @@ def status(report: Status, *, as_json: bool) -> None:
         out.print(f"Crashed (recovered at next launch): {', '.join(report.stale)}")
     if report.recent:
         table = Table(title="Recent loops", title_justify="left")
-        for column in ("loop id", "ended", "outcome", "exit", "cost", "stop reason"):
+        columns = ("loop id", "ended", "outcome", "exit", "iterations", "closed", "cost")
+        for column in (*columns, "stop reason"):
             table.add_column(column)
         for o in report.recent:
             code = "-" if o.exit_code is None else str(o.exit_code)
             totals = report.totals.get(o.loop_id, {})
             cost = totals.get("cost")
             shown_cost = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
-            reason = totals.get("stop_reason") or "-"
-            table.add_row(*map(cell, (o.loop_id, o.ended_at, o.outcome, code, shown_cost, reason)))
+            iterations = totals.get("iterations")
+            closed = totals.get("tasks_closed")
+            recent_row = (
+                o.loop_id,
+                o.ended_at,
+                o.outcome,
+                code,
+                iterations if isinstance(iterations, int) else "-",
+                len(closed) if isinstance(closed, list) else "-",
+                shown_cost,
+                totals.get("stop_reason") or "-",
+            )
+            table.add_row(*map(cell, recent_row))
         out.print(table)
     if report.pensa is None:
         out.print(f"pensa: unavailable ({report.pensa_error})")
@@ -139,6 +151,10 @@ def status(report: Status, *, as_json: bool) -> None:
         f"{p.open_bugs} open bugs"
         + (f", {p.needs_human} needing a human (`pn list -a human`)" if p.needs_human else "")
     )
+    if p.stuck:
+        out.print("Needing a human (agents gave up on these; `pn release ID` hands one back):")
+        for issue in p.stuck:
+            out.print(f"  {issue.id}  {issue.title}")
     if p.by_spec:
         table = Table(title="Per spec", title_justify="left")
         for column in ("spec", "ready", "in progress", "blocked", "open bugs"):

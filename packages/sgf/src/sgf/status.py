@@ -127,7 +127,8 @@ def _totals(events: list[dict[str, Any]]) -> dict[str, Any]:
     if not ends:
         return {}
     end = ends[-1]
-    return {k: end.get(k) for k in ("stop_reason", "iterations", "cost", "tokens", "seconds")}
+    keys = ("stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds")
+    return {k: end.get(k) for k in keys}
 
 
 def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Running]:

@@ -79,7 +79,8 @@ def ready(
 ) -> None:
     """List work that can start: open tasks, tests and chores whose deps are all closed.
 
-    Bugs are never ready. Ordered by priority, then creation; `[]` when nothing is ready.
+    Bugs are never ready, nor are stuck tasks waiting for a human (`-a human` lists those).
+    Ordered by priority, then creation; `[]` when nothing is ready.
     """
     filters = Filters(None, priority, assignee, issue_type, spec)
     show_issues(env, views.ready_query(filters, limit=limit))

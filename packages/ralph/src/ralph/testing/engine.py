@@ -141,6 +141,7 @@ class Engine:
             blocks=tuple(blocks),
             headers=self._allowed(),
             delay=step.delay,
+            input_tokens=self.scenario.input_tokens,
         )
 
     def _allowed(self) -> dict[str, str]:
@@ -185,6 +186,7 @@ class Engine:
             model=model or self.scenario.model,
             blocks=(TextBlock(text),),
             headers=self._allowed(),
+            input_tokens=self.scenario.input_tokens,
         )
 
 

@@ -80,6 +80,9 @@ class Scenario:
     # Successful replies carry `anthropic-ratelimit-unified-*: allowed` headers, as the real
     # API does for subscription logins; the CLI then emits `rate_limit_event` "allowed".
     utilization: float | None = None
+    # Input tokens each reply's `usage` reports; the CLI prices them into total_cost_usd, so a
+    # scenario can make iterations cost enough to meet a --max-cost budget (issue 10).
+    input_tokens: int = 10
 
     def script_for(self, prompt: str) -> Script | None:
         """Return the first script whose prompt regex matches (or that has none)."""
@@ -120,7 +123,14 @@ def parse_scenario(raw: object, *, source: str = "<scenario>") -> Scenario:
         final_text=str(raw.get("final_text", "Nothing more to do.")),
         model=str(raw.get("model", "claude-scripted-1")),
         utilization=None if raw.get("utilization") is None else float(raw["utilization"]),
+        input_tokens=_count(raw.get("input_tokens", 10), f"{source}: input_tokens"),
     )
+
+
+def _count(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ScenarioError(f"{where} must be a whole number of tokens, not {value!r}")
+    return value
 
 
 def _script(raw: object, where: str) -> Script:

@@ -57,6 +57,7 @@ class MessageReply:
     blocks: tuple[Block, ...]
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    input_tokens: int = 10  # what `usage` reports: Claude Code's total_cost_usd follows it
 
     @property
     def stop_reason(self) -> str:
@@ -75,7 +76,10 @@ class MessageReply:
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1 if stop_reason is None else 0},
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": 1 if stop_reason is None else 0,
+            },
         }
 
     def json_body(self) -> bytes:

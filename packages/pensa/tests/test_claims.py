@@ -1,0 +1,141 @@
+"""claim-next's stuck tasks and release --held-by (issue 10), on real SQLite files and real pn."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pensa import claims, stats
+from pensa.models import IssueType, Status
+from pensa.store import Store
+from pensa.tracker import Tracker
+from pensa.views import HUMAN, Filters, ready
+
+from .conftest import Pn
+
+J = Callable[..., Any]
+TASK = IssueType.TASK
+
+
+def give_up(tracker: Tracker, store: Store, *, loops: list[str]) -> str | None:
+    """Each loop claims the next task (stuck after 3 claims) and releases it; the last id."""
+    claimed = None
+    for loop in loops:
+        issue = claims.claim_next(store, actor=loop, now=tracker.now, stuck_after=3)
+        claimed = issue.id if issue else None
+        if claimed:
+            tracker.release(claimed, actor=loop)
+    return claimed
+
+
+def test_a_task_claimed_three_times_without_a_close_goes_to_a_human(
+    tracker: Tracker, store: Store
+) -> None:
+    stuck = tracker.create("impossible", issue_type=TASK, actor="a").id
+    other = tracker.create("doable", issue_type=TASK, actor="a").id
+    assert give_up(tracker, store, loops=["build-1", "build-2", "build-1"]) == stuck
+
+    nxt = claims.claim_next(store, actor="build-3", now=tracker.now, stuck_after=3)
+
+    assert nxt is not None
+    assert nxt.id == other  # the loop moves on
+    issue = tracker.get(stuck)
+    assert (issue.status, issue.assignee) == (Status.OPEN, HUMAN)
+    [comment] = tracker.comments(stuck)
+    assert comment.text.startswith(
+        "stuck: claimed 3 times without being closed (by build-1, build-2); taken out of"
+    )
+    assert f"`pn release {stuck}` hands it back" in comment.text
+    assert tracker.history(stuck)[0].event_type == "stuck"
+
+
+def test_a_stuck_task_is_not_ready_except_for_its_human(tracker: Tracker, store: Store) -> None:
+    stuck = tracker.create("impossible", issue_type=TASK, actor="a").id
+    give_up(tracker, store, loops=["l1", "l2", "l3"])
+    assert claims.claim_next(store, actor="l4", now=tracker.now, stuck_after=3) is None
+
+    assert ready(store, Filters()) == []
+    assert [i.id for i in ready(store, Filters(assignee=HUMAN))] == [stuck]
+    report = stats.status(store)
+    assert (report.ready, report.needs_human) == (0, 1)
+    assert report.to_json()["needs_human"] == 1
+
+
+def test_one_release_hands_it_back_with_a_fresh_count(tracker: Tracker, store: Store) -> None:
+    stuck = tracker.create("impossible", issue_type=TASK, actor="a").id
+    give_up(tracker, store, loops=["l1", "l2", "l3", "l4"])
+
+    back = tracker.release(stuck, actor="alice")
+
+    assert (back.status, back.assignee) == (Status.OPEN, None)
+    assert tracker.history(stuck)[0].event_type == "returned"
+    assert [i.id for i in ready(store, Filters())] == [stuck]
+    assert give_up(tracker, store, loops=["l5", "l6"]) == stuck  # two claims: not stuck yet
+    assert tracker.get(stuck).assignee is None
+
+
+def test_without_a_threshold_claim_next_never_marks_anything(
+    tracker: Tracker, store: Store
+) -> None:
+    task = tracker.create("t", issue_type=TASK, actor="a").id
+    for loop in ("l1", "l2", "l3", "l4"):
+        claimed = claims.claim_next(store, actor=loop, now=tracker.now)
+        assert claimed is not None
+        assert claimed.id == task
+        tracker.release(task, actor=loop)
+
+
+def test_release_held_gives_back_only_what_the_holder_has_in_progress(
+    tracker: Tracker,
+) -> None:
+    mine = [tracker.create(f"m{n}", issue_type=TASK, actor="a").id for n in range(2)]
+    done = tracker.create("done", issue_type=TASK, actor="a").id
+    theirs = tracker.create("theirs", issue_type=TASK, actor="a").id
+    for issue in (*mine, done):
+        tracker.update(issue, actor="build-x", claim=True)
+    tracker.close(done, actor="build-x")
+    tracker.update(theirs, actor="build-y", claim=True)
+
+    released = tracker.release_held("build-x", actor="build-x", reason="loop ended: interrupted")
+
+    assert [i.id for i in released] == mine
+    assert all((i.status, i.assignee) == (Status.OPEN, None) for i in released)
+    assert tracker.get(theirs).assignee == "build-y"
+    assert tracker.get(done).status is Status.CLOSED
+    detail = tracker.history(mine[0])[0].detail
+    assert detail == "assignee: build-x -> none; loop ended: interrupted"
+    assert tracker.release_held("build-x", actor="build-x") == []
+
+
+def test_a_stuck_task_survives_export_and_import_into_a_fresh_clone(
+    repo: Path, pn: Pn, pnj: J, tmp_path: Path
+) -> None:
+    """The mark lives in fields JSONL carries (assignee, a comment), so another clone sees it."""
+    stuck = pnj("create", "impossible", "-t", "task")["id"]
+    other = pnj("create", "doable", "-t", "task")["id"]
+    for loop in ("l1", "l2", "l3"):
+        assert pnj("claim-next", "--stuck-after", "3", env={"PN_ACTOR": loop})["id"] == stuck
+        pnj("release", stuck, env={"PN_ACTOR": loop})
+    assert pnj("claim-next", "--stuck-after", "3", env={"PN_ACTOR": "l4"})["id"] == other
+    pnj("release", other, env={"PN_ACTOR": "l4"})
+    assert pn("export").code == 0
+    clone = tmp_path / "clone"
+    shutil.copytree(repo, clone)
+    shutil.rmtree(clone / ".pensa")
+    (clone / ".pensa").mkdir()
+    for name in ("issues.jsonl", "deps.jsonl", "comments.jsonl"):
+        shutil.copy2(repo / ".pensa" / name, clone / ".pensa" / name)
+
+    assert pn("import", cwd=clone).code == 0
+
+    assert [i["id"] for i in pnj("ready", cwd=clone)] == [other]
+    assert [i["id"] for i in pnj("list", "-a", "human", cwd=clone)] == [stuck]
+    assert pnj("status", cwd=clone)["needs_human"] == 1
+    shown = pnj("show", stuck, cwd=clone)
+    assert [c["text"][:6] for c in shown["comments"]] == ["stuck:"]
+    claimed = pnj("claim-next", "--stuck-after", "3", cwd=clone, env={"PN_ACTOR": "l5"})
+    assert claimed["id"] == other
+    assert pnj("release", stuck, cwd=clone)["assignee"] is None
+    assert pnj("status", cwd=clone)["needs_human"] == 0
