@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
-from sgf import proc, resources, stacks
+from sgf import installed, proc, resources, stacks
 from sgf.errors import SgfError
 from sgf.stacks import Stack
 
@@ -42,7 +42,8 @@ def pensa_source(explicit: Path | None = None) -> Path:
     """Find pensa's source: `explicit`, else where the installed pensa was installed from.
 
     A workspace checkout installs pensa editable (direct_url.json points at the source). A
-    wheel-installed pensa has no source to rebuild from, so --pensa-source must name one.
+    wheel-installed pensa has no source left, so its installed files are written back as one
+    (sgf.installed) under the temporary directory: no clone needed (issue 11).
     """
     if explicit is not None:
         if not (explicit / "pyproject.toml").is_file():
@@ -57,10 +58,15 @@ def pensa_source(explicit: Path | None = None) -> Path:
         path = Path(unquote(url.path))
         if url.scheme == "file" and (path / "pyproject.toml").is_file():
             return path
-    raise SgfError(
-        "cannot find pensa's source to build pn for the image; pass --pensa-source DIR "
-        "(a checkout of packages/pensa)"
-    )
+    try:
+        dist = metadata.distribution("pensa")
+    except metadata.PackageNotFoundError:
+        raise SgfError(
+            "cannot find pensa to build pn for the image: install it next to sgf, or pass "
+            "--pensa-source DIR (a checkout of packages/pensa)"
+        ) from None
+    scratch = Path(tempfile.gettempdir()) / f"springfield-pensa-{dist.version}-{os.getuid()}"
+    return installed.materialise(scratch)
 
 
 def source_digest(src: Path) -> str:
