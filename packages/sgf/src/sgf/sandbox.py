@@ -35,6 +35,7 @@ HASH_LABEL = "springfield.content-hash"
 BASE_LABEL = "springfield.base"
 CLAUDE_LABEL = "springfield.claude-version"
 STACK_LABEL = "springfield.stack"
+PN_LABEL = "springfield.pn-version"
 EXTRA_REQUIREMENTS = ("pre-commit",)
 
 
@@ -67,6 +68,33 @@ def pensa_source(explicit: Path | None = None) -> Path:
         ) from None
     scratch = Path(tempfile.gettempdir()) / f"springfield-pensa-{dist.version}-{os.getuid()}"
     return installed.materialise(scratch)
+
+
+def source_version(src: Path) -> str:
+    """The version in pensa's pyproject.toml: the `pn --version` the image will print."""
+    import tomllib
+
+    with (src / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"].get("version", ""))
+
+
+def host_pn_version() -> str | None:
+    """The installed pensa's version, or None when pensa is not installed next to sgf."""
+    try:
+        return metadata.version("pensa")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def version_mismatch(found: Mapping[str, str], image: str) -> list[str]:
+    """Warn when the image's pn differs from the host's (the JSONL both write must agree)."""
+    inside, host = found.get(PN_LABEL), host_pn_version()
+    if not inside or not host or inside == host:
+        return []
+    return [
+        f"the sandbox image {image} has pn {inside} but this machine has pn {host}; "
+        "run `sgf sandbox build`"
+    ]
 
 
 def source_digest(src: Path) -> str:
@@ -112,6 +140,8 @@ def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
     found = labels(root, image, env)
     if not found or HASH_LABEL not in found:
         return []  # missing (preflight says so) or not built by sgf: nothing to compare
+    if mismatch := version_mismatch(found, image):
+        return mismatch
     try:
         src = pensa_source()
     except SgfError:
@@ -230,6 +260,7 @@ def build(
         argv = build_argv(
             ctx, image=image, stack=stack, base=base, claude_version=claude_version, digest=digest
         )
+        argv[-1:-1] = ["--label", f"{PN_LABEL}={source_version(pensa_src)}"]
         code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
         if code != 0:
             raise SgfError(f"docker build of {image} failed with exit code {code} (output above)")
