@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 from sgf import installed, proc, resources, stacks
@@ -241,7 +240,7 @@ def build(
     pensa_src: Path,
     force: bool,
     env: Mapping[str, str],
-    out: BinaryIO,
+    out: proc.Sink,
 ) -> Built:
     """Build `stack`'s sandbox image unless one with the same content hash exists (or `force`)."""
     digest = content_hash(
@@ -263,7 +262,7 @@ def build(
         argv[-1:-1] = ["--label", f"{PN_LABEL}={source_version(pensa_src)}"]
         code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
         if code != 0:
-            raise SgfError(f"docker build of {image} failed with exit code {code} (output above)")
+            raise SgfError(f"docker build of {image} failed with exit code {code}")
     return Built(image, digest, skipped=False)
 
 
