@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from sgf.buildview import BuildView, steps
+from sgf.buildview import WIDTH, BuildView, steps
 
 CLASSIC = (
     b"Sending build context to Docker daemon  412MB\r\n"
@@ -28,7 +28,7 @@ def test_steps_are_shown_once_each_and_cut_to_one_line() -> None:
     assert shown[0] == "[1/3] ARG BASE=debian:bookworm-slim"
     assert shown[1].startswith("[2/3] RUN apt-get update && apt-get install -y x x")
     assert shown[1].endswith("…")
-    assert len(shown[1]) <= len("[2/3] ") + 76
+    assert len(shown[1]) <= len("[2/3] ") + WIDTH
     assert shown[2] == "[3/3] LABEL springfield.stack=python"
     assert list(steps(["Step 1/3 : A", "Step 1/3 : A", "noise"])) == ["[1/3] A"]
 

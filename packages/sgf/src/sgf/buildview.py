@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 STEP = re.compile(r"^(?:Step (\d+/\d+) : |#\d+ \[([^\]]+)\] )(.*)$")
-WIDTH = 76
+WIDTH = 64  # with "[10/14] " in front: one line of an 80-column terminal
 
 
 def steps(lines: Iterable[str]) -> Iterator[str]:
