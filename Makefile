@@ -9,13 +9,15 @@ UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
 export CLAUDE_CODE_VERSION := 2.1.330
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help env lint fmt prereqs test test-fast test-slow bench demo clean
+.PHONY: help env lint fmt prereqs test test-fast test-slow bench demo dist install clean dist install
 
 help:
 	@echo "make demo   run the main job: a Springfield build loop on a throw-away project"
 	@echo "make test   lint and the whole test suite (installs and starts what it needs)"
 	@echo "make bench  benchmarks, printed as tables"
 	@echo "make lint   ruff and mypy"
+	@echo "make dist   wheels and sdists of pensa, ralph and sgf in dist/"
+	@echo "make install  sgf, pn and ralph on your PATH with uv tool install"
 
 $(CURDIR)/.tools/bin/uv:
 	python3 -m venv .tools
@@ -76,5 +78,15 @@ bench: env
 demo: env
 	scripts/demo.sh
 
+# The three wheels and sdists: the unit a user installs (issue 11).
+dist: | $(UV)
+	rm -rf dist
+	$(UV) build --all-packages --out-dir dist
+
+# The README's install command: sgf with pensa and ralph, all three executables on PATH.
+install: | $(UV)
+	$(UV) tool install --force ./packages/sgf --with ./packages/pensa --with ./packages/ralph \
+	  --with-executables-from pensa,ralph
+
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*
+	rm -rf dist $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

@@ -34,7 +34,6 @@ if [ "$sandbox" = docker ] && docker info >/dev/null 2>&1; then
   "$here/scripts/ensure-base-image.sh"
   base="${SPRINGFIELD_BASE_IMAGE:-springfield-base:bookworm}"
   docker image inspect "$base" >/dev/null 2>&1 || base=debian:bookworm-slim
-  sgf sandbox build --stack python --base "$base" --claude-binary "$claude"  # the greeter's stack
 else
   sandbox=none
   echo "demo: no Docker sandbox (no engine reachable, or SPRINGFIELD_DEMO_SANDBOX=none), so the"
@@ -75,6 +74,9 @@ git config user.email "demo@springfield.invalid"
 git init -q --bare -b main "$work/remote.git"
 git remote add origin "$work/remote.git"
 step sgf init --stack python
+if [ "$sandbox" = docker ]; then
+  step sgf sandbox build --base "$base" --claude-binary "$claude"  # this project's own image
+fi
 git add -A && git commit -q -m "chore: sgf init" && git push -q -u origin main
 
 say "Seed three tasks"

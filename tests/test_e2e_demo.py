@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -59,4 +60,7 @@ def test_demo_builds_the_greeter_in_the_sandbox(
         check=True,
     ).stdout.split()
     assert leftovers == []
+    image = tomllib.loads((project / ".sgf" / "config.toml").read_text())["docker_template"]
+    assert image != sandbox_image  # the demo project built its own image (issue 11)
+    subprocess.run(["docker", "image", "rm", image], capture_output=True, check=False)
     assert processes_mentioning(str(project.parent)) == []  # the scripted model was stopped

@@ -127,7 +127,8 @@ def make_project(tmp: Path, env: Mapping[str, str]) -> Project:
     project.git("remote", "add", "origin", str(remote))
     (root / "README.md").write_text("# e2e project\n")
     project.run("sgf", "init", "--stack", "python", timeout=120)
-    project.set_config(network="host")
+    # One image for the whole session (tests/conftest.py builds it), not one per project.
+    project.set_config(network="host", docker_template="springfield-sandbox-python:latest")
     project.git("add", "-A")
     project.run("git", "commit", "-q", "-m", "chore: sgf init")
     project.git("push", "-q", "-u", "origin", "main")

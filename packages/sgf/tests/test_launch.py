@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from sgf import config as sgf_config
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]
@@ -50,7 +52,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
     expected = [
         *(["-a"] if afk else []),
         "--loop-id", loop_id,
-        "--template", "springfield-sandbox-python:latest",  # the python stack's image
+        "--template", sgf_config.load(project).docker_template,  # the project's image
         "--auto-push", "true",
         "--max-iterations", "100",
         count, str(prompt),

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sgf import config as sgf_config
 from sgf import preflight
 from sgf.config import SandboxKind
 from sgf.errors import PreflightError, ProgramMissing
@@ -123,6 +124,29 @@ def test_build_warns_when_the_sandbox_image_is_stale(
     env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     done = sgf(project, "build", "-a", env=env)
     assert done.returncode == 0, done.stderr
-    expected = "sgf: warning: the sandbox image springfield-sandbox-python:latest is stale"
+    image = sgf_config.load(project).docker_template
+    expected = f"sgf: warning: the sandbox image {image} is stale"
     assert expected in done.stderr
     assert fake_ralph.record.exists()
+
+
+def test_build_warns_when_the_images_pn_differs_from_the_hosts(
+    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+) -> None:
+    from sgf import sandbox
+
+    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.PN_LABEL: "0.0.1"}
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(f"#!/bin/sh\necho '{json.dumps(labels)}'\nexit 0\n")
+    (bin_dir / "docker").chmod(0o755)
+    env = {**fake_ralph.env(), "SGF_SKIP_PREFLIGHT": "", "ANTHROPIC_API_KEY": "sk-test"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    done = sgf(project, "build", "-a", env=env)
+    assert done.returncode == 0, done.stderr
+    image = sgf_config.load(project).docker_template
+    host = sandbox.host_pn_version()
+    expected = (
+        f"sgf: warning: the sandbox image {image} has pn 0.0.1 but this machine has pn {host}"
+    )
+    assert expected in done.stderr

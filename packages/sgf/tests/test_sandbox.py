@@ -306,3 +306,23 @@ def test_go_project_builds_its_stack_image_and_backpressure_runs_in_it(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "ok  \texample.com/greet" in ran.stdout
     assert (repo / "greet.go").read_text().count("\treturn") == 1  # gofmt really formatted it
+
+
+def test_source_version_is_pensas_pyproject_version() -> None:
+    assert sandbox.source_version(PENSA) == sandbox.host_pn_version()
+
+
+@pytest.mark.parametrize(("inside", "warned"), [("0.0.1", True), (None, False), ("same", False)])
+def test_version_mismatch_warns_only_when_the_images_pn_differs(
+    inside: str | None, *, warned: bool
+) -> None:
+    host = sandbox.host_pn_version()
+    assert host is not None
+    found = {} if inside is None else {sandbox.PN_LABEL: host if inside == "same" else inside}
+    warnings = sandbox.version_mismatch(found, "img:tag")
+    assert bool(warnings) is warned
+    if warned:
+        assert warnings == [
+            f"the sandbox image img:tag has pn 0.0.1 but this machine has pn {host}; "
+            "run `sgf sandbox build`"
+        ]

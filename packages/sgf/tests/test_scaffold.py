@@ -52,7 +52,7 @@ def test_init_scaffolds_every_stack_and_a_second_run_changes_nothing(
     config = tomllib.loads((repo / ".sgf/config.toml").read_text())
     assert config == {
         "stack": stack,
-        "docker_template": stacks.get(stack).docker_template,
+        "docker_template": stacks.get(stack).project_image(repo),
         "auto_push": True,
         "default_iterations": 25,
         "max_iterations": 100,

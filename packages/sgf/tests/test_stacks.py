@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,13 @@ def test_backpressure_names_only_programs_its_image_installs(name: str) -> None:
 def test_unknown_stack_lists_the_choices() -> None:
     with pytest.raises(UnknownStack):
         stacks.get("cobol")
+
+
+def test_project_images_name_the_project_and_differ_between_projects(tmp_path: Path) -> None:
+    stack = stacks.get("python")
+    first, second = tmp_path / "My Project", tmp_path / "other" / "My Project"
+    image = stack.project_image(first)
+    assert re.fullmatch(r"springfield-sandbox-python:my-project-[0-9a-f]{8}", image)
+    assert stack.project_image(second) != image
+    assert stack.project_image(first) == image  # stable for one project
+    assert stacks.get("generic").project_image(tmp_path / "..").startswith("springfield-sandbox:")

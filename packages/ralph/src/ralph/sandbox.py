@@ -12,14 +12,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import credentials, git, leftovers, proc, terminal
+from ralph import claude_home, credentials, git, leftovers, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 
@@ -255,9 +254,7 @@ class DockerSandbox:
     def _make_home(self) -> None:
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         host_home = Path(self.env.get("HOME", "~")).expanduser()
-        settings = host_home / ".claude.json"  # onboarding state: no prompts in a fresh HOME
-        if settings.is_file():
-            shutil.copyfile(settings, self.home / ".claude.json")
+        claude_home.write(self.home, host_home=host_home, project=self.config.project)
 
     def remove_leftovers(self) -> list[str]:
         """Remove this project's containers left by this loop id or by a ralph that died."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -337,6 +338,7 @@ def sandbox_group() -> None:
     help="pensa source directory (default: where pn was installed from).",
 )
 @click.option("--force", is_flag=True, help="Build even if an up-to-date image exists.")
+@click.option("--verbose", "-v", is_flag=True, help="Stream docker's whole output, not just steps.")
 @click.pass_obj
 def sandbox_build(
     env: Env,
@@ -347,6 +349,7 @@ def sandbox_build(
     claude_binary: Path | None,
     pensa_source: Path | None,
     force: bool,
+    verbose: bool,
 ) -> None:
     """Build the sandbox image: Claude Code, git, this project's pn, and the stack's toolchain.
 
@@ -355,22 +358,34 @@ def sandbox_build(
         sgf sandbox build --base springfield-base:bookworm
         sgf sandbox build --stack go
     """
-    chosen, tag = sandbox.target(configured=_configured(env), stack=stack, image=image)
+    from sgf import render
+
+    configured = _configured(env)
+    chosen, tag = sandbox.target(configured=configured, stack=stack, image=image)
     version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
-    built = sandbox.build(
-        env.cwd,
-        image=tag,
-        stack=chosen,
-        base=base,
-        claude_bin=binary,
-        claude_version=version,
-        pensa_src=src,
-        force=force,
-        env=env.environ,
-        out=sys.stderr.buffer,
-    )
+    log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / "sandbox-build.log"
+    with log_path.open("wb") as log, render.build_view(log, verbose=verbose) as out:
+        try:
+            built = sandbox.build(
+                env.cwd,
+                image=tag,
+                stack=chosen,
+                base=base,
+                claude_bin=binary,
+                claude_version=version,
+                pensa_src=src,
+                force=force,
+                env=env.environ,
+                out=out,
+            )
+        except SgfError as e:
+            raise SgfError(f"{e}; the full output is in {log_path}") from None
+    if not verbose and not built.skipped:
+        click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"
     click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
 

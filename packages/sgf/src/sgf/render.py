@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from sgf.proc import Sink
     from sgf.recovery import Report
     from sgf.scaffold import Step
     from sgf.status import Status
@@ -163,3 +166,44 @@ def status(report: Status, *, as_json: bool) -> None:
             row: list[Any] = [s.spec, s.ready, s.in_progress, s.blocked, s.open_bugs]
             table.add_row(*map(cell, row))
         out.print(table)
+
+
+@contextlib.contextmanager
+def build_view(log: BinaryIO, *, verbose: bool) -> Iterator[Sink]:
+    """Where `sgf sandbox build` sends docker's output: all of it to `log`; on stderr either
+    everything (`verbose`) or one dim line per step under a rich spinner (issue 11)."""
+    import sys
+
+    from sgf.buildview import BuildView
+
+    if verbose:
+        yield Tee(log, sys.stderr.buffer)
+        return
+    from rich.console import Console
+
+    err = Console(stderr=True, highlight=False)
+    with err.status("building the sandbox image…") as spinner:
+
+        def show(step: str) -> None:
+            err.print(inert(step), style="dim", markup=False)
+            spinner.update(inert(step))
+
+        yield BuildView(log, show)
+
+
+class Tee:
+    """A proc.Sink writing to several binary files."""
+
+    def __init__(self, *files: BinaryIO) -> None:
+        self.files = files
+
+    def write(self, data: bytes, /) -> int:
+        """Write `data` to every file."""
+        for file in self.files:
+            file.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Flush every file."""
+        for file in self.files:
+            file.flush()

@@ -23,10 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
-from sgf import proc, resources, stacks
+from sgf import installed, proc, resources, stacks
 from sgf.errors import SgfError
 from sgf.stacks import Stack
 
@@ -35,6 +34,7 @@ HASH_LABEL = "springfield.content-hash"
 BASE_LABEL = "springfield.base"
 CLAUDE_LABEL = "springfield.claude-version"
 STACK_LABEL = "springfield.stack"
+PN_LABEL = "springfield.pn-version"
 EXTRA_REQUIREMENTS = ("pre-commit",)
 
 
@@ -42,7 +42,8 @@ def pensa_source(explicit: Path | None = None) -> Path:
     """Find pensa's source: `explicit`, else where the installed pensa was installed from.
 
     A workspace checkout installs pensa editable (direct_url.json points at the source). A
-    wheel-installed pensa has no source to rebuild from, so --pensa-source must name one.
+    wheel-installed pensa has no source left, so its installed files are written back as one
+    (sgf.installed) under the temporary directory: no clone needed (issue 11).
     """
     if explicit is not None:
         if not (explicit / "pyproject.toml").is_file():
@@ -57,10 +58,42 @@ def pensa_source(explicit: Path | None = None) -> Path:
         path = Path(unquote(url.path))
         if url.scheme == "file" and (path / "pyproject.toml").is_file():
             return path
-    raise SgfError(
-        "cannot find pensa's source to build pn for the image; pass --pensa-source DIR "
-        "(a checkout of packages/pensa)"
-    )
+    try:
+        dist = metadata.distribution("pensa")
+    except metadata.PackageNotFoundError:
+        raise SgfError(
+            "cannot find pensa to build pn for the image: install it next to sgf, or pass "
+            "--pensa-source DIR (a checkout of packages/pensa)"
+        ) from None
+    scratch = Path(tempfile.gettempdir()) / f"springfield-pensa-{dist.version}-{os.getuid()}"
+    return installed.materialise(scratch)
+
+
+def source_version(src: Path) -> str:
+    """The version in pensa's pyproject.toml: the `pn --version` the image will print."""
+    import tomllib
+
+    with (src / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"].get("version", ""))
+
+
+def host_pn_version() -> str | None:
+    """The installed pensa's version, or None when pensa is not installed next to sgf."""
+    try:
+        return metadata.version("pensa")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def version_mismatch(found: Mapping[str, str], image: str) -> list[str]:
+    """Warn when the image's pn differs from the host's (the JSONL both write must agree)."""
+    inside, host = found.get(PN_LABEL), host_pn_version()
+    if not inside or not host or inside == host:
+        return []
+    return [
+        f"the sandbox image {image} has pn {inside} but this machine has pn {host}; "
+        "run `sgf sandbox build`"
+    ]
 
 
 def source_digest(src: Path) -> str:
@@ -106,6 +139,8 @@ def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
     found = labels(root, image, env)
     if not found or HASH_LABEL not in found:
         return []  # missing (preflight says so) or not built by sgf: nothing to compare
+    if mismatch := version_mismatch(found, image):
+        return mismatch
     try:
         src = pensa_source()
     except SgfError:
@@ -205,7 +240,7 @@ def build(
     pensa_src: Path,
     force: bool,
     env: Mapping[str, str],
-    out: BinaryIO,
+    out: proc.Sink,
 ) -> Built:
     """Build `stack`'s sandbox image unless one with the same content hash exists (or `force`)."""
     digest = content_hash(
@@ -224,9 +259,10 @@ def build(
         argv = build_argv(
             ctx, image=image, stack=stack, base=base, claude_version=claude_version, digest=digest
         )
+        argv[-1:-1] = ["--label", f"{PN_LABEL}={source_version(pensa_src)}"]
         code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
         if code != 0:
-            raise SgfError(f"docker build of {image} failed with exit code {code} (output above)")
+            raise SgfError(f"docker build of {image} failed with exit code {code}")
     return Built(image, digest, skipped=False)
 
 

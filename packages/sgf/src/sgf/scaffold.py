@@ -110,7 +110,7 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
     pensa_steps = init_pensa(root, env=env)
 
     steps: list[Step] = []
-    config = Config(stack=stack.name, docker_template=stack.docker_template)
+    config = Config(stack=stack.name, docker_template=stack.project_image(root))
     step = _owned(root, ".sgf/config.toml", config.to_toml(), force=force)
     if step.action is Action.KEPT:
         kept = config_mod.load(root).stack

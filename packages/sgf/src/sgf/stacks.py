@@ -7,7 +7,10 @@ installs so those commands work).
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tomllib
+from pathlib import Path
 from typing import NamedTuple
 
 from sgf import resources
@@ -36,6 +39,17 @@ class Stack(NamedTuple):
         image = self._sandbox()["image"]
         assert isinstance(image, str)
         return image
+
+    def project_image(self, root: Path) -> str:
+        """The sandbox image `sgf init` names for the project at `root`.
+
+        The stack's image with a tag naming the project: its directory name and a hash of its
+        path, so two projects (or two checkouts) never rebuild each other's image (issue 11).
+        """
+        repository = self.docker_template.rsplit(":", 1)[0]
+        slug = re.sub(r"[^a-z0-9_.-]+", "-", root.name.lower()).strip(".-")[:40] or "project"
+        digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:8]
+        return f"{repository}:{slug}-{digest}"
 
     @property
     def packages(self) -> tuple[str, ...]:

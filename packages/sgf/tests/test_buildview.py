@@ -1,0 +1,51 @@
+"""`sgf sandbox build`'s compact view: steps shown once, everything logged, any chunking."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from sgf.buildview import WIDTH, BuildView, steps
+
+CLASSIC = (
+    b"Sending build context to Docker daemon  412MB\r\n"
+    b"Step 1/3 : ARG BASE=debian:bookworm-slim\n"
+    b" ---> Using cache\n"
+    b"Step 2/3 : RUN apt-get update     && apt-get install -y " + b"x " * 60 + b"\n"
+    b"Get:1 http://deb.debian.org bookworm InRelease\n"
+    b"Step 3/3 : LABEL springfield.stack=python\n"
+    b"Successfully tagged img:1\n"
+)
+BUILDKIT = (
+    b"#5 [2/4] RUN pip install pensa\n#5 0.52 Collecting pensa\n#5 DONE 1.2s\n"
+    b"#6 [3/4] COPY claude /usr/local/bin/claude\n#6 CACHED\n"
+)
+
+
+def test_steps_are_shown_once_each_and_cut_to_one_line() -> None:
+    shown = list(steps(CLASSIC.decode().splitlines()))
+    assert shown[0] == "[1/3] ARG BASE=debian:bookworm-slim"
+    assert shown[1].startswith("[2/3] RUN apt-get update && apt-get install -y x x")
+    assert shown[1].endswith("…")
+    assert len(shown[1]) <= len("[2/3] ") + WIDTH
+    assert shown[2] == "[3/3] LABEL springfield.stack=python"
+    assert list(steps(["Step 1/3 : A", "Step 1/3 : A", "noise"])) == ["[1/3] A"]
+
+
+def test_buildkit_steps_are_recognised() -> None:
+    shown = list(steps(BUILDKIT.decode().splitlines()))
+    assert shown == ["[2/4] RUN pip install pensa", "[3/4] COPY claude /usr/local/bin/claude"]
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64, 10_000])
+def test_the_view_logs_every_byte_and_shows_steps_whatever_the_chunking(size: int) -> None:
+    log = io.BytesIO()
+    shown: list[str] = []
+    view = BuildView(log, shown.append)
+    data = CLASSIC + BUILDKIT
+    for start in range(0, len(data), size):
+        assert view.write(data[start : start + size]) == len(data[start : start + size])
+    view.flush()
+    assert log.getvalue() == data
+    assert [s.split("]")[0] for s in shown] == ["[1/3", "[2/3", "[3/3", "[2/4", "[3/4"]
