@@ -9,7 +9,7 @@ UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
 export CLAUDE_CODE_VERSION := 2.1.330
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: help env lint fmt prereqs test test-fast test-slow bench demo dist install clean dist install
+.PHONY: help env lint fmt prereqs test test-fast test-slow bench demo dist install clean
 
 help:
 	@echo "make demo   run the main job: a Springfield build loop on a throw-away project"
