@@ -21,3 +21,13 @@ def test_version_prints_the_package_version(program: str, package: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{program} {version(package)}\n"
+
+
+@pytest.mark.parametrize("package", ["pensa", "ralph", "sgf"])
+def test_the_version_has_one_source(package: str) -> None:
+    """pyproject.toml reads the version from `__version__`; it states none of its own."""
+    pyproject = (Path(__file__).parents[1] / "packages" / package / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject
+    assert "\nversion =" not in pyproject
+    module = __import__(package)
+    assert version(package) == module.__version__
