@@ -312,6 +312,11 @@ def test_source_version_is_pensas_pyproject_version() -> None:
     assert sandbox.source_version(PENSA) == sandbox.host_pn_version()
 
 
+def test_source_version_of_a_tree_that_states_its_version(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pensa"\nversion = "9.8.7"\n')
+    assert sandbox.source_version(tmp_path) == "9.8.7"
+
+
 @pytest.mark.parametrize(("inside", "warned"), [("0.0.1", True), (None, False), ("same", False)])
 def test_version_mismatch_warns_only_when_the_images_pn_differs(
     inside: str | None, *, warned: bool

@@ -54,6 +54,7 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
         "pensa",
         "pensa_error",
         "removed_orphans",
+        "warnings",
     ]
     (running,) = data["running"]
     assert list(running) == [
@@ -286,6 +287,36 @@ def test_status_removes_the_container_of_a_killed_ralph(
         assert left.stdout.strip() == ""
     finally:
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("inside", ["0.0.1", "host"])
+def test_status_warns_when_the_images_pn_is_not_the_hosts(
+    project: Path, sgf: Run, tool_env: dict[str, str], tmp_path: Path, inside: str
+) -> None:
+    """Issue 11: the image records its pn version; status names a mismatch with the host's."""
+    from importlib.metadata import version
+
+    host = version("pensa")
+    label = host if inside == "host" else inside
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "docker").write_text(
+        "#!/bin/sh\n"
+        f"case \"$1\" in image) echo '{{\"springfield.pn-version\":\"{label}\"}}';; esac\n"
+    )
+    (fake / "docker").chmod(0o755)
+    env = {"PATH": f"{fake}{os.pathsep}{tool_env['PATH']}"}
+
+    data = json.loads(sgf(project, "status", "--json", env=env).stdout)
+    shown = sgf(project, "status", env=env).stdout
+
+    if inside == "host":
+        assert data["warnings"] == []
+        assert "warning" not in shown
+    else:
+        (warning,) = data["warnings"]
+        assert f"has pn 0.0.1 but this machine has pn {host}" in warning
+        assert "warning: the sandbox image" in shown
 
 
 def test_logs_without_an_id_shows_the_newest_loop(project: Path, sgf: Run) -> None:

@@ -106,6 +106,8 @@ def status(report: Status, *, as_json: bool) -> None:
     out = console()
     for container in report.removed:
         out.print(f"removed orphan container {container} (its ralph was killed)")
+    for warning in report.warnings:
+        out.print(cell(f"warning: {warning}"))
     if report.running:
         table = Table(title="Running loops", title_justify="left")
         for column in ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log"):

@@ -70,11 +70,21 @@ def pensa_source(explicit: Path | None = None) -> Path:
 
 
 def source_version(src: Path) -> str:
-    """The version in pensa's pyproject.toml: the `pn --version` the image will print."""
+    """The `pn --version` the image will print: pyproject's version, else `__version__`.
+
+    The workspace's pyproject reads its version from `__version__` (one source); a tree
+    written back from an installed pensa (sgf.installed) states it in pyproject.
+    """
+    import re
     import tomllib
 
     with (src / "pyproject.toml").open("rb") as f:
-        return str(tomllib.load(f)["project"].get("version", ""))
+        stated = tomllib.load(f)["project"].get("version")
+    if stated:
+        return str(stated)
+    init = (src / "src" / "pensa" / "__init__.py").read_text(encoding="utf-8")
+    found = re.search(r'^__version__ = "([^"]+)"', init, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 def host_pn_version() -> str | None:
@@ -316,6 +326,22 @@ def _place(src: Path, dest: Path) -> None:
     except OSError:
         shutil.copy2(src, dest)
     dest.chmod(0o755)
+
+
+def image_warnings(root: Path, env: Mapping[str, str]) -> list[str]:
+    """`sgf status`'s check of the project's image: its pn against the host's (issue 11).
+
+    Quiet when the project is not initialised, runs without a sandbox, or has no Docker.
+    """
+    from sgf import config
+
+    try:
+        cfg = config.load(root)
+    except SgfError:
+        return []  # preflight reports a broken config when a loop starts
+    if cfg.sandbox is config.SandboxKind.NONE or proc.which("docker", env) is None:
+        return []
+    return version_mismatch(labels(root, cfg.docker_template, env) or {}, cfg.docker_template)
 
 
 def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:

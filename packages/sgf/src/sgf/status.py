@@ -41,7 +41,7 @@ class Status:
     recent: list[runs.Outcome]
     pensa: pensa.Picture | None
     pensa_error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. the image's pn is not the host's
     removed: list[str] = field(default_factory=list)  # orphan containers of killed loops
 
     totals: dict[str, dict[str, Any]] = field(default_factory=dict)  # by loop id, from records
@@ -55,6 +55,7 @@ class Status:
             "pensa": asdict(self.pensa) if self.pensa else None,
             "pensa_error": self.pensa_error,
             "removed_orphans": list(self.removed),
+            "warnings": list(self.warnings),
         }
 
 
@@ -105,6 +106,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         picture,
         error,
         removed=removed,
+        warnings=sandbox.image_warnings(root, env),
         totals={k: v for k, v in totals.items() if v},
     )
 
