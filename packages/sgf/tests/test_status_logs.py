@@ -301,8 +301,7 @@ def test_status_warns_when_the_images_pn_is_not_the_hosts(
     fake = tmp_path / "fakebin"
     fake.mkdir()
     (fake / "docker").write_text(
-        "#!/bin/sh\n"
-        f"case \"$1\" in image) echo '{{\"springfield.pn-version\":\"{label}\"}}';; esac\n"
+        f'#!/bin/sh\ncase "$1" in image) echo \'{{"springfield.pn-version":"{label}"}}\';; esac\n'
     )
     (fake / "docker").chmod(0o755)
     env = {"PATH": f"{fake}{os.pathsep}{tool_env['PATH']}"}
