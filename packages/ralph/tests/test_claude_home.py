@@ -1,4 +1,4 @@
-"""The agent's `.claude.json`: first-run screens done, the host's settings kept, no secrets."""
+"""The agent's `.claude.json`: first-run screens done, the host's preferences kept, no secrets."""
 
 from __future__ import annotations
 
@@ -19,26 +19,32 @@ def test_a_fresh_home_gets_onboarding_done_theme_and_trust() -> None:
         "hasCompletedOnboarding": True,
         "theme": "dark",
         "bypassPermissionsModeAccepted": True,
+        "autoUpdates": False,
         "projects": {
             str(PROJECT): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
         },
     }
 
 
-def test_the_hosts_settings_carry_over() -> None:
+def test_only_the_hosts_preferences_carry_over() -> None:
     host = {
         "theme": "light",
+        "editorMode": "vim",
         "hasCompletedOnboarding": False,
-        "projects": {str(PROJECT): {"allowedTools": ["Bash"]}, "/other": {"x": 1}},
+        "oauthAccount": {"emailAddress": "dev@example.com", "accountUuid": "u-1"},
+        "primaryApiKey": "sk-ant-secret",
+        "customApiKeyResponses": {"approved": ["secret"]},
+        "projects": {str(PROJECT): {"allowedTools": ["Bash"]}, "/other": {"history": ["x"]}},
     }
     config = claude_home.onboarded(json.dumps(host), project=PROJECT)
-    assert config["theme"] == "light"
+    assert (config["theme"], config["editorMode"]) == ("light", "vim")
     assert config["hasCompletedOnboarding"] is True
-    projects = config["projects"]
-    assert isinstance(projects, dict)
-    assert projects["/other"] == {"x": 1}
-    assert projects[str(PROJECT)]["allowedTools"] == ["Bash"]
-    assert projects[str(PROJECT)]["hasTrustDialogAccepted"] is True
+    assert config["projects"] == {
+        str(PROJECT): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+    }
+    written = json.dumps(config)
+    for secret in ("dev@example.com", "sk-ant-secret", "approved", "/other", "allowedTools"):
+        assert secret not in written
 
 
 @pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"projects": 3}', ""])

@@ -3,9 +3,9 @@
 Claude Code keeps onboarding, theme and per-folder trust in `~/.claude.json` (outside
 `~/.claude/`; see the reference notes, "Where credentials live"). A fresh HOME without it shows
 the theme picker, the trust dialog and the bypass-permissions warning on every interactive
-session. The host's file is the starting point (its theme and settings carry over); the keys
-that skip those screens are set on top. Credentials never live in this file: they travel as
-described in the README's security model.
+session. Only the host's display preferences carry over (an allowlist): the same file holds the
+OAuth account, API-key answers and every other project's history, none of which the agent may
+read. Credentials travel as described in the README's security model.
 """
 
 from __future__ import annotations
@@ -14,27 +14,26 @@ import json
 from pathlib import Path
 
 DEFAULT_THEME = "dark"
+# The host's preferences worth keeping; everything else in its `.claude.json` stays on the host.
+CARRIED_OVER = ("theme", "editorMode", "verbose", "preferredNotifChannel", "diffTool")
 
 
 def onboarded(host_config: str | None, *, project: Path) -> dict[str, object]:
-    """The `.claude.json` to write: the host's (if it parses) with first-run screens done."""
+    """The `.claude.json` to write: the host's preferences with first-run screens done."""
     try:
-        config = json.loads(host_config) if host_config else {}
+        host = json.loads(host_config) if host_config else {}
     except json.JSONDecodeError:
-        config = {}
-    if not isinstance(config, dict):
-        config = {}
+        host = {}
+    if not isinstance(host, dict):
+        host = {}
+    config: dict[str, object] = {k: host[k] for k in CARRIED_OVER if k in host}
     config["hasCompletedOnboarding"] = True
     config.setdefault("theme", DEFAULT_THEME)
     config["bypassPermissionsModeAccepted"] = True  # the sandbox is why prompts are bypassed
-    projects = config.get("projects")
-    projects = dict(projects) if isinstance(projects, dict) else {}
-    entry = projects.get(str(project))
-    entry = dict(entry) if isinstance(entry, dict) else {}
-    entry["hasTrustDialogAccepted"] = True
-    entry["hasCompletedProjectOnboarding"] = True
-    projects[str(project)] = entry
-    config["projects"] = projects
+    config["autoUpdates"] = False  # the image pins its claude version
+    config["projects"] = {
+        str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+    }
     return config
 
 
