@@ -1,0 +1,85 @@
+"""The README's install commands, run as written (issue 11): `uv tool install` of sgf with pensa
+and ralph puts all three on PATH, and pensa alone gives a `pn init` that works in any repository.
+
+uv installs into directories of the test's own (UV_TOOL_DIR, UV_TOOL_BIN_DIR), and the commands
+run with only those directories and the OS on PATH: nothing of the workspace's venv is seen.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def shell_block_with(text: str) -> str:
+    blocks = re.findall(r"^```sh\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
+    (found,) = [block for block in blocks if text in block]
+    return str(found)
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> dict[str, str]:
+    uv = shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
+    assert Path(uv).is_file(), "uv is not installed (make env installs it into .tools/bin)"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(uv, bin_dir / "uv")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(
+        PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]),
+        UV_TOOL_DIR=str(tmp_path / "tools"),
+        UV_TOOL_BIN_DIR=str(bin_dir),
+    )
+    return env
+
+
+def sh(script: str, *, cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"{script}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    return done.stdout
+
+
+def test_the_readme_install_command_puts_three_tools_on_path(
+    tools: dict[str, str], tmp_path: Path
+) -> None:
+    block = shell_block_with("--with-executables-from pensa,ralph")
+    printed = sh(block, cwd=ROOT, env=tools)
+    assert re.fullmatch(r"sgf \S+\npn \S+\nralph \S+\n", printed), printed
+    for tool in ("sgf", "pn", "ralph"):
+        found = Path(tools["UV_TOOL_BIN_DIR"]) / tool
+        assert found.exists(), f"{tool} not on PATH"
+    project = tmp_path / "project"
+    project.mkdir()
+    sh("git init -q && sgf init --stack python", cwd=project, env=tools)
+    assert (project / ".sgf" / "config.toml").is_file()
+
+
+def test_pensa_alone_installs_and_inits_any_repository(
+    tools: dict[str, str], tmp_path: Path
+) -> None:
+    block = shell_block_with("uv tool install ./packages/pensa")
+    install, use = block.split("\n", 1)
+    sh(install, cwd=ROOT, env=tools)
+    (tmp_path / "some-repo").mkdir()
+    sh("git init -q some-repo", cwd=tmp_path, env=tools)
+    sh(use, cwd=tmp_path, env=tools)
+    repo = tmp_path / "some-repo"
+    assert (repo / ".pensa").is_dir()
+    assert "merge=pensa" in (repo / ".gitattributes").read_text()
+    assert not (Path(tools["UV_TOOL_BIN_DIR"]) / "sgf").exists()
