@@ -1,9 +1,11 @@
-"""Issue 11: `sgf spec` on a real terminal starts Claude Code without its first-run screens.
+"""`sgf spec` on a real terminal: no first-run screens (issue 11), and the agent's sentinel
+ends the session without anybody quitting Claude Code (issue 12).
 
 The real claude binary runs interactively in the sandbox, on the slave side of a fresh pty, with
-a HOME that has never seen Claude Code. The scripted model answers the session's first message;
-the screen must show that answer and none of the theme picker, trust dialog or
-bypass-permissions warning that a fresh `~/.claude.json` brings up.
+a HOME that has never seen Claude Code. The scripted model answers the session's first message
+and writes the sentinel; the screen must show that answer and none of the theme picker, trust
+dialog or bypass-permissions warning that a fresh `~/.claude.json` brings up, and sgf must end
+on its own with exit 0.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def read_until(fd: int, wanted: Callable[[bytes], bool], timeout: float) -> byte
 def test_sgf_spec_starts_claude_without_first_run_screens(
     project: Project, model: Callable[[Scenario | dict[str, object]], ModelServer]
 ) -> None:
-    model({"steps": [{"text": ANSWER}], "final_text": ANSWER})
+    sentinel = {"command": 'echo "$RALPH_LOOP_ID" > .ralph-complete'}
+    model({"steps": [{"text": ANSWER, "tool": "Bash", "input": sentinel}, {"text": "Done."}]})
     master, slave = pty.openpty()
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(
@@ -90,17 +93,11 @@ def test_sgf_spec_starts_claude_without_first_run_screens(
         assert ANSWER in shown, f"the model's answer never appeared; the screen:\n{shown[-3000:]}"
         for screen in ONBOARDING:
             assert screen not in shown, f"first-run screen {screen!r} appeared:\n{shown[-3000:]}"
-        after = b""
-        for _ in range(3):  # `/exit` ends Claude Code's session; spec's one iteration ends
-            os.write(master, b"/exit")
-            time.sleep(1)
-            os.write(master, b"\r")
-            after += read_until(master, lambda _raw: proc.poll() is not None, timeout=30)
-            if proc.poll() is not None:
-                break
+        after = read_until(master, lambda _raw: proc.poll() is not None, timeout=90)
         tail = screen_text(after)[-3000:]
-        assert proc.poll() is not None, f"sgf spec went on after /exit:\n{tail}"
-        assert proc.wait() in (0, 2), tail  # 2: its one iteration ran
+        assert proc.poll() is not None, f"nobody quit Claude Code, and it went on:\n{tail}"
+        assert proc.wait() == 0, tail
+        assert "session complete" in tail
     finally:
         if proc.poll() is None:
             proc.terminate()

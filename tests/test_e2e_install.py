@@ -9,6 +9,7 @@ real claude binary and the scripted model runs to completion.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -37,9 +38,11 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 600
 def installed(tmp_path: Path, claude_bin: Path, base_image: str) -> dict[str, str]:
     """An environment whose PATH holds only a fresh venv with the wheels, claude and the OS."""
     dist = tmp_path / "dist"
-    for package in ("pensa", "ralph", "sgf"):
-        wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist)]
-        run([*wheel, str(ROOT / "packages" / package)], cwd=tmp_path, env=dict(os.environ))
+    uv = shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
+    make_dist = [uv, "build", "--all-packages", "--quiet", "--out-dir", str(dist)]
+    run(make_dist, cwd=ROOT, env=dict(os.environ))  # what `make dist` runs
+    built = sorted(p.name.split("-")[0] for p in dist.iterdir() if p.suffix in (".whl", ".gz"))
+    assert built == ["pensa", "pensa", "ralph", "ralph", "sgf", "sgf"]  # a wheel and an sdist
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=dict(os.environ))
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]

@@ -174,6 +174,26 @@ def test_bell_rings_when_no_sound_player_is_set(
     assert b"\a" in seen.split(b"GOT:")[1]  # rung when the ding file appeared
 
 
+def test_the_sentinel_ends_an_interactive_session_nobody_quits(
+    terminal: Callable[..., Terminal], project: Path
+) -> None:
+    """Issue 12: the agent cannot quit Claude Code; its sentinel ends the session for it."""
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    term = terminal(
+        "--sandbox", "none", "--command", str(agent), "3", "go on",
+        env={"TTY_AGENT_COMPLETE": "1", "RALPH_SENTINEL_GRACE": "0.5"},
+    )  # fmt: skip
+    seen = read_until(term.master, b"WROTE SENTINEL")
+    started = time.monotonic()
+    assert term.proc.wait(timeout=30) == 0, seen
+    assert time.monotonic() - started >= 0.4  # the grace let its last words show
+    seen += read_until(term.master, b"complete after 1 iteration", timeout=10)
+    assert b"complete after 1 iteration" in seen
+    assert termios.tcgetattr(term.slave) == term.before
+    assert not (project / ".ralph-complete").exists()
+
+
 def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
     terminal: Callable[..., Terminal], project: Path
 ) -> None:

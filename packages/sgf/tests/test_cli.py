@@ -50,6 +50,9 @@ def test_exit_code_meanings() -> None:
     assert "sgf test-plan" in launch.meaning(2, Stage.TEST_PLAN)
     assert "sgf issues plan" in launch.meaning(2, Stage.ISSUES_PLAN)
     assert launch.meaning(130, Stage.SPEC).startswith("interrupted")
+    assert launch.meaning(0, Stage.SPEC).startswith("session complete")
+    assert launch.meaning(2, Stage.ISSUES_LOG).startswith("session ended before the agent")
+    assert "sgf issues log" in launch.meaning(2, Stage.ISSUES_LOG)
 
 
 @pytest.mark.parametrize(

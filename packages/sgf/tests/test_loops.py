@@ -76,7 +76,7 @@ IMG = "springfield-sandbox:latest"
         ),
         (
             Launch(Stage.ISSUES_LOG),
-            ["ralph", *tail("issues-log-20260226T143000", IMG, "true", 100, 25)],
+            ["ralph", *tail("issues-log-20260226T143000", IMG, "true", 100, 1)],
         ),
         (
             Launch(Stage.ISSUES_PLAN, afk=True, auto_push=False, template="mine:1"),

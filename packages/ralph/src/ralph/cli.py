@@ -27,6 +27,7 @@ TIMEOUT_VARS = {
     "backoff_base": "RALPH_BACKOFF_BASE",
     "backoff_tries": "RALPH_BACKOFF_TRIES",
     "ding_poll": "RALPH_DING_POLL",
+    "sentinel_grace": "RALPH_SENTINEL_GRACE",
 }
 
 

@@ -252,11 +252,21 @@ class Loop:
     def _interactive(self) -> Attempt:
         started = self.clock()
         ding = Ding(self.root, command=self.config.ding_command, bell=self.out.bell)
+        finished = sentinel.SessionEnd(
+            lambda: bool(sentinel.mine(self.root, self.config.loop_id)),
+            grace=self.config.timeouts.sentinel_grace,
+            clock=self.clock,
+        )
+
+        def tick() -> bool:
+            ding.check()
+            return finished.due()
+
         try:
             status = self.sandbox.interactive(
                 self.config.agent_argv(prompt_hint=self.prompt_hint),
                 interrupts=self.interrupts,
-                tick=ding.check,
+                tick=tick,
                 every=self.config.timeouts.ding_poll,
             )
         finally:

@@ -37,6 +37,9 @@ class Timeouts:
     backoff_base: float = 60.0  # first wait after a 429 without a reset time, then doubled
     backoff_tries: int = 5  # 429s without reset time before the iteration counts as failed
     ding_poll: float = 0.1  # how often interactive mode looks for `.ralph-ding`
+    # Interactive: the agent wrote its sentinel; its session ends this much later, so the
+    # developer reads its last words and nobody has to quit Claude Code by hand (issue 12).
+    sentinel_grace: float = 3.0
 
 
 @dataclass(frozen=True, slots=True)

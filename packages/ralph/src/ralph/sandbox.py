@@ -74,7 +74,7 @@ class Sandbox(Protocol):
         argv: Sequence[str],
         *,
         interrupts: proc.Interrupts,
-        tick: Callable[[], None],
+        tick: Callable[[], bool],
         every: float,
     ) -> int | None:
         """Run an agent on the user's terminal; None when interrupted."""
@@ -124,7 +124,7 @@ class HostSandbox:
         argv: Sequence[str],
         *,
         interrupts: proc.Interrupts,
-        tick: Callable[[], None],
+        tick: Callable[[], bool],
         every: float,
     ) -> int | None:
         return terminal.foreground(
@@ -385,7 +385,7 @@ class DockerSandbox:
         argv: Sequence[str],
         *,
         interrupts: proc.Interrupts,
-        tick: Callable[[], None],
+        tick: Callable[[], bool],
         every: float,
     ) -> int | None:
         container = self._create(argv, tty=True)

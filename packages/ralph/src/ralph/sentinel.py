@@ -9,6 +9,7 @@ do); one naming another loop is left alone, neither deleted nor taken as complet
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 COMPLETE = ".ralph-complete"
@@ -59,3 +60,36 @@ def take_ding(root: Path) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+class SessionEnd:
+    """Interactive mode: end the agent's session `grace` seconds after its sentinel appeared.
+
+    An agent cannot quit its own Claude Code session, so without this the developer quits it
+    by hand every time (issue 12). `written` is polled at most every `poll` seconds: it globs
+    two levels of folders.
+    """
+
+    def __init__(
+        self,
+        written: Callable[[], bool],
+        *,
+        grace: float,
+        clock: Callable[[], float],
+        poll: float = 0.5,
+    ) -> None:
+        self._written, self._grace, self._clock, self._poll = written, grace, clock, poll
+        self._seen: float | None = None
+        self._looked: float | None = None
+
+    def due(self) -> bool:
+        """Whether the session should end now."""
+        now = self._clock()
+        if self._seen is None:
+            if self._looked is not None and now - self._looked < self._poll:
+                return False
+            self._looked = now
+            if not self._written():
+                return False
+            self._seen = now
+        return now - self._seen >= self._grace

@@ -21,7 +21,7 @@ def foreground(
     cwd: Path,
     env: Mapping[str, str] | None,
     interrupts: Interrupts,
-    tick: Callable[[], None],
+    tick: Callable[[], bool],
     every: float,
     grace: float,
     signaller: Signaller | None = None,
@@ -29,8 +29,9 @@ def foreground(
     """Run an interactive agent on the user's terminal; restore the terminal exactly after.
 
     The child stays in ralph's process group so it can read the terminal (keystrokes, Ctrl+C
-    and resizes reach it). `tick` runs every `every` seconds (the ding watcher). Returns the
-    exit status, or None when ralph was interrupted and stopped the agent.
+    and resizes reach it). `tick` runs every `every` seconds (the ding and sentinel watcher);
+    when it returns True the agent's work is done and its session is ended. Returns the exit
+    status (0 for a session ended that way), or None when ralph was interrupted and stopped it.
     """
     saved = _save_terminal()
     try:
@@ -39,12 +40,13 @@ def foreground(
         except (FileNotFoundError, PermissionError) as e:
             raise AgentNotFound(argv[0]) from e
         try:
-            while popen.poll() is None and not interrupts.fired:
+            finished = False
+            while popen.poll() is None and not interrupts.fired and not finished:
                 interrupts.wait(every)
-                tick()
+                finished = tick()
             if popen.poll() is None:
                 _stop_one(popen, grace=grace, signaller=signaller)
-                return None
+                return 0 if finished and not interrupts.fired else None
             return popen.returncode
         finally:
             if popen.poll() is None:

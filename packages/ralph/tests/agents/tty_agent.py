@@ -32,6 +32,12 @@ def main() -> None:
     say(f"TERM:{os.environ.get('TERM')}")
     say(f"TOKEN:{os.environ.get('CLAUDE_CODE_OAUTH_TOKEN')}")
     say("READY")
+    if os.environ.get("TTY_AGENT_COMPLETE"):  # done at once; never quits its session itself
+        Path(".ralph-complete").write_text(os.environ.get("RALPH_LOOP_ID", ""))
+        say("WROTE SENTINEL")
+        while os.read(0, 1):
+            pass
+        return
     keys = b""
     while not keys.endswith(b"q"):
         key = os.read(0, 1)

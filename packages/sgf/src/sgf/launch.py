@@ -12,7 +12,7 @@ from sgf import config as config_mod
 from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
-from sgf.loops import Launch, LoopId, Stage, check_spec
+from sgf.loops import ONE_ITERATION, Launch, LoopId, Stage, check_spec
 from sgf.plainlog import PlainLog
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
@@ -21,6 +21,9 @@ OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 def meaning(code: int, stage: Stage, stop_reason: str | None = None) -> str:
     """Say what ralph's exit code means for the user, and what to do next; `stop_reason` is
     the one in ralph's run record (ending.stop_reason), so the advice fits what happened."""
+    conversation = stage in ONE_ITERATION
+    if code == 0 and conversation:
+        return "session complete: the agent finished and ended it (.ralph-complete)"
     if code == 0:
         return "loop complete: the agent found no more work (.ralph-complete)"
     if code == 1:
@@ -31,6 +34,11 @@ def meaning(code: int, stage: Stage, stop_reason: str | None = None) -> str:
         return (
             f"{stop_reason}; work may remain: raise the budget or run `{stage.command}` again "
             "to continue"
+        )
+    if code == 2 and conversation:
+        return (
+            f"session ended before the agent finished; run `{stage.command}` again to go on "
+            "(the work it committed is kept)"
         )
     if code == 2:
         return (

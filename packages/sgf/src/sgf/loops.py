@@ -36,9 +36,11 @@ class Stage(StrEnum):
         return "sgf " + self.value.replace("issues-", "issues ")
 
 
-# Stages that always run AFK, and those that are conversations of one iteration by default.
+# Stages that always run AFK, and those that are conversations of one session by default: the
+# agent's sentinel ends the session (ralph stops Claude Code for it), and one bug or one
+# interview is one session (issue 12).
 ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN})
-ONE_ITERATION = frozenset({Stage.SPEC})
+ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
 
 
 @dataclass(frozen=True, slots=True)
