@@ -11,9 +11,14 @@ from sgf.errors import PromptError
 
 
 def seed(root: Path, name: str, text: str) -> None:
+    """Write one prompt template, and the shared parts the shipped ones import."""
     path = root / ".sgf" / "prompts" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    for part in scaffold.PROMPT_PARTS:
+        shared = path.parent / f"{part}.md"
+        if not shared.exists():
+            shared.write_text(resources.read_text("prompts", f"{part}.md"))
 
 
 def test_assembly_renders_the_spec_filter_into_the_assembled_file(tmp_path: Path) -> None:

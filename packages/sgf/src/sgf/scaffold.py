@@ -16,6 +16,8 @@ from sgf.errors import CommandFailed, MergeError, NotAGitRepo
 from sgf.stacks import Stack
 
 PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
+# Parts the prompts import (`{% import "_shared.md" ... %}`); seeded next to them.
+PROMPT_PARTS = ("_shared",)
 
 
 class Action(StrEnum):
@@ -119,9 +121,9 @@ def init(root: Path, stack: Stack, *, force: bool, env: Mapping[str, str]) -> li
             step = Step(step.path, step.action, note)
     steps.append(step)
     steps.append(_owned(root, ".sgf/backpressure.md", stack.backpressure(), force=force))
-    for stage in PROMPTS:
-        text = resources.read_text("prompts", f"{stage}.md")
-        steps.append(_owned(root, f".sgf/prompts/{stage}.md", text, force=force))
+    for name in (*PROMPT_PARTS, *PROMPTS):
+        text = resources.read_text("prompts", f"{name}.md")
+        steps.append(_owned(root, f".sgf/prompts/{name}.md", text, force=force))
     memento = render_scaffold("memento.md", stack=stack)
     steps.append(_owned(root, "memento.md", memento, force=force))
     for rel, name in (("specs/README.md", "specs-README.md"), ("AGENTS.md", "AGENTS.md")):
