@@ -19,7 +19,7 @@ WORKSPACE = Path(__file__).resolve().parents[3]
 def test_every_prompt_and_stack_template_is_readable() -> None:
     for stage in scaffold.PROMPTS:
         lines = resources.read_text("prompts", f"{stage}.md").splitlines()
-        assert [line for line in lines if not line.startswith("{%")][0].startswith("# ")
+        assert next(line for line in lines if not line.startswith("{%")).startswith("# ")
     for part in scaffold.PROMPT_PARTS:
         assert "{% macro" in resources.read_text("prompts", f"{part}.md")
     for name in stacks.names():
