@@ -119,7 +119,7 @@ def test_the_build_and_test_prompts_keep_the_suite_green_the_same_way(
     assert mark.group(1) in test  # the same mark, in the stack's own syntax
     assert "Do not commit red" in build
     assert "pn dep add <id> <bug-id>" in test  # the failed item waits for the fix, then reruns
-    assert "pn close <id> --reason \"fail" not in test
+    assert 'pn close <id> --reason "fail' not in test
     assert "Remove the mark" in build
 
 
