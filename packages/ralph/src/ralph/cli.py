@@ -299,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(e.format_message(), obj)
     except (click.Abort, KeyboardInterrupt):
         return int(Exit.INTERRUPTED)
+    except Exception as e:  # a bug: one line here, the traceback in a crash log
+        from ralph import __version__, crash
+
+        return _fail(crash.report(e, ["ralph", *args], version=__version__), obj)
     return code if isinstance(code, int) else 0
 
 

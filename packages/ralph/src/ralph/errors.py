@@ -82,5 +82,9 @@ class CommandFailed(RalphError):
         self.argv = argv
         self.returncode = returncode
         self.stderr = stderr
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-        super().__init__(f"`{' '.join(argv)}` exited {returncode}: {detail}")
+        import shlex
+
+        # the last lines say why; one line alone is often only "fatal: ..." without its cause
+        detail = stderr.strip().splitlines()[-5:] if stderr.strip() else ["no output"]
+        lines = "\n  ".join(detail)
+        super().__init__(f"`{shlex.join(argv)}` exited with {returncode}:\n  {lines}")

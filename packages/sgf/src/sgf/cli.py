@@ -422,6 +422,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(e.format_message())
     except (click.Abort, KeyboardInterrupt):
         return 130
+    except Exception as e:  # a bug: one line here, the traceback in a crash log
+        from sgf import __version__, crash
+
+        return fail(crash.report(e, ["sgf", *args], version=__version__))
     return code if isinstance(code, int) else 0
 
 

@@ -99,6 +99,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         return fail(code, message, as_json=as_json)
     except RecursionError:  # pragma: no cover - JSON nesting is refused before parsing
         return fail("invalid_data", "input nested too deeply", as_json=as_json)
+    except Exception as e:  # a bug: one line here, the traceback in a crash log
+        from pensa import __version__, crash
+
+        return fail(
+            "internal_error", crash.report(e, ["pn", *args], version=__version__), as_json=as_json
+        )
     finally:
         env.close()
     return result if isinstance(result, int) else 0
