@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -340,3 +342,30 @@ def test_a_single_word_that_is_no_file_is_refused_before_any_agent_runs(
     assert not marker.exists()
     if word == "version":
         assert "ralph --version" in done.stderr
+
+
+def test_a_tuning_variable_that_is_not_a_number_is_a_usage_error(tmp_path: Path) -> None:
+    """RALPH_* knobs are click options with envvar=: bad values get click's one-line error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ralph", "--sandbox", "none", "1", "x"],
+        cwd=tmp_path,
+        env={**os.environ, "RALPH_STOP_GRACE": "soon"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "error: Invalid value for '--stop-grace': 'soon' is not a valid float"
+    )
+    assert done.stderr.count("\n") == 1
+
+
+def test_every_timeout_is_a_tuning_option_with_the_dataclass_default() -> None:
+    from dataclasses import fields
+
+    from ralph.cli import TUNING
+    from ralph.models import Timeouts
+
+    tuned = {row[0] for row in TUNING} | {"idle"}  # idle is the public --idle-timeout
+    assert tuned == {f.name for f in fields(Timeouts)}

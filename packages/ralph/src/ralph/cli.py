@@ -6,7 +6,7 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -19,28 +19,34 @@ from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, SandboxKind, Timeouts
 from ralph.render import Output
 
-# Hidden knobs (seconds), mostly for tests; documented in the README.
-TIMEOUT_VARS = {
-    "post_result": "RALPH_RESULT_GRACE",
-    "stop_grace": "RALPH_STOP_GRACE",
-    "limit_margin": "RALPH_LIMIT_MARGIN",
-    "backoff_base": "RALPH_BACKOFF_BASE",
-    "backoff_tries": "RALPH_BACKOFF_TRIES",
-    "ding_poll": "RALPH_DING_POLL",
-    "sentinel_grace": "RALPH_SENTINEL_GRACE",
-}
+# Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
+# environment variable, and whether it counts tries rather than seconds. Defaults come from
+# Timeouts itself, so they are written once.
+TUNING = (
+    ("post_result", "RALPH_RESULT_GRACE", False),
+    ("stop_grace", "RALPH_STOP_GRACE", False),
+    ("limit_margin", "RALPH_LIMIT_MARGIN", False),
+    ("backoff_base", "RALPH_BACKOFF_BASE", False),
+    ("backoff_tries", "RALPH_BACKOFF_TRIES", True),
+    ("ding_poll", "RALPH_DING_POLL", False),
+    ("sentinel_grace", "RALPH_SENTINEL_GRACE", False),
+)
+_DEFAULTS = Timeouts()
 
 
-def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
-    """Timeouts with the RALPH_* overrides found in `env`."""
-    values: dict[str, float | int] = {"idle": idle}
-    for name, var in TIMEOUT_VARS.items():
-        if raw := env.get(var):
-            try:
-                values[name] = int(raw) if name == "backoff_tries" else float(raw)
-            except ValueError as e:
-                raise click.BadParameter(f"{var}={raw!r} is not a number") from e
-    return Timeouts(**values)  # type: ignore[arg-type]  # keys are Timeouts' own fields
+def tuning_options(f: Callable[..., int]) -> Callable[..., int]:
+    """Add one hidden `--<field>` option per TUNING row, read from its variable too."""
+    for field, var, counts in reversed(TUNING):
+        kind = click.IntRange(min=0) if counts else click.FloatRange(min=0)
+        f = click.option(
+            f"--{field.replace('_', '-')}",
+            field,
+            type=kind,
+            envvar=var,
+            default=getattr(_DEFAULTS, field),
+            hidden=True,
+        )(f)
+    return f
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -169,6 +175,7 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
     show_envvar=True,
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
+@tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
 def cli(
@@ -190,6 +197,7 @@ def cli(
     stuck_threshold: int,
     record: Path | None,
     args: tuple[str, ...],
+    **tuning: float,
 ) -> int:
     """Run Claude Code in a loop, one sandboxed iteration at a time.
 
@@ -217,7 +225,7 @@ def cli(
         sandbox=SandboxKind(sandbox),
         network=network,
         agent_args=tuple(ctx.obj["agent_args"]),
-        timeouts=timeouts_from(env, idle=idle_timeout),
+        timeouts=Timeouts(idle=idle_timeout, **tuning),  # type: ignore[arg-type]  # TUNING's fields
         budgets=Budgets(
             max_cost=max_cost,
             max_tokens=max_tokens,
