@@ -145,26 +145,13 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
     return decorate
 
 
-def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
+def run_stage(env: Env, request: Launch, *, stash: bool) -> int:
     """Prepare and run one stage, report the outcome, return ralph's exit code."""
     from sgf import render
 
-    kind = opts.get("sandbox_kind")
-    request = Launch(
-        stage=stage,
-        spec=opts.get("spec"),
-        afk=bool(opts.get("afk")),
-        iterations=opts.get("iterations"),
-        auto_push=opts.get("auto_push"),
-        template=opts.get("template"),
-        sandbox=SandboxKind(kind) if kind else None,
-        network=opts.get("network"),
-        max_cost=opts.get("max_cost"),
-        max_tokens=opts.get("max_tokens"),
-        max_time=opts.get("max_time"),
-    )
+    stage = request.stage
     root = env.root()
-    prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
+    prepared = launch.prepare(root, request, stash=stash, env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
@@ -191,8 +178,36 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
 
     @stage_options(**shape)
     @click.pass_obj
-    def command(env: Env, /, **opts: Any) -> int:
-        return run_stage(env, stage, opts)
+    def command(
+        env: Env,
+        /,
+        *,
+        stash: bool,
+        template: str | None,
+        auto_push: bool | None,
+        sandbox_kind: str | None,
+        network: str | None,
+        max_cost: float | None,
+        max_tokens: int | None,
+        max_time: str | None,
+        spec: str | None = None,  # the options below exist only where `shape` says
+        afk: bool = False,
+        iterations: int | None = None,
+    ) -> int:
+        request = Launch(
+            stage=stage,
+            spec=spec,
+            afk=afk,
+            iterations=iterations,
+            auto_push=auto_push,
+            template=template,
+            sandbox=SandboxKind(sandbox_kind) if sandbox_kind else None,
+            network=network,
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            max_time=max_time,
+        )
+        return run_stage(env, request, stash=stash)
 
     command.__doc__ = doc
     group.command(name)(command)
