@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -34,7 +34,10 @@ TUNING = (
 _DEFAULTS = Timeouts()
 
 
-def tuning_options(f: Callable[..., int]) -> Callable[..., int]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tuning_options(f: F) -> F:
     """Add one hidden `--<field>` option per TUNING row, read from its variable too."""
     for field, var, counts in reversed(TUNING):
         kind = click.IntRange(min=0) if counts else click.FloatRange(min=0)
