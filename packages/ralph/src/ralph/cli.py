@@ -183,6 +183,7 @@ def tuning_options(f: F) -> F:
 @click.pass_context
 def cli(
     ctx: click.Context,
+    /,
     afk: bool,
     loop_id: str | None,
     template: str,
