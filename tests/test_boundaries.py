@@ -71,3 +71,50 @@ def test_every_host_git_command_goes_through_the_hardened_helper(package: str) -
     text = (src / "git.py").read_text()
     for flag in ("core.hooksPath=/dev/null", "core.fsmonitor=false", "protocol.ext.allow=never"):
         assert flag in text
+
+
+# Starting, signalling and waiting for processes: only proc.py does it (issue 12, "one door").
+PROCESS_MODULES = {"subprocess", "pty"}
+PROCESS_CALLS = {
+    "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "kill", "killpg", "waitpid",
+    "spawnv", "spawnve", "posix_spawn", "posix_spawnp", "system", "popen",
+}  # fmt: skip
+
+
+def process_handling(source: Path) -> list[str]:
+    """Where a module imports a process module or calls an os process function."""
+    tree = ast.parse(source.read_text(), filename=str(source))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}" for a in node.names if a.name in PROCESS_MODULES
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.module in PROCESS_MODULES:
+            found.append(f"{node.lineno}: from {node.module} import")
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in {"os", "pty"}
+            and node.attr in PROCESS_CALLS | {"fork"}
+        ):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("package", ["ralph", "sgf"])
+def test_only_proc_starts_signals_or_waits_for_processes(package: str) -> None:
+    src = ROOT / "packages" / package / "src" / package
+    doors = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in sorted(src.rglob("*.py"))
+        if path.name != "proc.py" and "testing" not in path.parts
+        for where in process_handling(path)
+    ]
+    assert doors == []
+
+
+def test_the_door_check_sees_a_bypass(tmp_path: Path) -> None:
+    bypass = tmp_path / "bypass.py"
+    bypass.write_text("import os\nimport subprocess\n\nos.killpg(1, 15)\n")
+    assert process_handling(bypass) == ["2: import subprocess", "4: os.killpg"]

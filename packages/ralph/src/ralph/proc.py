@@ -74,6 +74,34 @@ def run(
     return result
 
 
+def start_sharing_terminal(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None
+) -> subprocess.Popen[bytes]:
+    """Start an interactive child in ralph's process group, on ralph's terminal.
+
+    Raises FileNotFoundError or PermissionError when `argv[0]` cannot be run.
+    """
+    return subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env))
+
+
+def stop_by_ladder(
+    popen: subprocess.Popen[bytes], *, grace: float, signaller: Signaller | None = None
+) -> None:
+    """SIGINT, then SIGTERM, then SIGKILL, `grace` seconds apart, until `popen` has exited.
+
+    `signaller` also receives each signal (a container's agent is not ralph's child)."""
+    for sig in LADDER:
+        if signaller is not None:
+            signaller(sig)
+        with contextlib.suppress(ProcessLookupError):
+            popen.send_signal(sig)
+        try:
+            popen.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            log.warning("agent %d ignored %s", popen.pid, sig.name)
+
+
 class Interrupts:
     """SIGINT, SIGTERM and SIGHUP are recorded, not raised, and wake a pipe that select()
     watches: every way of being told to stop takes the same ending path as Ctrl+C (the agent

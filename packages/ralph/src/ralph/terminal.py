@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
+from ralph import proc
 from ralph.errors import AgentNotFound
-from ralph.proc import LADDER, Interrupts, Signaller, log
+from ralph.proc import Interrupts, Signaller
 
 TermAttrs: TypeAlias = "list[int | list[bytes | int]]"
 
@@ -36,7 +36,7 @@ def foreground(
     saved = _save_terminal()
     try:
         try:
-            popen = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env))
+            popen = proc.start_sharing_terminal(argv, cwd=cwd, env=env)
         except (FileNotFoundError, PermissionError) as e:
             raise AgentNotFound(argv[0]) from e
         try:
@@ -45,7 +45,7 @@ def foreground(
                 interrupts.wait(every)
                 finished = tick()
             if popen.poll() is None:
-                _stop_one(popen, grace=grace, signaller=signaller)
+                proc.stop_by_ladder(popen, grace=grace, signaller=signaller)
                 return 0 if finished and not interrupts.fired else None
             return popen.returncode
         finally:
@@ -54,19 +54,6 @@ def foreground(
             popen.wait()
     finally:
         _restore_terminal(saved)
-
-
-def _stop_one(popen: subprocess.Popen[bytes], *, grace: float, signaller: Signaller | None) -> None:
-    for sig in LADDER:
-        if signaller is not None:
-            signaller(sig)
-        with contextlib.suppress(ProcessLookupError):
-            popen.send_signal(sig)
-        try:
-            popen.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            log.warning("agent %d ignored %s", popen.pid, sig.name)
 
 
 def _save_terminal() -> TermAttrs | None:

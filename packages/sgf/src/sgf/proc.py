@@ -137,6 +137,35 @@ def forwarding(
             signal.signal(sig, old)
 
 
+def spawn_on_pty(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, int]:
+    """Start `argv` on a new pseudo-terminal as a session leader; its pid and the master fd.
+
+    The child dies with sgf (die_with_parent); a program that cannot run exits 127."""
+    import pty
+
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child only execs
+        try:
+            die_with_parent()
+            os.chdir(cwd)
+            os.execvpe(argv[0], list(argv), dict(env))  # noqa: S606 - argv list, no shell
+        finally:
+            os._exit(127)
+    return pid, master
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send `sig` to a process group that may be gone already."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+
+
+def wait_for(pid: int) -> int:
+    """Wait for child `pid`; its shell-style exit code."""
+    _, status = os.waitpid(pid, 0)
+    return exit_code(status)
+
+
 def die_with_parent() -> None:
     """In a child before exec: ask Linux to send SIGTERM when sgf dies (even by SIGKILL).
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import pty
 import select
 import signal
 import struct
@@ -20,7 +19,8 @@ import tty
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sgf.proc import Sink, die_with_parent, exit_code, forwarding
+from sgf import proc
+from sgf.proc import Sink
 
 
 def _copy_winsize(src: int, dst: int) -> None:
@@ -39,32 +39,24 @@ def run_on_pty(
     stdout: int = 1,
 ) -> int:
     """Run ralph on a new pseudo-terminal relayed to ours; return its exit code."""
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child only execs
-        try:
-            die_with_parent()
-            os.chdir(cwd)
-            os.execvpe(argv[0], list(argv), dict(env))  # noqa: S606 - argv list, no shell
-        finally:
-            os._exit(127)
+    pid, master = proc.spawn_on_pty(argv, cwd=cwd, env=env)
     _copy_winsize(stdin, master)
     saved = termios.tcgetattr(stdin)
     previous_winch = signal.signal(signal.SIGWINCH, lambda *_: _copy_winsize(stdin, master))
 
     def send(sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, sig)
+        proc.signal_group(pid, sig)
 
     try:
         tty.setraw(stdin)
-        with forwarding(send):
+        with proc.forwarding(send):
             _relay(master, stdin=stdin, stdout=stdout, log=log)
-            _, status = os.waitpid(pid, 0)
+            code = proc.wait_for(pid)
     finally:
         termios.tcsetattr(stdin, termios.TCSAFLUSH, saved)
         signal.signal(signal.SIGWINCH, previous_winch)
         os.close(master)
-    return exit_code(status)
+    return code
 
 
 def _relay(master: int, *, stdin: int, stdout: int, log: Sink) -> None:
