@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,43 @@ def test_a_config_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / ".sgf/config.toml").write_bytes(b'\xff\xfestack = "python"\n')
     with pytest.raises(ConfigError, match=r"config\.toml: not UTF-8 text"):
         config.load(tmp_path)
+
+
+def test_every_config_field_is_a_key_and_round_trips() -> None:
+    """The keys, types and defaults are Config's fields, written once (issue 12)."""
+    from dataclasses import fields
+
+    full = config.Config(
+        stack="go",
+        docker_template="img:1",
+        auto_push=False,
+        default_iterations=5,
+        max_iterations=50,
+        sandbox=config.SandboxKind.NONE,
+        network="host",
+        max_cost=2.5,
+        max_tokens=1000,
+        max_time="8h",
+        max_failed_iterations=4,
+        stuck_threshold=2,
+    )
+    assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
+    assert config.parse(full.to_toml()) == full
+    assert config.parse('stack = "go"\n') == config.Config(
+        stack="go", docker_template="springfield-sandbox-go:latest"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("max_tokens = 0", "max_tokens must be at least 1"),
+        ("max_tokens = true", "max_tokens must be a int, not True"),
+        ("auto_push = 1", "auto_push must be a bool, not 1"),
+        ("max_cost = -1", "max_cost must be a positive number of USD, not -1"),
+        ('sandbox = "vm"', 'sandbox must be "docker" or "none", not \'vm\''),
+    ],
+)
+def test_a_wrong_value_names_its_key(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.parse(text)

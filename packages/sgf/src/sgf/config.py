@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from sgf import stacks
 from sgf.errors import ConfigError, NotInitialised
@@ -47,64 +47,44 @@ class Config:
         return tomli_w.dumps({k: v for k, v in data.items() if v is not None})
 
 
-def _typed(data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = data.get(key, default)
+def _check(key: str, value: Any, hint: Any) -> Any:
+    """`value` from the file, checked against the Config field's type `hint`."""
+    kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]
+    kind = kinds[0]
+    if kind is SandboxKind:
+        if value not in {k.value for k in SandboxKind}:
+            raise ConfigError(f'{CONFIG}: {key} must be "docker" or "none", not {value!r}')
+        return SandboxKind(value)
+    if kind is float:  # USD: an int is fine, a bool is a mistake
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{CONFIG}: {key} must be a positive number of USD, not {value!r}")
+        return float(value)
     # bool is an int in Python; a number where a flag belongs (or vice versa) is a mistake.
-    if value is not None and (not isinstance(value, kind) or (kind is int and value is True)):
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"{CONFIG}: {key} must be a {kind.__name__}, not {value!r}")
+    if kind is int and value < 1:
+        raise ConfigError(f"{CONFIG}: {key} must be at least 1")
     return value
 
 
-def _cost(data: dict[str, Any]) -> float | None:
-    value = data.get("max_cost")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"{CONFIG}: max_cost must be a positive number of USD, not {value!r}")
-    return float(value)
-
-
 def parse(text: str) -> Config:
-    """Parse config text into a Config, rejecting unknown keys and wrong types."""
+    """Parse config text into a Config, rejecting unknown keys and wrong types.
+
+    The keys, their types and defaults are Config's fields: written once, there."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{CONFIG}: {e}") from e
-    known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
-    known |= {"sandbox", "network", "max_cost", "max_tokens", "max_time", "max_failed_iterations"}
-    known |= {"stuck_threshold"}
-    unknown = sorted(set(data) - known)
+    hints = get_type_hints(Config)
+    unknown = sorted(set(data) - {f.name for f in fields(Config)})
     if unknown:
         raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
-    sandbox = _typed(data, "sandbox", str, None)
-    if sandbox is not None and sandbox not in {k.value for k in SandboxKind}:
-        raise ConfigError(f'{CONFIG}: sandbox must be "docker" or "none", not {sandbox!r}')
-    stack = _typed(data, "stack", str, stacks.DEFAULT_STACK)
-    preset = stacks.STACKS.get(stack)
-    config = Config(
-        stack=stack,
-        # without the key: the stack's own image (an unknown stack gets the minimal one)
-        docker_template=_typed(
-            data,
-            "docker_template",
-            str,
-            (preset or stacks.get(stacks.DEFAULT_STACK)).docker_template,
-        ),
-        auto_push=_typed(data, "auto_push", bool, True),
-        default_iterations=_typed(data, "default_iterations", int, 25),
-        max_iterations=_typed(data, "max_iterations", int, 100),
-        sandbox=SandboxKind(sandbox) if sandbox else None,
-        network=_typed(data, "network", str, None),
-        max_cost=_cost(data),
-        max_tokens=_typed(data, "max_tokens", int, None),
-        max_time=_typed(data, "max_time", str, None),
-        max_failed_iterations=_typed(data, "max_failed_iterations", int, None),
-        stuck_threshold=_typed(data, "stuck_threshold", int, None),
-    )
-    for key in ("default_iterations", "max_iterations", "max_failed_iterations", "stuck_threshold"):
-        if getattr(config, key) is not None and getattr(config, key) < 1:
-            raise ConfigError(f"{CONFIG}: {key} must be at least 1")
-    return config
+    values = {key: _check(key, value, hints[key]) for key, value in data.items()}
+    stack = values.setdefault("stack", stacks.DEFAULT_STACK)
+    # without the key: the stack's own image (an unknown stack gets the minimal one)
+    preset = stacks.STACKS.get(stack) or stacks.get(stacks.DEFAULT_STACK)
+    values.setdefault("docker_template", preset.docker_template)
+    return Config(**values)
 
 
 def load(root: Path) -> Config:
