@@ -81,9 +81,3 @@ def stash_all(root: Path, message: str) -> str | None:
         return None
     _git("stash", "push", "--include-untracked", "--message", message, cwd=root)
     return _git("rev-parse", "stash@{0}", cwd=root).stdout.strip()
-
-
-def stash_list(root: Path) -> list[str]:
-    """Return `git stash list` lines, newest first."""
-    out = _git("stash", "list", cwd=root).stdout
-    return [line for line in out.splitlines() if line]
