@@ -84,3 +84,18 @@ def test_stage_commands_outside_git_say_so(tmp_path: Path, sgf: Run) -> None:
     done = sgf(tmp_path, "build")
     assert done.returncode == 1
     assert "not inside a git repository" in done.stderr
+
+
+def test_every_exit_code_is_in_the_readme_table() -> None:
+    """One source: sgf.loops.ExitCode; the README's sgf table lists exactly its codes."""
+    import re
+
+    from sgf.loops import ExitCode
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    start = readme.index("## sgf")
+    table = readme[readme.index("### Exit codes", start) :]
+    table = table[: table.index("\n## ")]
+    assert [int(c) for c in re.findall(r"^\| `(\d+)` \|", table, re.MULTILINE)] == [
+        int(code) for code in ExitCode
+    ]

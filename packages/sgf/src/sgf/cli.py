@@ -16,7 +16,7 @@ import click
 from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
 from sgf.config import SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
-from sgf.loops import Launch, Stage
+from sgf.loops import ExitCode, Launch, Stage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -419,7 +419,7 @@ def fail(message: str) -> int:
     from sgf import render
 
     click.echo(f"error: {render.inert(message, multiline=True)}", err=True)
-    return 1
+    return ExitCode.ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -436,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as e:  # usage errors too: 1, never 2 (2 is "exhausted")
         return fail(e.format_message())
     except (click.Abort, KeyboardInterrupt):
-        return 130
+        return ExitCode.INTERRUPTED
     except Exception as e:  # a bug: one line here, the traceback in a crash log
         from sgf import __version__, crash
 

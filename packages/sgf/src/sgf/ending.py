@@ -15,8 +15,9 @@ from pathlib import Path
 
 from sgf import proc, runs
 from sgf.errors import SgfError
+from sgf.loops import ExitCode
 
-RALPH_CODES = (0, 1, 2, 130)  # the exits ralph makes itself, having released its claims
+RALPH_CODES = frozenset(ExitCode)  # the exits ralph makes itself, having released its claims
 
 
 def release_leftovers(root: Path, loop_id: str, code: int, env: Mapping[str, str]) -> list[str]:

@@ -12,7 +12,7 @@ from sgf import config as config_mod
 from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
-from sgf.loops import ONE_ITERATION, Launch, LoopId, Stage, check_spec
+from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
 from sgf.plainlog import PlainLog
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
@@ -22,30 +22,30 @@ def meaning(code: int, stage: Stage, stop_reason: str | None = None) -> str:
     """Say what ralph's exit code means for the user, and what to do next; `stop_reason` is
     the one in ralph's run record (ending.stop_reason), so the advice fits what happened."""
     conversation = stage in ONE_ITERATION
-    if code == 0 and conversation:
+    if code == ExitCode.COMPLETE and conversation:
         return "session complete: the agent finished and ended it (.ralph-complete)"
-    if code == 0:
+    if code == ExitCode.COMPLETE:
         return "loop complete: the agent found no more work (.ralph-complete)"
-    if code == 1:
+    if code == ExitCode.ERROR:
         if stop_reason:
             return f"ralph stopped: {stop_reason}; fix that, then run `{stage.command}` again"
         return "ralph stopped with an error; read the message above and the log"
-    if code == 2 and stop_reason and stop_reason.startswith("budget reached"):
+    if code == ExitCode.EXHAUSTED and stop_reason and stop_reason.startswith("budget reached"):
         return (
             f"{stop_reason}; work may remain: raise the budget or run `{stage.command}` again "
             "to continue"
         )
-    if code == 2 and conversation:
+    if code == ExitCode.EXHAUSTED and conversation:
         return (
             f"session ended before the agent finished; run `{stage.command}` again to go on "
             "(the work it committed is kept)"
         )
-    if code == 2:
+    if code == ExitCode.EXHAUSTED:
         return (
             f"iterations exhausted: work may remain; run `{stage.command}` again to "
             "continue, or stop here"
         )
-    if code == 130:
+    if code == ExitCode.INTERRUPTED:
         return "interrupted: the loop was stopped"
     return f"ralph exited with unexpected code {code}"
 

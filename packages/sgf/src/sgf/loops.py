@@ -5,13 +5,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from pathlib import Path
 
 from sgf.config import Config, SandboxKind
 from sgf.errors import SpecNotFound
 
 STAMP = "%Y%m%dT%H%M%S"
+
+
+class ExitCode(IntEnum):
+    """sgf's exit codes, which are ralph's for a loop (README "Exit codes")."""
+
+    COMPLETE = 0  # the loop is complete; for other commands, success
+    ERROR = 1
+    EXHAUSTED = 2  # iterations or a budget ran out: work may remain
+    INTERRUPTED = 130
 
 
 class Stage(StrEnum):
