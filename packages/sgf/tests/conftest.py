@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -150,49 +149,8 @@ def project(project_template: Path, tmp_path: Path) -> Path:
     return path
 
 
-FAKE_RALPH = """\
-#!{python}
-# A recording stand-in for ralph: writes what it was given to $FAKE_RALPH_RECORD, prints a few
-# lines, and exits with $FAKE_RALPH_EXIT. With $FAKE_RALPH_READY it writes that file and waits
-# for SIGINT/SIGTERM (exit 130), recording the signals it got.
-import json, os, signal, sys, time
-from pathlib import Path
-
-record = Path(os.environ["FAKE_RALPH_RECORD"])
-run_dir = Path.cwd() / ".sgf" / "run"
-data = {{
-    "argv": sys.argv[1:],
-    "cwd": os.getcwd(),
-    "pid": os.getpid(),
-    "env": {{k: v for k, v in os.environ.items() if k.startswith(("SGF_", "FAKE_"))}},
-    "pid_files": {{p.name: p.read_text().strip() for p in sorted(run_dir.glob("*.pid"))}},
-    "signals": [],
-}}
-def save():  # atomically: the test may be reading the record while we write it
-    tmp = record.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, record)
-save()
-print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
-print("fake ralph: done", flush=True)
-ready = os.environ.get("FAKE_RALPH_READY")
-if ready:
-    def stop(signum, frame):
-        data["signals"].append(signal.Signals(signum).name)
-        save()
-        sys.exit(130)
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
-    # atomically: the test reads the PID as soon as the file exists
-    Path(ready + ".tmp").write_text(str(os.getpid()))
-    os.replace(ready + ".tmp", ready)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        signal.pause()
-    sys.exit(99)
-sys.exit(int(os.environ.get("FAKE_RALPH_EXIT", "0")))
-"""
+# A recording stand-in for ralph, a real file so linters and readers see it as code.
+FAKE_RALPH = Path(__file__).parent / "fakes" / "fake_ralph.py"
 
 
 class FakeRalph:
@@ -220,7 +178,8 @@ def fake_ralph(tmp_path: Path) -> FakeRalph:
     """A recording fake ralph (point SGF_RALPH at it with `fake_ralph.env()`)."""
     path = tmp_path / "bin" / "fake-ralph"
     path.parent.mkdir()
-    path.write_text(textwrap.dedent(FAKE_RALPH.format(python=sys.executable)))
+    # this interpreter, not `env python3`: the fake runs with the test's PATH and no venv
+    path.write_text(FAKE_RALPH.read_text().replace("/usr/bin/env python3", sys.executable, 1))
     path.chmod(0o755)
     return FakeRalph(path, tmp_path / "ralph-record.json")
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""A recording stand-in for ralph, for sgf's tests (conftest.py's `fake_ralph` fixture).
+
+It writes what it was given to $FAKE_RALPH_RECORD, prints a few lines, and exits with
+$FAKE_RALPH_EXIT. With $FAKE_RALPH_READY it writes that file and waits for SIGINT, SIGTERM or
+SIGHUP (exit 130), recording the signals it got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+RECORD = Path(os.environ["FAKE_RALPH_RECORD"])
+RUN_DIR = Path.cwd() / ".sgf" / "run"
+
+
+def save(data: dict[str, Any]) -> None:
+    """Write the record atomically: the test may be reading it while we write it."""
+    tmp = RECORD.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, RECORD)
+
+
+def wait_for_a_signal(ready: str, data: dict[str, Any]) -> NoReturn:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        data["signals"].append(signal.Signals(signum).name)
+        save(data)
+        sys.exit(130)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    # atomically: the test reads the PID as soon as the file exists
+    Path(ready + ".tmp").write_text(str(os.getpid()))
+    os.replace(ready + ".tmp", ready)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        signal.pause()
+    sys.exit(99)
+
+
+def main() -> None:
+    data: dict[str, Any] = {
+        "argv": sys.argv[1:],
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+        "env": {k: v for k, v in os.environ.items() if k.startswith(("SGF_", "FAKE_"))},
+        "pid_files": {p.name: p.read_text().strip() for p in sorted(RUN_DIR.glob("*.pid"))},
+        "signals": [],
+    }
+    save(data)
+    print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
+    print("fake ralph: done", flush=True)
+    if ready := os.environ.get("FAKE_RALPH_READY"):
+        wait_for_a_signal(ready, data)
+    sys.exit(int(os.environ.get("FAKE_RALPH_EXIT", "0")))
+
+
+if __name__ == "__main__":
+    main()
