@@ -10,9 +10,56 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# Helpers every test tree shares (issue 12: one wait helper, one git-repository maker). They
+# are fixtures, so the packages' tests need no import path to the workspace root.
+WaitFor = Callable[..., None]
+MakeRepo = Callable[..., Path]
+
+
+def run_git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` (the test's isolated identity) and return its stdout."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def wait_for() -> WaitFor:
+    """`wait_for(condition, timeout=20, what=...)`: poll until `condition()` is true, failing
+    after `timeout` seconds with `what` in the message. Never a fixed sleep."""
+
+    def wait(condition: Callable[[], object], timeout: float = 20.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out after {timeout:g}s waiting for {what or condition}")
+            time.sleep(0.01)
+
+    return wait
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> MakeRepo:
+    """`make_repo(name, commit=True, bare=False)`: a git repository under tmp_path (branch main),
+    with one commit of README.md when `commit`."""
+
+    def make(name: str = "project", *, commit: bool = True, bare: bool = False) -> Path:
+        path = tmp_path / name
+        path.mkdir(parents=True)
+        run_git(path, "init", "-q", "-b", "main", *(["--bare"] if bare else []))
+        if commit and not bare:
+            (path / "README.md").write_text(f"# {name}\n")
+            run_git(path, "add", "README.md")
+            run_git(path, "commit", "-q", "-m", "initial")
+        return path
+
+    return make
+
 
 _CLEARED = (
     "PN_DIR",

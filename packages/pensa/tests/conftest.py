@@ -50,12 +50,9 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(make_repo: Callable[..., Path]) -> Path:
     """An empty git repository."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q")
-    return path
+    return make_repo("repo", commit=False)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -28,7 +27,6 @@ FAST = {
 }
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
-WaitFor = Callable[..., None]
 Git = Callable[..., str]
 Script = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]
@@ -72,15 +70,9 @@ def fake_agent() -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(make_repo: Callable[..., Path]) -> Path:
     """A git repository with one commit, as the project ralph runs in."""
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q")
-    (root / "README.md").write_text("project\n")
-    git(root, "add", "README.md")
-    git(root, "commit", "-q", "-m", "init")
-    return root
+    return make_repo("project")
 
 
 @pytest.fixture
@@ -143,20 +135,6 @@ def spawn_ralph() -> Iterator[Spawn]:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
-
-
-@pytest.fixture
-def wait_for() -> WaitFor:
-    """Wait until `condition()` holds, failing after `timeout` seconds."""
-
-    def wait(condition: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {what or condition}")
-            time.sleep(0.01)  # polling a condition with a deadline, not a fixed delay
-
-    return wait
 
 
 def open_fds() -> set[int]:

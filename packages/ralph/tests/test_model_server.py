@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -334,15 +334,7 @@ def test_every_committed_scenario_parses() -> None:
         load_scenario(path)
 
 
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
-def test_runs_as_a_process_until_sigterm(tmp_path: Path) -> None:
+def test_runs_as_a_process_until_sigterm(tmp_path: Path, wait_for: Callable[..., None]) -> None:
     scenario = tmp_path / "s.json"
     scenario.write_text(json.dumps([{"text": "from a process"}]))
     ready, record = tmp_path / "ready", tmp_path / "requests.jsonl"
@@ -472,7 +464,9 @@ def test_without_a_session_header_the_prompt_identifies_the_conversation(serve: 
     assert texts == ["one", "two", "one"]
 
 
-def test_a_delayed_step_answers_late_and_stop_cuts_the_wait(serve: Any) -> None:
+def test_a_delayed_step_answers_late_and_stop_cuts_the_wait(
+    serve: Any, wait_for: Callable[..., None]
+) -> None:
     server = serve([{"text": "slow", "delay": 0.3}, {"text": "slower", "delay": 60}])
     started = time.monotonic()
     post(server, body())

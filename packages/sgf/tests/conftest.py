@@ -48,15 +48,9 @@ def tool_env(isolated_home: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(make_repo: Callable[..., Path]) -> Path:
     """An empty git repository with one commit."""
-    path = tmp_path / "project"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("# project\n")
-    git(path, "add", "README.md")
-    git(path, "commit", "-q", "-m", "initial")
-    return path
+    return make_repo("project")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -187,14 +186,6 @@ def test_missing_ralph_is_an_error_before_anything_launches(
     assert list((project / ".sgf/run").glob("*")) == []
 
 
-def wait_for(path: Path, timeout: float = 30) -> None:
-    """Wait until `path` exists, failing after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} did not appear"
-        time.sleep(0.02)
-
-
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -205,11 +196,16 @@ def alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
-    project: Path, spawn_sgf: Spawn, fake_ralph: Any, tmp_path: Path, sig: signal.Signals
+    project: Path,
+    spawn_sgf: Spawn,
+    fake_ralph: Any,
+    tmp_path: Path,
+    sig: signal.Signals,
+    wait_for: Callable[..., None],
 ) -> None:
     ready = tmp_path / "ready"
     child = spawn_sgf(project, "build", "-a", env=fake_ralph.env(FAKE_RALPH_READY=str(ready)))
-    wait_for(ready)
+    wait_for(ready.exists, 30, f"{ready} to appear")
     ralph_pid = int(ready.read_text())
     assert len(list((project / ".sgf/run").glob("*.pid"))) == 1
     child.send_signal(sig)
