@@ -173,3 +173,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true, and not listed in ALLOWED_SKIPS: {reason}"
     return None
+
+
+# Markers match what a test needs (issue 12): `make test-fast` deselects docker and claude
+# tests by marker, so a test that reaches for the engine or the binary must say so.
+NEEDS = {"docker_engine": "docker", "base_image": "docker", "claude_bin": "claude"}
+
+
+def unmarked_needs(item: pytest.Item) -> list[str]:
+    """The markers `item` lacks for the prerequisite fixtures it uses."""
+    names = set(getattr(item, "fixturenames", ()))
+    marked = {mark.name for mark in item.iter_markers()}
+    return sorted({marker for fixture, marker in NEEDS.items() if fixture in names} - marked)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    wrong = [
+        f"{item.nodeid}: mark it {', '.join(missing)}"
+        for item in items
+        if (missing := unmarked_needs(item))
+    ]
+    if wrong:
+        raise pytest.UsageError("tests need markers for what they use:\n  " + "\n  ".join(wrong))

@@ -267,6 +267,7 @@ GO_PROJECT = {
 
 
 @pytest.mark.docker
+@pytest.mark.claude
 def test_go_project_builds_its_stack_image_and_backpressure_runs_in_it(
     repo: Path, sgf: Run, base_image: str, claude_bin: Path, tmp_path: Path
 ) -> None:
