@@ -30,3 +30,16 @@ def test_long_lines_are_not_wrapped_on_a_terminal() -> None:
     styled = io.StringIO()
     Output(styled, io.StringIO(), styled=True).text("w" * 500)
     assert "w" * 500 in styled.getvalue()
+
+
+def test_styled_output_prints_markup_in_agent_text_as_is() -> None:
+    """Issue 12: agent text with `[/x]` (a closing tag with no opening one) or `[bold]` is
+    printed literally on a terminal; rich would raise MarkupError or restyle it."""
+    out = io.StringIO()
+    render = Output(out, io.StringIO(), styled=True)
+    render.text("done [/x] and [bold]not bold[/bold] [link=http://evil]click[/link]")
+    render.warning("could not release [/anything]")
+    shown = out.getvalue()
+    assert "done [/x] and [bold]not bold[/bold] [link=http://evil]click[/link]" in shown
+    assert "could not release [/anything]" in shown
+    assert "\x1b]8;" not in shown  # no hyperlink escape made from the agent's text
