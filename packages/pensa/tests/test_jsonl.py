@@ -173,6 +173,7 @@ def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
         ".gitignore",
         "comments.jsonl",
         "db.sqlite",
+        "db.sqlite.lock",  # the writers' turn lock, kept between writes
         "deps.jsonl",
         "issues.jsonl",
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -102,3 +103,45 @@ def test_the_schema_version_constant_counts_the_migrations() -> None:
     from pensa.store import SCHEMA_VERSION
 
     assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def test_writers_take_turns_on_a_lock_file_git_ignores(tmp_path: Path) -> None:
+    """Issue 12: writers queue on `<db>.lock` (flock) before BEGIN IMMEDIATE; the file is
+    in pensa's .gitignore, and a write waits while another process holds the turn."""
+    import fcntl
+    import threading
+    import time
+
+    from pensa.project import GITIGNORE
+
+    db = tmp_path / "db.sqlite"
+    assert "db.sqlite.lock\n" in GITIGNORE
+    with Store.open(db) as store:
+        with store.write() as conn:
+            conn.execute("CREATE TABLE t (x)")
+        lock = os.open(str(db) + ".lock", os.O_RDWR)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another writer's turn
+        wrote = threading.Event()
+
+        def write() -> None:
+            with Store.open(db) as other, other.write() as conn:
+                conn.execute("INSERT INTO t VALUES (1)")
+            wrote.set()
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        time.sleep(0.2)
+        assert not wrote.is_set()  # waiting for its turn
+        os.close(lock)
+        thread.join(timeout=10)
+        assert wrote.is_set()
+        assert store.rows("SELECT x FROM t") == [(1,)]
+
+
+def test_a_write_goes_ahead_where_no_lock_file_can_be_made(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    with Store.open(db) as store:
+        store.path = str(tmp_path / "missing-dir" / "db.sqlite")  # the lock file cannot exist
+        with store.write() as conn:
+            conn.execute("CREATE TABLE t (x)")
+        assert store.rows("SELECT count(*) FROM t") == [(0,)]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 DIRNAME = ".pensa"
 GITIGNORE = (
     "# pensa: the database is local; the JSONL files are committed.\n"
-    "db.sqlite\ndb.sqlite-journal\n*.tmp\n*.tmp-journal\ndb.sqlite.import-*\n"
+    "db.sqlite\ndb.sqlite-journal\ndb.sqlite.lock\n*.tmp\n*.tmp-journal\ndb.sqlite.import-*\n"
 )
 
 
