@@ -50,8 +50,9 @@ prereqs:
 	scripts/ensure-claude.sh >/dev/null
 
 # Branch coverage of the tests and every process they start (pyproject [tool.coverage.run]);
-# the floor sits a little under the first honest figure and only ever goes up.
-COVERAGE_FLOOR := 80
+# the floor sits a little under the first honest figure (94.0% total; pensa 93.5, ralph 95.2,
+# sgf 93.2 on 2026-11-23) and only ever goes up.
+COVERAGE_FLOOR := 92
 export COVERAGE_FILE := $(CURDIR)/.coverage
 
 test: env lint prereqs

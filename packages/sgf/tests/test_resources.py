@@ -28,9 +28,9 @@ def test_every_prompt_and_stack_template_is_readable() -> None:
 
 
 def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) -> None:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not installed")
+    uv = shutil.which("uv") or str(WORKSPACE / ".tools" / "bin" / "uv")
+    if not Path(uv).is_file():
+        pytest.skip("uv is not installed (make env puts it in .tools/bin)")
     subprocess.run(
         [uv, "build", "--package", "sgf", "--wheel", "-o", str(tmp_path / "dist")],
         cwd=WORKSPACE,
@@ -42,6 +42,7 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
         names = zf.namelist()
         zf.extractall(tmp_path / "site")
     assert "sgf/templates/prompts/build.md" in names
+    assert "sgf/templates/prompts/_shared.md" in names
     assert "sgf/templates/sandbox/Dockerfile" in names
     assert not any(n.endswith("/templates") for n in names)  # a copy, not a dangling link
     probe = (
@@ -49,8 +50,9 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
         "from sgf import prompts, resources\n"
         "root = pathlib.Path(tempfile.mkdtemp())\n"
         "(root / '.sgf/prompts').mkdir(parents=True)\n"
-        "(root / '.sgf/prompts/build.md').write_text(resources.read_text('prompts', 'build.md'))\n"
-        "out = prompts.assemble(root, 'build', {'spec': 'auth', 'stage': 'build'})\n"
+        "for name in ('_shared.md', 'build.md'):\n"
+        "    (root / '.sgf/prompts' / name).write_text(resources.read_text('prompts', name))\n"
+        "out = prompts.assemble(root, 'build', {'spec': 'auth', 'stage': 'build', 'stack': 'go'})\n"
         "print(sgf.__file__)\n"
         "print(out.read_text())\n"
     )
