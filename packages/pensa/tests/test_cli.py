@@ -230,7 +230,7 @@ def test_usage_errors_exit_1_not_2(pn: Pn) -> None:
         (["claim"], "did you mean `pn claim-next` or `pn update ID --claim`?"),
         (["list", "--status", "in-progress"], "did you mean 'in_progress'?"),
         (["create", "x", "-t", "feature"], "did you mean 'task'?"),
-        (["create", "x", "-t", "task", "-p", "1"], "did you mean 'p1'?"),
+        (["create", "x", "-t", "task", "-p", "high"], "did you mean 'p1'?"),
         (["redy"], "did you mean `pn ready`?"),
         (["dep", "ad", "a", "b"], "did you mean `pn dep add`?"),
     ],

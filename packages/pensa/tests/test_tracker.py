@@ -136,5 +136,7 @@ def test_force_delete_removes_deps_comments_and_fixes_links(
 
 
 def test_unknown_ids_hint_at_the_id_shape(tracker: Tracker) -> None:
-    with pytest.raises(NotFound, match=r"no issue 1a2b \(ids look like pn-"):
+    with pytest.raises(NotFound, match=r"no issue login \(ids look like pn-"):
+        tracker.get("login")
+    with pytest.raises(NotFound, match=r"^no issue 1a2b$"):  # a fine prefix of nothing
         tracker.get("1a2b")

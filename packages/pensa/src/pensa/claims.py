@@ -90,7 +90,7 @@ def claims_since_reset(conn: sqlite3.Connection, issue_id: str) -> list[str]:
 
 def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, at: str) -> None:
     """Take the issue out of the agents' queue: assignee `human`, a comment saying why."""
-    from pensa.ids import new_id
+    from pensa.ids import COMMENT_PREFIX, new_id
 
     loops = ", ".join(dict.fromkeys(holders))
     text = (
@@ -107,6 +107,6 @@ def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, a
 
     conn.execute(
         "INSERT INTO comments (id, issue_id, actor, text, created_at) VALUES (?, ?, ?, ?, ?)",
-        (new_id(taken), issue_id, "pensa", text, at),
+        (new_id(taken, prefix=COMMENT_PREFIX), issue_id, "pensa", text, at),
     )
     log_event(conn, issue_id, "stuck", actor="pensa", detail=text, at=at)

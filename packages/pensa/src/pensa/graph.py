@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
-from pensa.tracker import get
+from pensa.tracker import find
 from pensa.views import select
 
 if TYPE_CHECKING:
@@ -98,12 +98,12 @@ class Graph:
 
     def add(self, child: str, parent: str, *, actor: str) -> EdgeChange:
         """Make `child` depend on `parent`; refuses self-edges and cycles."""
-        if child == parent:
-            raise InvalidArgument(f"{child} cannot depend on itself")
         now = timestamp(self.now())
         with self.store.write() as conn:
-            get(conn, child)
-            get(conn, parent)
+            child = find(conn, child).id
+            parent = find(conn, parent).id
+            if child == parent:
+                raise InvalidArgument(f"{child} cannot depend on itself")
             exists = conn.execute(
                 "SELECT 1 FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
             ).fetchone()
@@ -123,12 +123,12 @@ class Graph:
         """Drop the edge `child` → `parent`."""
         now = timestamp(self.now())
         with self.store.write() as conn:
+            child = find(conn, child).id
+            parent = find(conn, parent).id
             gone = conn.execute(
                 "DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
             ).rowcount
             if not gone:
-                get(conn, child)
-                get(conn, parent)
                 raise NotFound(f"{child} does not depend on {parent}")
             log_event(
                 conn,
@@ -142,7 +142,7 @@ class Graph:
 
     def lists(self, issue_id: str) -> DepLists:
         """What the issue depends on, and what depends on it."""
-        get(self.store.conn, issue_id)
+        issue_id = find(self.store.conn, issue_id).id
         return DepLists(
             tuple(
                 select(
@@ -162,7 +162,7 @@ class Graph:
 
     def tree(self, issue_id: str, *, direction: Direction = "down") -> list[TreeNode]:
         """Depth-first walk below the root (not included); each issue is listed once."""
-        get(self.store.conn, issue_id)
+        issue_id = find(self.store.conn, issue_id).id
         if direction == "down":
             sql = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
         else:

@@ -78,12 +78,22 @@ class Vocabulary(StrEnum):
         return close[0] if close else None
 
     @classmethod
-    def parse(cls, text: str) -> Self:
-        """Return the member spelled exactly `text` or raise InvalidArgument with a hint."""
+    def fold(cls, text: str) -> str:
+        """`text` as a member would spell it when it differs only in case or outer spaces."""
+        return text.strip().lower()
+
+    @classmethod
+    def parse(cls, text: str, *, exact: bool = False) -> Self:
+        """The member `text` names, forgiving case (`Bug`, `IN_PROGRESS`) unless `exact`;
+        else raise InvalidArgument with a hint. Output always uses the canonical spelling."""
         try:
             return cls(text)
         except ValueError:
             pass
+        if not exact:
+            member = cls._value2member_map_.get(cls.fold(text))
+            if member is not None:
+                return member  # type: ignore[return-value]  # the map holds members of cls
         hint = cls.suggest(text)
         did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
         raise InvalidArgument(
@@ -120,6 +130,12 @@ class Priority(Vocabulary):
     P1 = "p1"
     P2 = "p2"
     P3 = "p3"
+
+    @classmethod
+    def fold(cls, text: str) -> str:
+        """`1`, `P1` and `p1` all name p1 (beads and most trackers write `P1` or `1`)."""
+        folded = text.strip().lower()
+        return f"p{folded}" if folded.isdigit() else folded
 
 
 # Plain dict lookups: calling the enum class per row costs a measurable share of `pn ready`.

@@ -52,11 +52,11 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Issues",
         (
             Ref(
-                'pn create "TITLE" -t TYPE [-p P] [-a '
+                'pn create "TITLE" [-t TYPE] [-p P] [-a '
                 "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]...",
                 "create an issue",
             ),
-            Ref('pn q "TITLE" -t TYPE [-p P] [--spec S]', "quick capture: prints only the id"),
+            Ref('pn q "TITLE" [-t TYPE] [-p P] [--spec S]', "quick capture: prints only the id"),
             Ref(
                 "pn update ID [--title T] [--status S] [-p P] "
                 "[-a A] [--description D] [--spec S] [--fixes BUG] [--claim] [--unclaim]",
@@ -143,6 +143,8 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
 PITFALLS = (
     "There is no `pn claim`: use `pn claim-next` (next ready issue) or `pn update ID --claim`.",
     "Statuses use underscores: `in_progress` (not `in-progress`).",
+    "Ids may be typed as any unique prefix of 4+ hex digits (`pn show 1a2b`); output always "
+    "has the full id.",
     "Bugs are never ready: plan a task with `--fixes BUG`; closing it closes the bug.",
     "`--json` works before or after the command; errors then come as one JSON line on stderr.",
 )
@@ -156,9 +158,9 @@ def all_refs() -> list[Ref]:
 def values_lines() -> list[str]:
     """The allowed values of each vocabulary, one line each."""
     return [
-        f"types: {IssueType.allowed()} (fixed at creation)",
+        f"types: {IssueType.allowed()} (fixed at creation, default task)",
         f"statuses: {Status.allowed()}",
-        f"priorities: {Priority.allowed()} (p0 most urgent, default p2)",
+        f"priorities: {Priority.allowed()} (p0 most urgent, default p2; `1` and `P1` mean p1)",
     ]
 
 

@@ -198,7 +198,7 @@ def check_record(record: Record, name: str, where: str) -> None:
     if name == "issues.jsonl":
         for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
             try:
-                vocab.parse(record[key])
+                vocab.parse(record[key], exact=True)  # files hold the canonical words
             except InvalidArgument as e:
                 raise InvalidData(f"{where}: {e}") from e
 

@@ -39,24 +39,40 @@ if TYPE_CHECKING:
 
 def not_found(issue_id: str) -> NotFound:
     """The error for an unknown id, with a hint when the id is misspelt."""
-    hint = "" if ids.looks_like_id(issue_id) else " (ids look like pn-1a2b3c4d)"
-    return NotFound(f"no issue {issue_id}{hint}")
+    return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
 
 
 def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
-    """The issue, or NotFound."""
+    """The issue with exactly this id, or NotFound."""
     row = fetch_issue(conn, issue_id)
     if row is None:
         raise not_found(issue_id)
     return Issue.from_row(row)
 
 
-def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> None:
+def find(conn: sqlite3.Connection, text: str) -> Issue:
+    """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise not_found(text)
+    return get(conn, issue_id)
+
+
+def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
+    """The id an option such as `--dep` names, or NotFound saying which option."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
+    return issue_id
+
+
+def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> str:
+    bug_id = resolve(conn, bug_id, flag="--fixes")
     target = fetch_issue(conn, bug_id)
-    if target is None:
-        raise NotFound(f"--fixes names no issue: {bug_id}")
+    assert target is not None  # resolved inside this transaction
     if target[3] != IssueType.BUG:
         raise InvalidArgument(f"--fixes must name a bug; {bug_id} is a {target[3]}")
+    return bug_id
 
 
 def _clean_title(title: str) -> str:
@@ -77,12 +93,13 @@ class Tracker:
         return timestamp(self.now())
 
     def get(self, issue_id: str) -> Issue:
-        """One issue, or NotFound."""
-        return get(self.store.conn, issue_id)
+        """One issue (any unique spelling of its id), or NotFound."""
+        return find(self.store.conn, issue_id)
 
     def show(self, issue_id: str) -> IssueDetail:
         """The issue with its dependencies, dependents and comments."""
         issue = self.get(issue_id)
+        issue_id = issue.id
         deps = select(
             self.store,
             ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
@@ -113,10 +130,8 @@ class Tracker:
         now = self.stamp()
         with self.store.write() as conn:
             if fixes:
-                _check_fixes(conn, fixes)
-            for dep in deps:
-                if fetch_issue(conn, dep) is None:
-                    raise NotFound(f"--dep names no issue: {dep}")
+                fixes = _check_fixes(conn, fixes)
+            deps = [resolve(conn, dep, flag="--dep") for dep in deps]
             issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
             conn.execute(
                 "INSERT INTO issues (id, title, description, issue_type, status, priority, "
@@ -167,7 +182,8 @@ class Tracker:
             raise InvalidArgument("--claim/--unclaim set status and assignee; drop --status/-a")
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
+            issue = find(conn, issue_id)
+            issue_id = issue.id
             changes: dict[str, str | None] = {}
             if title is not None:
                 changes["title"] = _clean_title(title)
@@ -179,7 +195,7 @@ class Tracker:
                 changes["spec"] = spec or None
             if fixes is not None:
                 if fixes:
-                    _check_fixes(conn, fixes)
+                    fixes = _check_fixes(conn, fixes)
                 changes["fixes"] = fixes or None
             if assignee is not None:
                 changes["assignee"] = assignee or None
@@ -221,7 +237,9 @@ class Tracker:
             if not changed:
                 return issue
             self._apply(conn, issue_id, changed, now)
-            detail = ", ".join(f"{k}: {getattr(issue, k)} -> {v}" for k, v in changed.items())
+            detail = ", ".join(
+                f"{k}: {_shown(getattr(issue, k))} -> {_shown(v)}" for k, v in changed.items()
+            )
             log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
             return get(conn, issue_id)
 
@@ -274,7 +292,8 @@ class Tracker:
         """Close the issue; returns it and the bug it auto-closed, if its last fix closed."""
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
+            issue = find(conn, issue_id)
+            issue_id = issue.id
             if not force and issue.status is Status.CLOSED:
                 raise Conflict(f"{issue_id} is already closed; pass --force to close it again")
             claimed_by_other = issue.assignee not in (None, actor)
@@ -315,7 +334,8 @@ class Tracker:
         """Reopen a closed issue, clearing `closed_at` and `close_reason`."""
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
+            issue = find(conn, issue_id)
+            issue_id = issue.id
             if issue.status is not Status.CLOSED:
                 raise InvalidStatusTransition(
                     f"{issue_id} is {issue.status}, not closed; only closed issues reopen"
@@ -330,7 +350,7 @@ class Tracker:
         """Delete the issue; with `force` also its deps, comments and `fixes` links."""
         now = self.stamp()
         with self.store.write() as conn:
-            get(conn, issue_id)
+            issue_id = find(conn, issue_id).id
             (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
                 "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
                 "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
@@ -370,9 +390,12 @@ class Tracker:
             raise InvalidArgument("the comment is empty")
         now = self.stamp()
         with self.store.write() as conn:
-            get(conn, issue_id)
-            taken = "SELECT 1 FROM comments WHERE id = ? UNION SELECT 1 FROM issues WHERE id = ?"
-            comment_id = ids.new_id(lambda c: conn.execute(taken, (c, c)).fetchone() is not None)
+            issue_id = find(conn, issue_id).id
+            taken = "SELECT 1 FROM comments WHERE id = ?"
+            comment_id = ids.new_id(
+                lambda c: conn.execute(taken, (c,)).fetchone() is not None,
+                prefix=ids.COMMENT_PREFIX,
+            )
             conn.execute(
                 "INSERT INTO comments (id, issue_id, actor, text, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -383,7 +406,7 @@ class Tracker:
 
     def comments(self, issue_id: str) -> list[Comment]:
         """The issue's comments, oldest first."""
-        self.get(issue_id)
+        issue_id = self.get(issue_id).id
         rows = self.store.rows(
             "SELECT id, issue_id, actor, text, created_at FROM comments "
             "WHERE issue_id = ? ORDER BY seq",
@@ -393,6 +416,11 @@ class Tracker:
 
     def history(self, issue_id: str) -> list[Event]:
         """The issue's audit log, newest first (also for a deleted issue)."""
+        found = ids.resolve(self.store.conn, issue_id)
+        if found is not None:
+            issue_id = found
+        elif ids.looks_like_id(full := ids.PREFIX + issue_id.strip().lower().removeprefix("pn-")):
+            issue_id = full  # a deleted issue: only its events remain
         rows = self.store.rows(
             "SELECT issue_id, event_type, actor, detail, created_at FROM events "
             "WHERE issue_id = ? ORDER BY seq DESC",
@@ -413,4 +441,9 @@ class Tracker:
         )
 
 
-__all__ = ["ISSUE_COLUMNS", "Tracker", "get", "not_found"]
+def _shown(value: object) -> str:
+    """A field's value in an event's detail: `none` for unset, never Python's `None`."""
+    return "none" if value is None else str(value)
+
+
+__all__ = ["ISSUE_COLUMNS", "Tracker", "find", "get", "not_found"]

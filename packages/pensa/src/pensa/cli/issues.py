@@ -15,7 +15,8 @@ from pensa.models import IssueType, Priority, Status
     "--type",
     "issue_type",
     type=VocabType(IssueType),
-    required=True,
+    default="task",
+    show_default=True,
     help="bug, task, test or chore.",
 )
 @click.option(
@@ -74,7 +75,8 @@ def create(
     "--type",
     "issue_type",
     type=VocabType(IssueType),
-    required=True,
+    default="task",
+    show_default=True,
     help="bug, task, test or chore.",
 )
 @click.option(
