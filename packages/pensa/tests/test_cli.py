@@ -25,6 +25,7 @@ ISSUE_KEYS = [
     "updated_at",
     "closed_at",
     "close_reason",
+    "labels",
 ]
 J = Callable[..., Any]
 
@@ -358,7 +359,9 @@ def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
     out = pn("list").out
     assert "plain title" in out
     assert "\x1b[" not in out
-    assert pn("ready").out.split()[1:4] == ["p1", "open", "task"]
+    header, row = pn("ready").out.splitlines()
+    assert header.split() == ["id", "pri", "status", "type", "title", "assignee"]
+    assert row.split()[1:4] == ["p1", "open", "task"]
     assert pn("blocked").out == "(no issues)\n"
 
 

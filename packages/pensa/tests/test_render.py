@@ -29,6 +29,7 @@ def make(title: str, assignee: str | None = None) -> Issue:
         "u",
         None,
         None,
+        (),
     )
 
 

@@ -31,6 +31,7 @@ def claim_next(
     issue_type: IssueType | tuple[IssueType, ...] | None = None,
     spec: str | None = None,
     stuck_after: int | None = None,
+    labels: tuple[str, ...] = (),
 ) -> Issue | None:
     """Claim the first ready issue not assigned to someone else, atomically; None if none.
 
@@ -40,7 +41,7 @@ def claim_next(
     next one is claimed: a task an agent gives up on every iteration stops eating them."""
     types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
     one = types[0] if types and len(types) == 1 else None
-    clauses, params = Filters(priority=priority, issue_type=one, spec=spec).where()
+    clauses, params = Filters(priority=priority, issue_type=one, spec=spec, labels=labels).where()
     if types and len(types) > 1:
         clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
         params.extend(t.value for t in types)

@@ -31,19 +31,20 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Work loop",
         (
             Ref(
-                "pn claim-next [-p P] [-t TYPE]... [--spec S]",
+                "pn claim-next [-p P] [-t TYPE]... [--spec S] [--label L]...",
                 "claim the first ready issue atomically; `null` when none",
             ),
             Ref(
-                "pn close ID [--reason R] [--force]",
-                "close; closing the last fix of a bug closes the bug",
+                "pn close ID... [--reason R] [--force]",
+                "close, all or none; closing the last fix of a bug closes the bug; says what "
+                "became ready",
             ),
             Ref(
                 "pn release ID | --held-by ACTOR [--reason R]",
                 "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
             ),
             Ref(
-                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S]",
+                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]...",
                 "open tasks/tests/chores with every dependency closed",
             ),
         ),
@@ -53,18 +54,27 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         (
             Ref(
                 'pn create "TITLE" [-t TYPE] [-p P] [-a '
-                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]...",
+                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]... [--label L]...",
                 "create an issue",
             ),
             Ref('pn q "TITLE" [-t TYPE] [-p P] [--spec S]', "quick capture: prints only the id"),
             Ref(
                 "pn update ID [--title T] [--status S] [-p P] "
-                "[-a A] [--description D] [--spec S] [--fixes BUG] [--claim] [--unclaim]",
-                "change fields; `--claim` takes it, `--unclaim` gives it back; empty text clears",
+                "[-a A] [--description D] [--spec S] [--fixes BUG] [--label L]... [--claim] "
+                "[--unclaim]",
+                "change fields; `--claim` takes it, `--unclaim` gives it back; empty text "
+                "clears; `--label` adds",
             ),
-            Ref("pn reopen ID [--reason R]", "reopen a closed issue"),
+            Ref(
+                "pn edit ID",
+                "edit title, priority, labels and description in $EDITOR, in one transaction",
+            ),
+            Ref("pn reopen ID... [--reason R]", "reopen closed issues, all or none"),
             Ref("pn delete ID [--force]", "delete; `--force` also removes its deps and comments"),
-            Ref("pn show ID [--short]", "one issue with deps, dependents and comments"),
+            Ref(
+                "pn show ID [--short]",
+                "one issue with deps, dependents and comments (for a bug, also its fixes)",
+            ),
         ),
     ),
     (
@@ -72,14 +82,17 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         (
             Ref(
                 "pn list [--status S] [--all] [-p P] [-a "
-                "A] [-t TYPE] [--spec S] [--sort KEY] [-n N]",
+                "A] [-t TYPE] [--spec S] [--label L]... [--sort KEY] [-n N]",
                 "open and in-progress issues (unless --status/--all), priority then age",
             ),
-            Ref("pn blocked", "issues waiting on a dependency that is not closed"),
+            Ref(
+                "pn blocked",
+                "issues waiting on a dependency that is not closed (and, for people, on which)",
+            ),
             Ref("pn search TEXT", "substring match on title and description, any status"),
             Ref(
-                "pn count [--all] "
-                "[--status S] [--by-status|--by-priority|--by-issue-type|--by-assignee]",
+                "pn count [--all] [--status S] [--label L]... "
+                "[--by-status|--by-priority|--by-issue-type|--by-assignee]",
                 "count what `list` would show, or groups",
             ),
             Ref("pn status", "project snapshot: counts per type and status, ready, blocked"),
@@ -100,6 +113,14 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "down: what it depends on; up: what depends on it",
             ),
             Ref("pn dep cycles", "list dependency cycles (there should be none)"),
+        ),
+    ),
+    (
+        "Labels (`--label L` on list/ready/count/claim-next keeps issues carrying every L)",
+        (
+            Ref("pn label add ID LABEL...", "add labels to an issue"),
+            Ref("pn label remove ID LABEL...", "remove labels from an issue"),
+            Ref("pn label list", "every label in use, with how many issues carry it"),
         ),
     ),
     (

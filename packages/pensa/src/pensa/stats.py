@@ -20,6 +20,14 @@ class GroupKey(Vocabulary):
     ASSIGNEE = "assignee"
 
 
+def labels(store: Store) -> dict[str, int]:
+    """Every label in use and how many issues carry it, by name."""
+    rows = store.rows(
+        "SELECT value, count(*) FROM issues, json_each(issues.labels) GROUP BY 1 ORDER BY 1"
+    )
+    return {str(name): int(n) for name, n in rows}
+
+
 def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Counts:
     """How many issues match; grouped by one field when `by` is given."""
     clauses, params = filters.where()

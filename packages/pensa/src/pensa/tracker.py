@@ -23,10 +23,12 @@ from pensa.models import (
     IssueType,
     Priority,
     Status,
+    clean_labels,
+    encode_labels,
     timestamp,
     utcnow,
 )
-from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event
+from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event, set_fields
 from pensa.views import select
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from pensa.closing import Closed
     from pensa.store import Store
 
 
@@ -110,7 +113,15 @@ class Tracker:
             ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
             [issue_id],
         )
-        return IssueDetail(issue, tuple(deps), tuple(dependents), tuple(self.comments(issue_id)))
+        is_bug = issue.issue_type is IssueType.BUG
+        fixed_by = select(self.store, ["fixes = ?"], [issue_id]) if is_bug else []
+        return IssueDetail(
+            issue,
+            tuple(deps),
+            tuple(dependents),
+            tuple(self.comments(issue_id)),
+            tuple(fixed_by),
+        )
 
     def create(
         self,
@@ -124,9 +135,11 @@ class Tracker:
         fixes: str | None = None,
         description: str | None = None,
         deps: Sequence[str] = (),
+        labels: Sequence[str] = (),
     ) -> Issue:
         """Create an open issue, optionally depending on `deps` and fixing bug `fixes`."""
         title = _clean_title(title)
+        labels = clean_labels(labels)
         now = self.stamp()
         with self.store.write() as conn:
             if fixes:
@@ -135,8 +148,8 @@ class Tracker:
             issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
             conn.execute(
                 "INSERT INTO issues (id, title, description, issue_type, status, priority, "
-                "spec, fixes, assignee, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+                "spec, fixes, assignee, created_at, updated_at, labels) "
+                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     issue_id,
                     title,
@@ -148,6 +161,7 @@ class Tracker:
                     assignee or None,
                     now,
                     now,
+                    encode_labels(labels),
                 ),
             )
             log_event(conn, issue_id, "created", actor=actor, detail=title, at=now)
@@ -174,8 +188,11 @@ class Tracker:
         fixes: str | None = None,
         claim: bool = False,
         unclaim: bool = False,
+        labels: Sequence[str] = (),
+        replace_labels: Sequence[str] | None = None,
     ) -> Issue:
-        """Change fields; `claim`/`unclaim` take or give back the issue. Empty text clears."""
+        """Change fields; `claim`/`unclaim` take or give back the issue; `labels` are added,
+        `replace_labels` (`pn edit`) become the whole set. Empty text clears."""
         if claim and unclaim:
             raise InvalidArgument("--claim and --unclaim contradict each other; pick one")
         if (claim or unclaim) and (status is not None or assignee is not None):
@@ -234,14 +251,54 @@ class Tracker:
             if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
                 event = "claimed"
             changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}
+            kept = issue.labels if replace_labels is None else replace_labels
+            new_labels = clean_labels([*kept, *labels])
+            if new_labels != issue.labels:
+                changed["labels"] = encode_labels(new_labels)
             if not changed:
                 return issue
-            self._apply(conn, issue_id, changed, now)
+            set_fields(conn, issue_id, changed, now)
             detail = ", ".join(
-                f"{k}: {_shown(getattr(issue, k))} -> {_shown(v)}" for k, v in changed.items()
+                f"{k}: {_shown(getattr(issue, k))} -> {_shown(v)}"
+                for k, v in changed.items()
+                if k != "labels"
             )
+            if "labels" in changed:
+                moved = " ".join(
+                    [
+                        *(f"+{x}" for x in new_labels if x not in issue.labels),
+                        *(f"-{x}" for x in issue.labels if x not in new_labels),
+                    ]
+                )
+                detail = f"{detail}, labels: {moved}" if detail else f"labels: {moved}"
             log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
             return get(conn, issue_id)
+
+    def relabel(
+        self,
+        issue_id: str,
+        *,
+        actor: str,
+        add: Sequence[str] = (),
+        remove: Sequence[str] = (),
+    ) -> Issue:
+        """Add and remove labels (`pn label add|remove`); one `labeled` event says which."""
+        add, remove = clean_labels(add), clean_labels(remove)
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = find(conn, issue_id)
+            labels = tuple(x for x in clean_labels([*issue.labels, *add]) if x not in remove)
+            if labels == issue.labels:
+                return issue
+            set_fields(conn, issue.id, {"labels": encode_labels(labels)}, now)
+            detail = " ".join(
+                [
+                    *(f"+{x}" for x in labels if x not in issue.labels),
+                    *(f"-{x}" for x in issue.labels if x not in labels),
+                ]
+            )
+            log_event(conn, issue.id, "labeled", actor=actor, detail=detail, at=now)
+            return get(conn, issue.id)
 
     def release(self, issue_id: str, *, actor: str) -> Issue:
         """Give a claim back: status open, no assignee (`update --unclaim`)."""
@@ -261,7 +318,7 @@ class Tracker:
                 )
             ]
             for issue_id in held:
-                self._apply(conn, issue_id, {"status": "open", "assignee": None}, now)
+                set_fields(conn, issue_id, {"status": "open", "assignee": None}, now)
                 detail = f"assignee: {holder} -> none" + (f"; {reason}" if reason else "")
                 log_event(conn, issue_id, "released", actor=actor, detail=detail, at=now)
             return [get(conn, issue_id) for issue_id in held]
@@ -290,61 +347,38 @@ class Tracker:
         self, issue_id: str, *, actor: str, reason: str | None = None, force: bool = False
     ) -> tuple[Issue, Issue | None]:
         """Close the issue; returns it and the bug it auto-closed, if its last fix closed."""
+        done = self.close_many([issue_id], actor=actor, reason=reason, force=force)
+        return done.closed[0], (done.also_closed[0] if done.also_closed else None)
+
+    def close_many(
+        self,
+        issue_ids: Sequence[str],
+        *,
+        actor: str,
+        reason: str | None = None,
+        force: bool = False,
+    ) -> Closed:
+        """Close every issue named, all or none; also say what closed with them and what
+        they made ready."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            issue = find(conn, issue_id)
-            issue_id = issue.id
-            if not force and issue.status is Status.CLOSED:
-                raise Conflict(f"{issue_id} is already closed; pass --force to close it again")
-            claimed_by_other = issue.assignee not in (None, actor)
-            if not force and issue.status is Status.IN_PROGRESS and claimed_by_other:
-                raise Conflict(
-                    f"{issue_id} is claimed by {issue.assignee}; pass --force to close it anyway"
-                )
-            self._mark_closed(conn, issue_id, reason or None, now, actor)
-            fixed = self._close_fixed_bug(conn, issue, now, actor)
-            return get(conn, issue_id), fixed
-
-    def _mark_closed(
-        self, conn: sqlite3.Connection, issue_id: str, reason: str | None, now: str, actor: str
-    ) -> None:
-        self._apply(
-            conn, issue_id, {"status": "closed", "closed_at": now, "close_reason": reason}, now
-        )
-        log_event(conn, issue_id, "closed", actor=actor, detail=reason, at=now)
-
-    def _close_fixed_bug(
-        self, conn: sqlite3.Connection, issue: Issue, now: str, actor: str
-    ) -> Issue | None:
-        """Close the bug `issue` fixes once no issue fixing it is still open."""
-        if issue.fixes is None:
-            return None
-        bug = fetch_issue(conn, issue.fixes)
-        if bug is None or bug[4] == Status.CLOSED:
-            return None
-        pending = conn.execute(
-            "SELECT count(*) FROM issues WHERE fixes = ? AND status != 'closed'", (issue.fixes,)
-        ).fetchone()[0]
-        if pending:
-            return None
-        self._mark_closed(conn, issue.fixes, f"fixed by {issue.id}", now, actor)
-        return get(conn, issue.fixes)
+            return closing.close(conn, issue_ids, actor=actor, now=now, reason=reason, force=force)
 
     def reopen(self, issue_id: str, *, actor: str, reason: str | None = None) -> Issue:
         """Reopen a closed issue, clearing `closed_at` and `close_reason`."""
+        return self.reopen_many([issue_id], actor=actor, reason=reason)[0]
+
+    def reopen_many(
+        self, issue_ids: Sequence[str], *, actor: str, reason: str | None = None
+    ) -> list[Issue]:
+        """Reopen every closed issue named, all or none."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            issue = find(conn, issue_id)
-            issue_id = issue.id
-            if issue.status is not Status.CLOSED:
-                raise InvalidStatusTransition(
-                    f"{issue_id} is {issue.status}, not closed; only closed issues reopen"
-                )
-            self._apply(
-                conn, issue_id, {"status": "open", "closed_at": None, "close_reason": None}, now
-            )
-            log_event(conn, issue_id, "reopened", actor=actor, detail=reason or None, at=now)
-            return get(conn, issue_id)
+            return closing.reopen(conn, issue_ids, actor=actor, now=now, reason=reason)
 
     def delete(self, issue_id: str, *, actor: str, force: bool = False) -> None:
         """Delete the issue; with `force` also its deps, comments and `fixes` links."""
@@ -429,16 +463,6 @@ class Tracker:
         if not rows:
             self.get(issue_id)
         return [Event(*r) for r in rows]
-
-    @staticmethod
-    def _apply(
-        conn: sqlite3.Connection, issue_id: str, changes: dict[str, str | None], now: str
-    ) -> None:
-        columns = ", ".join(f"{k} = ?" for k in changes)
-        conn.execute(
-            f"UPDATE issues SET {columns}, updated_at = ? WHERE id = ?",
-            (*changes.values(), now, issue_id),
-        )
 
 
 def _shown(value: object) -> str:

@@ -12,6 +12,13 @@ from pensa.views import ACTIVE, Filters
 @cli.command()
 @click.option("--status", type=VocabType(Status), multiple=True, help="Only this status.")
 @click.option("--all", "all_", is_flag=True, help="Include closed issues.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="L",
+    help="Only issues with this label (repeatable).",
+)
 # One flag each, not a shared flag_value: click would silently keep the last of two.
 @click.option("--by-status", "by", flag_value="status", multiple=True, help="Group by status.")
 @click.option(
@@ -25,7 +32,13 @@ from pensa.views import ACTIVE, Filters
 )
 @common
 @pass_env
-def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...]) -> None:
+def count(
+    env: Env,
+    status: tuple[Status, ...],
+    all_: bool,
+    labels: tuple[str, ...],
+    by: tuple[str, ...],
+) -> None:
     """Count the issues `list` would show (--all includes closed), optionally grouped."""
     statuses = status or (None if all_ else ACTIVE)
     from pensa import stats
@@ -34,7 +47,7 @@ def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...])
         flags = " and ".join(f"--by-{key.replace('_', '-')}" for key in sorted(set(by)))
         raise click.UsageError(f"group by one thing at a time, not {flags}")
     by_key = stats.GroupKey(by[0]) if by else None
-    counts = stats.count(env.store(), Filters(statuses), by=by_key)
+    counts = stats.count(env.store(), Filters(statuses, labels=labels), by=by_key)
     if counts.groups is None:
         text = f"count: {counts.total}"
     else:
