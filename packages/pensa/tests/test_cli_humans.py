@@ -299,3 +299,16 @@ def test_comment_ids_start_pc_and_old_pn_comment_ids_still_import(repo: Path, pn
     path.write_text(old + path.read_text())
     assert pnj("import")["comments"] == 2
     assert [c["id"] for c in pnj("comment", "list", issue)] == ["pn-0000beef", comment["id"]]
+
+
+def test_history_and_comments_read_relative_times_and_no_python_reprs(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-a", "build-20260226T143000")["id"]
+    pnj("update", issue, "-a", "")
+    pnj("comment", "add", issue, "a note")
+    history = pn("history", issue).out
+    assert "None" not in history
+    assert "assignee: build-20260226T143000 -> none" in history
+    assert all(line.startswith("just now") for line in history.splitlines())
+    assert "just now  agent-1: a note" in pn("comment", "list", issue).out
+    stamp = pnj("show", issue)["created_at"]
+    assert f"created: {stamp} (just now)" in pn("show", issue).out  # exact, and how long ago

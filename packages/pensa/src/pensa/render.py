@@ -82,8 +82,7 @@ def table(
     `shrink` is shortened (never below MIN_TITLE) so that lines fit."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     if width is not None and shrink is not None:
-        others = sum(w for i, w in enumerate(widths) if i != shrink) + len(GAP) * (len(widths) - 1)
-        widths[shrink] = min(widths[shrink], max(width - others, MIN_TITLE))
+        widths[shrink] = room(widths, shrink, width)
         rows = [
             [shorten(cell, widths[shrink]) if i == shrink else cell for i, cell in enumerate(r)]
             for r in rows
@@ -92,6 +91,12 @@ def table(
         GAP.join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
+
+
+def room(widths: Sequence[int], shrink: int, width: int) -> int:
+    """How wide column `shrink` may be for columns of `widths` to fit in `width`."""
+    others = sum(w for i, w in enumerate(widths) if i != shrink) + len(GAP) * (len(widths) - 1)
+    return min(widths[shrink], max(width - others, MIN_TITLE))
 
 
 def issue_line(issue: Issue) -> str:
@@ -230,11 +235,23 @@ class Output:
         from rich.console import Console
         from rich.table import Table
 
+        console = Console(width=self.width)
+        names = (*COLUMNS, *(extra[:1] if extra else ()))
+        plain = [issue_cells(i) for i in issues]
+        widths = [max(len(names[c]), *(len(r[c]) for r in plain)) for c in range(len(COLUMNS))]
+        if extra:
+            widths.append(max(len(names[-1]), *(len(extra[1].get(i.id, "")) for i in issues)))
         grid = Table(box=None, show_header=header, header_style="bold", pad_edge=False)
-        for name in (*COLUMNS, *(extra[:1] if extra else ())):
+        for name in names:
             if name == "title":
-                # the one column that gives way: cut with an ellipsis, never wrapped
-                grid.add_column(name, overflow="ellipsis", no_wrap=True, min_width=MIN_TITLE)
+                # the one column that gives way: cut with an ellipsis to the room the others
+                # leave (rich would otherwise squeeze every column, ids included)
+                grid.add_column(
+                    name,
+                    overflow="ellipsis",
+                    no_wrap=True,
+                    max_width=room(widths, TITLE, console.width),
+                )
             elif name in COLUMNS:
                 grid.add_column(name, no_wrap=True)  # ids and loop ids are never split
             else:
@@ -245,7 +262,7 @@ class Output:
             cells[2] = f"[{STATUS_STYLE[cells[2]]}]{cells[2]}[/]"
             more = [_escape(extra[1].get(i.id, ""))] if extra else []
             grid.add_row(*cells[:4], _escape(cells[4]), _escape(cells[5]), *more)
-        Console(width=self.width).print(grid)
+        console.print(grid)
 
 
 def _escape(text: str) -> str:
