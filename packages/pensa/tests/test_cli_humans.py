@@ -312,3 +312,18 @@ def test_history_and_comments_read_relative_times_and_no_python_reprs(pn: Pn, pn
     assert "just now  agent-1: a note" in pn("comment", "list", issue).out
     stamp = pnj("show", issue)["created_at"]
     assert f"created: {stamp} (just now)" in pn("show", issue).out  # exact, and how long ago
+
+
+def test_graph_prints_mermaid_or_dot_and_refuses_other_formats(pn: Pn, pnj: J) -> None:
+    first = pnj("create", "first")["id"]
+    second = pnj("create", "second", "--dep", first)["id"]
+    out = pn("graph", second[3:8]).out
+    assert out.startswith("flowchart TD\n")
+    assert f"n_{first.replace('-', '_')} --> n_{second.replace('-', '_')}" in out
+    as_json = pnj("graph", "--format", "DOT")
+    assert list(as_json) == ["format", "text"]
+    assert as_json["format"] == "dot"
+    assert as_json["text"].startswith("digraph pensa {")
+    bad = pn("graph", "--format", "png", "--json").error()
+    assert bad["code"] == "invalid_argument"
+    assert "allowed: mermaid, dot" in bad["error"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pensa.models import Issue, IssueType, Priority, Status
-from pensa.render import Output, ago, table
+from pensa.render import Output, ago, segments, status_bars, table
 
 from .conftest import PN
 
@@ -165,3 +165,34 @@ def test_on_a_terminal_tables_fit_its_width(tmp_path: Path, no_color: str | None
     assert json.loads(made.stdout)["id"] in lines[1]
     assert "@build-20260226T143000" in lines[1]
     assert "…" in lines[1]
+
+
+@pytest.mark.parametrize(
+    "counts", [[1, 0, 0, 0], [5, 1, 1, 100], [3, 3, 3, 3], [0, 0, 7, 0], [1, 1, 1, 1]]
+)
+def test_bar_segments_fill_the_width_and_show_every_non_zero_count(counts: list[int]) -> None:
+    sizes = segments(counts, 24)
+    assert sum(sizes) == 24
+    assert all((size > 0) == (count > 0) for size, count in zip(sizes, counts, strict=True))
+
+
+def test_status_bars_skip_empty_types_and_say_the_counts() -> None:
+    bars = {
+        "bug": {"open": 0, "in_progress": 0, "blocked": 0, "closed": 0},
+        "task": {"open": 2, "in_progress": 1, "blocked": 1, "closed": 4},
+    }
+    lines = status_bars(bars).splitlines()
+    assert len(lines) == 2  # the task bar and the legend
+    assert lines[0].startswith("task  [green]")
+    assert lines[0].endswith("2 open · 1 in progress · 1 blocked · 4 closed")
+
+
+def test_status_on_a_terminal_draws_bars_and_piped_keeps_the_table(tmp_path: Path) -> None:
+    env = terminal_env(tmp_path)
+    subprocess.run([PN, "q", "a task"], env=env, check=True, capture_output=True)
+    out = on_terminal(["status"], env)
+    assert "█" in out
+    assert "1 open" in out
+    piped = subprocess.run([PN, "status"], env=env, capture_output=True, text=True, check=True)
+    assert "█" not in piped.stdout
+    assert piped.stdout.splitlines()[0].split() == ["type", "open", "in_progress", "closed"]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from datetime import datetime
 
+    from pensa.diagram import Picture
     from pensa.store import Store
 
 Direction = Literal["down", "up"]
@@ -181,6 +182,45 @@ class Graph:
 
         walk(issue_id, 1)
         return nodes
+
+    def picture(self, issue_id: str | None = None, *, include_closed: bool = False) -> Picture:
+        """What `pn graph` draws: with `issue_id`, every issue joined to it through
+        dependencies or `fixes` links, in either direction and of any status; without, every
+        issue not closed (with `include_closed`, every issue)."""
+        from pensa.diagram import Picture, edges_among
+        from pensa.views import BLOCKED
+
+        deps = [
+            (str(a), str(b))
+            for a, b in self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2")
+        ]
+        fixes = [
+            (str(a), str(b))
+            for a, b in self.store.rows(
+                "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL ORDER BY seq"
+            )
+        ]
+        if issue_id is None:
+            where = [] if include_closed else ["status != 'closed'"]
+            issues = select(self.store, where, [], order="seq")
+        else:
+            root = find(self.store.conn, issue_id).id
+            around: dict[str, set[str]] = {}
+            for a, b in (*deps, *fixes):
+                around.setdefault(a, set()).add(b)
+                around.setdefault(b, set()).add(a)
+            seen, frontier = {root}, [root]
+            while frontier:
+                for other in around.get(frontier.pop(), ()):
+                    if other not in seen:
+                        seen.add(other)
+                        frontier.append(other)
+            issues = [i for i in select(self.store, [], [], order="seq") if i.id in seen]
+        shown = {i.id for i in issues}
+        blocked = frozenset(
+            str(r[0]) for r in self.store.rows(f"SELECT id FROM issues WHERE {BLOCKED}")
+        )
+        return Picture(issues, edges_among(deps, shown), edges_among(fixes, shown), blocked)
 
     def cycles(self) -> list[list[str]]:
         """Every dependency cycle (only possible if the database was edited by hand)."""

@@ -113,6 +113,11 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "down: what it depends on; up: what depends on it",
             ),
             Ref("pn dep cycles", "list dependency cycles (there should be none)"),
+            Ref(
+                "pn graph [ID] [--format mermaid|dot] [--all]",
+                "the dependency graph as Mermaid or DOT text: status as colour, priority in "
+                "the label",
+            ),
         ),
     ),
     (

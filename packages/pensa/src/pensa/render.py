@@ -176,6 +176,46 @@ def tree_text(nodes: Sequence[TreeNode]) -> str:
     )
 
 
+BAR_WIDTH = 24
+BAR_STYLE = {"open": "green", "in_progress": "cyan", "blocked": "yellow", "closed": "bright_black"}
+
+
+def segments(counts: Sequence[int], width: int) -> list[int]:
+    """Split `width` cells in proportion to `counts`: every non-zero count gets at least one
+    cell, and the sizes always add up to `width` (largest remainders get the spare cells)."""
+    total = sum(counts)
+    exact = [width * c / total for c in counts]
+    sizes = [max(1, int(e)) if c else 0 for e, c in zip(exact, counts, strict=True)]
+    while sum(sizes) < width:
+        spare = max(
+            (e - s, i) for i, (e, s) in enumerate(zip(exact, sizes, strict=True)) if counts[i]
+        )
+        sizes[spare[1]] += 1
+    while sum(sizes) > width:
+        sizes[sizes.index(max(sizes))] -= 1
+    return sizes
+
+
+def status_bars(bars: Mapping[str, Mapping[str, int]]) -> str:
+    """`status` on a terminal: one bar per type, as rich markup, split into open, in
+    progress, blocked and closed, each segment as wide as its share of the type."""
+    name_width = max(len(t) for t in bars)
+    lines = []
+    for issue_type, counts in bars.items():
+        if not sum(counts.values()):
+            continue
+        sizes = segments(list(counts.values()), BAR_WIDTH)
+        cells = "".join(
+            f"[{BAR_STYLE[state]}]{'█' * size}[/]"
+            for state, size in zip(counts, sizes, strict=True)
+            if size
+        )
+        said = " · ".join(f"{c} {s.replace('_', ' ')}" for s, c in counts.items() if c)
+        lines.append(f"{issue_type.ljust(name_width)}  {cells}  {said}")
+    legend = "  ".join(f"[{BAR_STYLE[s]}]█[/] {s.replace('_', ' ')}" for s in BAR_STYLE)
+    return "\n".join([*lines, legend])
+
+
 class Output:
     """Where a command's result goes: JSON, plain text or rich, chosen once per run.
 
@@ -190,6 +230,12 @@ class Output:
     def emit(self, data: Any, text: str) -> None:
         """Print `data` as JSON, or `text` for people (never a raw control character)."""
         sys.stdout.write((dumps(data) if self.as_json else inert(text, multiline=True)) + "\n")
+
+    def rich(self, markup: str) -> None:
+        """Print rich markup (only on a terminal with colour)."""
+        from rich.console import Console
+
+        Console(width=self.width, highlight=False).print(markup)
 
     def raw(self, json_text: str) -> None:
         """Print JSON text already rendered (by SQLite) as is."""

@@ -79,12 +79,16 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
         ("ready", int),
         ("blocked", int),
         ("needs_human", int),
+        ("bars", dict[str, dict[str, int]]),
     ],
 )
+BAR_STATES = ("open", "in_progress", "blocked", "closed")
 
 
 class StatusReport(_StatusReportFields):
-    """`status`: a project health snapshot."""
+    """`status`: a project health snapshot. `bars` splits each type into open (free to
+    start), in progress, blocked (waiting on something not closed) and closed, for the
+    terminal's bar; the JSON keeps its contract shape."""
 
     __slots__ = ()
 
@@ -108,10 +112,13 @@ class StatusReport(_StatusReportFields):
 def status(store: Store) -> StatusReport:
     """Counts per type and status, plus how many issues are ready and blocked."""
     by_type = {t.value: {s.value: 0 for s in Status} for t in IssueType}
-    for issue_type, state, n in store.rows(
-        "SELECT issue_type, status, count(*) FROM issues GROUP BY 1, 2"
+    bars = {t.value: dict.fromkeys(BAR_STATES, 0) for t in IssueType}
+    for issue_type, state, waiting, n in store.rows(
+        f"SELECT issue_type, status, status != 'closed' AND {BLOCKED}, count(*) FROM issues "
+        "GROUP BY 1, 2, 3"
     ):
-        by_type[issue_type][state] = int(n)
+        by_type[issue_type][state] += int(n)
+        bars[issue_type]["blocked" if waiting else state] += int(n)
     ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY}")[0][0]
     blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
         0
@@ -120,4 +127,4 @@ def status(store: Store) -> StatusReport:
     human_n = store.rows(
         "SELECT count(*) FROM issues WHERE status = 'open' AND assignee = 'human'"
     )[0][0]
-    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n))
+    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n), bars)

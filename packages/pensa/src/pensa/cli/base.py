@@ -45,6 +45,7 @@ NEAR_MISSES: dict[str, tuple[str, ...]] = {
     "complete": ("close",),
     "open": ("reopen",),
     "deps": ("dep",),
+    "diagram": ("graph",),
     "depend": ("dep add",),
     "block": ("dep add",),
     "comments": ("comment",),
@@ -225,6 +226,7 @@ COMMAND_MODULES = {
     "dep": "pensa.cli.deps",
     "label": "pensa.cli.labels",
     "edit": "pensa.cli.edit",
+    "graph": "pensa.cli.picture",
     **dict.fromkeys(
         ("export", "import", "sync", "merge-driver", "init", "doctor", "where", "prime"),
         "pensa.cli.data",

@@ -61,7 +61,9 @@ def count(
 @common
 @pass_env
 def status(env: Env) -> None:
-    """Show a project snapshot: issues per type and status, how many ready and blocked."""
+    """Show a project snapshot: issues per type and status, how many ready and blocked.
+
+    On a terminal each type is a bar of open, in progress, blocked and closed."""
     from pensa import stats
     from pensa.render import table
 
@@ -70,10 +72,21 @@ def status(env: Env) -> None:
     rows += [(t, *(str(n) for n in by.values())) for t, by in report.by_type.items()]
     totals = report.totals()
     rows.append(("total", *(str(totals[s.value]) for s in Status)))
-    text = table(rows) + f"\nready: {report.ready}  blocked: {report.blocked}"
+    summary = f"ready: {report.ready}  blocked: {report.blocked}"
     if report.needs_human:
-        text += (
+        summary += (
             f"\nneeding a human: {report.needs_human} stuck (`pn list -a human`; "
             "`pn release ID` hands one back)"
         )
-    env.out.emit(report.to_json(), text)
+    if env.out.color:
+        from pensa.render import status_bars
+
+        env.out.rich(status_bars(report.bars) + "\n" + _escape(summary))
+        return
+    env.out.emit(report.to_json(), table(rows) + "\n" + summary)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
