@@ -147,7 +147,11 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn sync",
                 "merge .pensa/*.jsonl into the database, keeping uncommitted work (git hooks)",
             ),
-            Ref("pn import", "rebuild the database from .pensa/*.jsonl, all or nothing"),
+            Ref(
+                "pn import [--from-beads PATH]",
+                "rebuild the database from .pensa/*.jsonl, all or nothing; --from-beads: add "
+                "a beads export's issues",
+            ),
             Ref(
                 "pn init",
                 "set this git repository up: .pensa/, hooks, merge driver (once per clone)",
