@@ -148,7 +148,9 @@ def init(env: Env) -> None:
 
 @cli.command()
 @click.option(
-    "--fix", is_flag=True, help="Release stale claims, drop orphaned deps, clear dangling fixes."
+    "--fix",
+    is_flag=True,
+    help="Release stale claims, drop orphaned deps and comments, clear dangling fixes.",
 )
 @common
 @pass_env
@@ -156,7 +158,9 @@ def doctor(env: Env, fix: bool) -> None:
     """Show claims; check stale claims, orphans, dangling fixes, JSONL drift and integrity.
 
     Every in-progress issue is listed (check `claim`, or `stale_claim` when its latest claim
-    is over 30 minutes old). Findings are data: doctor exits 0 whenever it could run.
+    is over 30 minutes old). Each finding is one line ending with its fix. Work in the
+    database not yet exported is normal, not drift. Findings are data: doctor exits 0
+    whenever it could run.
     """
     from pensa import doctor as checks
 
