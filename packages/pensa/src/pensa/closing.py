@@ -1,4 +1,4 @@
-"""Closing and reopening several issues at once, and what a close unblocks.
+"""Closing, reopening and deleting issues, several at once, and what a close unblocks.
 
 `pn close A B C` closes all three in one transaction or none (an unknown id or a refused
 close changes nothing). The result names the bugs closed because their last fix closed and
@@ -124,3 +124,41 @@ def reopen(
         set_fields(conn, issue.id, {"status": "open", "closed_at": None, "close_reason": None}, now)
         log_event(conn, issue.id, "reopened", actor=actor, detail=reason or None, at=now)
     return [get(conn, issue.id) for issue in issues]
+
+
+def delete(
+    conn: sqlite3.Connection, issue_id: str, *, actor: str, now: str, force: bool = False
+) -> None:
+    """Delete the issue inside the caller's transaction; with `force` also its deps,
+    comments and `fixes` links, else Conflict naming what is attached."""
+    issue_id = find(conn, issue_id).id
+    (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
+        "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
+        "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
+        "(SELECT count(*) FROM comments WHERE issue_id = :id), "
+        "(SELECT count(*) FROM issues WHERE fixes = :id)",
+        {"id": issue_id},
+    ).fetchone()
+    attached = [
+        f"{n} {one if n == 1 else many}"
+        for n, one, many in (
+            (n_deps, "dependency", "dependencies"),
+            (n_dependents, "dependent", "dependents"),
+            (n_comments, "comment", "comments"),
+            (n_fixers, "issue fixing it", "issues fixing it"),
+        )
+        if n
+    ]
+    if attached and not force:
+        raise Conflict(f"{issue_id} has {', '.join(attached)}; pass --force to delete them too")
+    conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
+    conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
+    conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
+    conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
+    conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
+    # The tombstone travels in deleted.jsonl, so no clone brings the issue back.
+    conn.execute(
+        "INSERT OR REPLACE INTO tombstones (id, deleted_at) VALUES (?, ?)", (issue_id, now)
+    )
+    detail = f"deleted with {', '.join(attached)}" if attached else None
+    log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from pensa import ids
 from pensa.errors import (
     AlreadyClaimed,
-    Conflict,
     InvalidArgument,
     InvalidStatusTransition,
     NotFound,
@@ -382,87 +381,33 @@ class Tracker:
 
     def delete(self, issue_id: str, *, actor: str, force: bool = False) -> None:
         """Delete the issue; with `force` also its deps, comments and `fixes` links."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            issue_id = find(conn, issue_id).id
-            (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
-                "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
-                "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
-                "(SELECT count(*) FROM comments WHERE issue_id = :id), "
-                "(SELECT count(*) FROM issues WHERE fixes = :id)",
-                {"id": issue_id},
-            ).fetchone()
-            attached = [
-                f"{n} {one if n == 1 else many}"
-                for n, one, many in (
-                    (n_deps, "dependency", "dependencies"),
-                    (n_dependents, "dependent", "dependents"),
-                    (n_comments, "comment", "comments"),
-                    (n_fixers, "issue fixing it", "issues fixing it"),
-                )
-                if n
-            ]
-            if attached and not force:
-                raise Conflict(
-                    f"{issue_id} has {', '.join(attached)}; pass --force to delete them too"
-                )
-            conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
-            conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
-            conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
-            conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
-            conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
-            # The tombstone travels in deleted.jsonl, so no clone brings the issue back.
-            conn.execute(
-                "INSERT OR REPLACE INTO tombstones (id, deleted_at) VALUES (?, ?)", (issue_id, now)
-            )
-            detail = f"deleted with {', '.join(attached)}" if attached else None
-            log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)
+            closing.delete(conn, issue_id, actor=actor, now=now, force=force)
 
     def add_comment(self, issue_id: str, text: str, *, actor: str) -> Comment:
         """Attach a comment to the issue."""
+        from pensa import notes
+
         if not text.strip():
             raise InvalidArgument("the comment is empty")
         now = self.stamp()
         with self.store.write() as conn:
-            issue_id = find(conn, issue_id).id
-            taken = "SELECT 1 FROM comments WHERE id = ?"
-            comment_id = ids.new_id(
-                lambda c: conn.execute(taken, (c,)).fetchone() is not None,
-                prefix=ids.COMMENT_PREFIX,
-            )
-            conn.execute(
-                "INSERT INTO comments (id, issue_id, actor, text, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (comment_id, issue_id, actor, text, now),
-            )
-            log_event(conn, issue_id, "commented", actor=actor, detail=comment_id, at=now)
-            return Comment(comment_id, issue_id, actor, text, now)
+            return notes.add_comment(conn, find(conn, issue_id).id, text, actor=actor, now=now)
 
     def comments(self, issue_id: str) -> list[Comment]:
         """The issue's comments, oldest first."""
-        issue_id = self.get(issue_id).id
-        rows = self.store.rows(
-            "SELECT id, issue_id, actor, text, created_at FROM comments "
-            "WHERE issue_id = ? ORDER BY seq",
-            (issue_id,),
-        )
-        return [Comment(*r) for r in rows]
+        from pensa import notes
+
+        return notes.comments(self.store, self.get(issue_id).id)
 
     def history(self, issue_id: str) -> list[Event]:
         """The issue's audit log, newest first (also for a deleted issue)."""
-        found = ids.resolve(self.store.conn, issue_id)
-        if found is not None:
-            issue_id = found
-        elif ids.looks_like_id(full := ids.PREFIX + issue_id.strip().lower().removeprefix("pn-")):
-            issue_id = full  # a deleted issue: only its events remain
-        rows = self.store.rows(
-            "SELECT issue_id, event_type, actor, detail, created_at FROM events "
-            "WHERE issue_id = ? ORDER BY seq DESC",
-            (issue_id,),
-        )
-        if not rows:
-            self.get(issue_id)
-        return [Event(*r) for r in rows]
+        from pensa import notes
+
+        return notes.history(self.store, issue_id)
 
 
 def _shown(value: object) -> str:
