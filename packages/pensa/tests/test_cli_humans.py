@@ -327,3 +327,10 @@ def test_graph_prints_mermaid_or_dot_and_refuses_other_formats(pn: Pn, pnj: J) -
     bad = pn("graph", "--format", "png", "--json").error()
     assert bad["code"] == "invalid_argument"
     assert "allowed: mermaid, dot" in bad["error"]
+
+
+def test_edit_without_an_editor_or_a_terminal_fails_at_once(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x")["id"]
+    error = pn("edit", issue, "--json", env={"EDITOR": "", "VISUAL": ""}).error()
+    assert error["code"] == "invalid_argument"
+    assert error["error"].startswith("pn edit opens $EDITOR on a terminal")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from pensa.cli.base import Env, cli, common, pass_env
@@ -25,9 +27,15 @@ def edit(env: Env, issue_id: str) -> None:
     from pensa import form
     from pensa.errors import InvalidArgument
 
+    editor = env.environ.get("VISUAL") or env.environ.get("EDITOR") or None
+    if editor is None and not sys.stdin.isatty():
+        # click would start vi on a pipe: an agent's `pn edit` must fail, not hang
+        raise InvalidArgument(
+            "pn edit opens $EDITOR on a terminal and neither is here; set EDITOR, or change "
+            "fields with `pn update ID --title ... -p ... --label ...`"
+        )
     tracker = env.tracker(write=True)
     issue = tracker.get(issue_id)
-    editor = env.environ.get("VISUAL") or env.environ.get("EDITOR") or None
     text = click.edit(form.render(issue), editor=editor, extension=".txt", require_save=True)
     if text is None:
         env.out.issue(issue)  # quit without saving: nothing changes
