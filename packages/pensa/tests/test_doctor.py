@@ -64,7 +64,7 @@ def test_a_claim_turns_stale_after_30_minutes_and_says_fix_releases_it(
     [finding] = doctor.diagnose(store, None, now=clock.now)
     assert (finding.check, finding.issue_id, finding.is_problem) == ("stale_claim", issue, True)
     assert finding.message.startswith(f"{issue} is in progress, claimed by ann 45 min ago (")
-    assert finding.message.endswith("stale after 30 min, --fix releases it")
+    assert finding.message.endswith("stale after 30 min, `pn doctor --fix` releases it")
 
 
 def test_in_progress_without_assignee_counts_from_its_last_update(
@@ -110,18 +110,46 @@ def test_orphans_and_dangling_fixes_are_found_and_repaired(
     assert tracker.get(task).fixes is None
 
 
-def test_drift_between_database_and_jsonl_is_reported(tmp_path: Path, clock: Clock) -> None:
+def test_work_the_database_holds_and_the_files_lack_is_not_drift(
+    tmp_path: Path, clock: Clock
+) -> None:
     project = at(tmp_path / ".pensa")
     project.ensure()
     with Store.open(project.db) as store:
         tracker = Tracker(store, now=clock)
-        tracker.create("x", issue_type=IssueType.TASK, actor="a")
+        first = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
+        assert doctor.diagnose(store, project, now=clock.now) == []  # never exported
         jsonl.export(store, project)
-        assert doctor.diagnose(store, project, now=clock.now) == []
         tracker.create("y", issue_type=IssueType.TASK, actor="a")
+        tracker.update(first, actor="a", title="renamed")
+        tracker.add_comment(first, "note", actor="a")
+        assert doctor.diagnose(store, project, now=clock.now) == []
+
+
+def test_lines_on_disk_the_database_lacks_are_drift_with_the_fix(
+    tmp_path: Path, clock: Clock
+) -> None:
+    project = at(tmp_path / ".pensa")
+    project.ensure()
+    with Store.open(project.db) as store:
+        tracker = Tracker(store, now=clock)
+        issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
+        jsonl.export(store, project)
+        path = Path(project.issues_jsonl)
+        path.write_text(path.read_text().replace('"title":"x"', '"title":"edited by hand"'))
         drift = doctor.diagnose(store, project, now=clock.now)
-    assert [f.check for f in drift] == ["jsonl_drift"]
-    assert "issues.jsonl (1 lines) differs from the database (2 rows)" in drift[0].message
+        assert [(f.check, f.message) for f in drift] == [
+            (
+                "jsonl_drift",
+                "issues.jsonl has 1 line the database lacks (changed since the last sync): "
+                "`pn sync` merges them in",
+            )
+        ]
+        from pensa import sync
+
+        sync.sync(store, project)
+        assert doctor.diagnose(store, project, now=clock.now) == []
+        assert tracker.get(issue).title == "edited by hand"
 
 
 def test_a_jsonl_file_that_is_not_utf8_is_drift_not_a_crash(tmp_path: Path, clock: Clock) -> None:
@@ -133,16 +161,25 @@ def test_a_jsonl_file_that_is_not_utf8_is_drift_not_a_crash(tmp_path: Path, cloc
         Path(project.comments_jsonl).write_bytes(b"\xff\n")
         drift = doctor.diagnose(store, project, now=clock.now)
     assert [f.check for f in drift] == ["jsonl_drift"]
-    assert drift[0].message.startswith("comments.jsonl (1 lines) differs")
+    assert drift[0].message == (
+        "comments.jsonl has 1 line the database lacks, and comments.jsonl:1: not UTF-8 text "
+        "(invalid start byte at byte 0): fix that line, then `pn sync`"
+    )
 
 
-def test_doctor_exits_0_with_findings_and_fix_reports_fixes(repo: Path, pn: Pn) -> None:
+def test_doctor_exits_0_with_findings_one_line_each_ending_with_the_fix(repo: Path, pn: Pn) -> None:
     pn("create", "x", "-t", "task")
+    pn("export")
+    with (repo / ".pensa" / "issues.jsonl").open("a") as f:
+        f.write("{not json\n")  # the catch-up sync refuses it: the drift stays
     result = pn("doctor", "--fix", "--json")
     assert result.code == 0
-    assert [f["check"] for f in result.json()["findings"]] == ["jsonl_drift"] * 3
+    [finding] = result.json()["findings"]
+    assert finding["check"] == "jsonl_drift"
+    assert finding["message"].endswith("fix that line, then `pn sync`")
     assert result.json()["fixes"] == []
-    assert pn("doctor").out.startswith("[jsonl_drift]")
+    human = pn("doctor").out.splitlines()
+    assert human == [f"[jsonl_drift] {finding['message']}"]
 
 
 def backdate_claim(repo: Path, issue_id: str, *, minutes: int) -> None:
@@ -188,3 +225,32 @@ def test_doctor_fix_releases_a_stale_claim(repo: Path, pn: Pn) -> None:
         {"check": "stale_claim", "message": f"released {issue}", "issue_id": issue}
     ]
     assert pn("show", issue, "--json").json()["status"] == "open"
+
+
+def test_every_problem_is_one_line_that_names_its_fix(
+    tracker: Tracker, store: Store, clock: Clock
+) -> None:
+    a = tracker.create("a", issue_type=IssueType.TASK, actor="x").id
+    b = tracker.create("b", issue_type=IssueType.TASK, actor="x").id
+    raw = sqlite3.connect(store.path or "")  # another tool, without foreign keys
+    raw.execute("INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?), (?, ?)", (a, b, b, a))
+    raw.execute(
+        "INSERT INTO comments (id, issue_id, actor, text, created_at) "
+        "VALUES ('pc-0000beef', 'pn-gone0000', 'x', 't', 'c')"
+    )
+    raw.commit()
+    raw.close()
+    found = doctor.diagnose(store, None, now=clock.now)
+    assert [f.check for f in found] == ["orphaned_comment", "dep_cycle"]
+    first, second = sorted((a, b))
+    assert found[0].message == (
+        "comment pc-0000beef is on missing pn-gone0000: `pn doctor --fix` removes it"
+    )
+    assert found[1].message == (
+        f"dependency cycle {first} -> {second} -> {first}: "
+        f"`pn dep remove {first} {second}` breaks it"
+    )
+    assert all("\n" not in f.message for f in found)
+    report = doctor.run(store, None, now=clock.now, fix=True, actor="doc")
+    assert [f.message for f in report.fixes] == ["removed 1 orphaned comments"]
+    assert [f.check for f in doctor.diagnose(store, None, now=clock.now)] == ["dep_cycle"]

@@ -151,3 +151,36 @@ def test_merge_file_of_identical_sides_is_the_canonical_text(name: str) -> None:
         "deleted.jsonl": snap(deleted={"pn-9": {"id": "pn-9", "deleted_at": T0}}),
     }[name]
     assert merge_file(name, Snapshot.empty(), data, data) == data.render()[name]
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged"),
+    [
+        ([], ["a"], ["b"], ["a", "b"]),  # added on both sides: both kept
+        (["a", "b"], ["a"], ["a", "b", "c"], ["a", "c"]),  # removal on one side stays removed
+        (["a"], [], ["a"], []),
+        ([], ["x"], ["x"], ["x"]),
+    ],
+)
+def test_labels_merge_as_a_set_against_the_base(
+    base: list[str], ours: list[str], theirs: list[str], merged: list[str]
+) -> None:
+    def with_labels(labels: list[str], updated: str) -> dict[str, Any]:
+        return issue(labels=labels, updated_at=updated) if labels else issue(updated_at=updated)
+
+    # both sides changed something else too, so the field-by-field path runs
+    result = merge_issue(
+        with_labels(base, T0),
+        {**with_labels(ours, T1), "title": "ours"},
+        {**with_labels(theirs, T2), "priority": "p1"},
+    )
+    assert result.get("labels", []) == merged
+    assert (result["title"], result["priority"]) == ("ours", "p1")
+
+
+def test_the_merge_driver_keeps_labels_added_on_both_branches() -> None:
+    base = snap(issue())
+    ours = snap(issue(labels=["backend"], updated_at=T1))
+    theirs = snap(issue(labels=["urgent"], updated_at=T2))
+    text = merge_file("issues.jsonl", base, ours, theirs)
+    assert '"labels":["backend","urgent"]' in text

@@ -25,9 +25,8 @@ from pensa.models import (
         (Status, "In Progress", "in_progress"),
         (Status, "done", "closed"),
         (Status, "todo", "open"),
-        (Priority, "P1", "p1"),
-        (Priority, "2", "p2"),
         (Priority, "high", "p1"),
+        (Priority, "urgent", "p0"),
         (Priority, "critical", "p0"),
         (IssueType, "feature", "task"),
         (IssueType, "tests", "test"),
@@ -49,6 +48,32 @@ def test_unrelated_words_get_no_hint() -> None:
         Status.parse("zzz")
 
 
+@pytest.mark.parametrize(
+    ("vocab", "text", "member"),
+    [
+        (Priority, "1", Priority.P1),
+        (Priority, "P1", Priority.P1),
+        (Priority, " p3 ", Priority.P3),
+        (IssueType, "Bug", IssueType.BUG),
+        (IssueType, "CHORE", IssueType.CHORE),
+        (Status, "IN_PROGRESS", Status.IN_PROGRESS),
+        (Status, "Closed", Status.CLOSED),
+    ],
+)
+def test_people_may_type_priorities_as_digits_and_any_word_in_any_case(
+    vocab: type[Status | Priority | IssueType], text: str, member: Status | Priority | IssueType
+) -> None:
+    assert vocab.parse(text) is member
+
+
+@pytest.mark.parametrize(("vocab", "text"), [(Priority, "P1"), (Priority, "1"), (IssueType, "Bug")])
+def test_exact_parsing_for_files_refuses_other_spellings(
+    vocab: type[Status | Priority | IssueType], text: str
+) -> None:
+    with pytest.raises(InvalidArgument, match="did you mean"):
+        vocab.parse(text, exact=True)
+
+
 def test_exact_values_parse() -> None:
     assert Status.parse("in_progress") is Status.IN_PROGRESS
     assert IssueType.parse("bug") is IssueType.BUG
@@ -63,7 +88,7 @@ def test_timestamps_are_utc_z_with_microseconds_and_round_trip() -> None:
 
 
 def test_issue_json_keys_follow_the_contract() -> None:
-    row = ("pn-1", "t", None, "task", "open", "p2", None, None, None, "c", "u", None, None)
+    row = ("pn-1", "t", None, "task", "open", "p2", None, None, None, "c", "u", None, None, None)
     issue = Issue.from_row(row)
     assert tuple(issue.to_json()) == ISSUE_FIELDS
     assert issue.issue_type is IssueType.TASK

@@ -116,12 +116,21 @@ def test_the_dependency_graph_never_admits_a_cycle(pairs: list[tuple[int, int]])
 
 @SETTINGS
 @given(
-    st.lists(st.tuples(types, priorities, text, st.none() | text), max_size=8),
+    st.lists(
+        st.tuples(
+            types,
+            priorities,
+            text,
+            st.none() | text,
+            st.lists(st.sampled_from(["b", "a", "ü", "two words", '"q"']), max_size=3),
+        ),
+        max_size=8,
+    ),
     operations,
     st.lists(st.tuples(st.integers(0, 7), text), max_size=5),
 )
 def test_export_import_export_is_byte_identical(
-    kinds: list[tuple[IssueType, Priority, str, str | None]],
+    kinds: list[tuple[IssueType, Priority, str, str | None, list[str]]],
     ops: list[Op],
     comments: list[tuple[int, str]],
 ) -> None:
@@ -137,9 +146,10 @@ def test_export_import_export_is_byte_identical(
                     issue_type=t,
                     priority=p,
                     description=d,
+                    labels=labels,
                     actor="a",
                 ).id
-                for t, p, title, d in kinds
+                for t, p, title, d, labels in kinds
             ]
             if ids:
                 apply(store, ids, ops, clock)
@@ -156,7 +166,7 @@ def test_export_import_export_is_byte_identical(
             text = Path(project.issues_jsonl).read_text(encoding="utf-8")
             for line in text.split("\n")[:-1]:  # not splitlines(): U+0085 is not a break
                 fields = by_id[json.loads(line)["id"]]
-                kept = {k: v for k, v in fields.items() if v is not None}
+                kept = {k: v for k, v in fields.items() if v not in (None, [])}
                 assert line == json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
         first = [Path(p).read_bytes() for p in project.jsonl_files()]
         jsonl.import_(project)

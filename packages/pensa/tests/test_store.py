@@ -29,7 +29,7 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
         assert (
             second.rows("SELECT name FROM migrations")
             == names
-            == [("m001_initial",), ("m002_sync",)]
+            == [("m001_initial",), ("m002_sync",), ("m003_labels",)]
         )
 
 
@@ -145,3 +145,25 @@ def test_a_write_goes_ahead_where_no_lock_file_can_be_made(tmp_path: Path) -> No
         with store.write() as conn:
             conn.execute("CREATE TABLE t (x)")
         assert store.rows("SELECT count(*) FROM t") == [(0,)]
+
+
+def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, migration in enumerate(MIGRATIONS[:2], start=1):
+        migration(conn)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.execute(
+        "INSERT INTO issues (id, title, issue_type, created_at, updated_at, extra) VALUES "
+        "('pn-1', 't', 'task', 'c', 'u', '{\"labels\":[\"b\",\"a\",\"b\"],\"x\":1}'), "
+        "('pn-2', 't', 'task', 'c', 'u', '{\"labels\":[]}'), "
+        "('pn-3', 't', 'task', 'c', 'u', NULL)"
+    )
+    conn.close()
+    with Store.open(path) as store:
+        assert store.rows("SELECT id, labels, extra FROM issues ORDER BY id") == [
+            ("pn-1", '["a","b"]', '{"x":1}'),
+            ("pn-2", None, None),
+            ("pn-3", None, None),
+        ]
+        assert store.rows("SELECT name FROM migrations ORDER BY rowid")[-1] == ("m003_labels",)

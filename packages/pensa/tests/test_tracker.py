@@ -136,5 +136,44 @@ def test_force_delete_removes_deps_comments_and_fixes_links(
 
 
 def test_unknown_ids_hint_at_the_id_shape(tracker: Tracker) -> None:
-    with pytest.raises(NotFound, match=r"no issue 1a2b \(ids look like pn-"):
+    with pytest.raises(NotFound, match=r"no issue login \(ids look like pn-"):
+        tracker.get("login")
+    with pytest.raises(NotFound, match=r"^no issue 1a2b$"):  # a fine prefix of nothing
         tracker.get("1a2b")
+
+
+def test_labels_are_kept_sorted_without_duplicates_and_each_change_is_logged(
+    tracker: Tracker,
+) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", labels=["ui", " backend", "ui"])
+    assert issue.labels == ("backend", "ui")
+    assert issue.to_json()["labels"] == ["backend", "ui"]
+    relabelled = tracker.relabel(issue.id, actor="a", add=["zeta"], remove=["ui"])
+    assert relabelled.labels == ("backend", "zeta")
+    assert tracker.history(issue.id)[0].detail == "+zeta -ui"
+    assert tracker.relabel(issue.id, actor="a", add=["zeta"]) == relabelled  # no change, no event
+    updated = tracker.update(issue.id, actor="a", labels=["alpha"], priority=Priority.P1)
+    assert updated.labels == ("alpha", "backend", "zeta")
+    assert tracker.history(issue.id)[0].detail == "priority: p2 -> p1, labels: +alpha"
+    assert tracker.create("y", issue_type=TASK, actor="a").labels == ()
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "a,b", "two\nlines"])
+def test_a_label_must_be_a_non_empty_word_without_commas(tracker: Tracker, bad: str) -> None:
+    with pytest.raises(InvalidArgument, match="invalid label"):
+        tracker.create("x", issue_type=TASK, actor="a", labels=[bad])
+
+
+def test_label_filters_keep_issues_carrying_every_label(tracker: Tracker, store: Store) -> None:
+    both = tracker.create("both", issue_type=TASK, actor="a", labels=["ui", "web"]).id
+    ui = tracker.create("ui", issue_type=TASK, actor="a", labels=["ui"]).id
+    tracker.create("none", issue_type=TASK, actor="a")
+    assert [i.id for i in ready(store, Filters(labels=("ui",)))] == [both, ui]
+    assert [i.id for i in list_issues(store, Filters(labels=("ui", "web")))] == [both]
+    assert list_issues(store, Filters(labels=("nope",))) == []
+
+
+def test_history_details_never_show_python_reprs(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", assignee="build-1").id
+    tracker.update(issue, actor="a", assignee="")
+    assert tracker.history(issue)[0].detail == "assignee: build-1 -> none"

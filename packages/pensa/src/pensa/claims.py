@@ -31,6 +31,7 @@ def claim_next(
     issue_type: IssueType | tuple[IssueType, ...] | None = None,
     spec: str | None = None,
     stuck_after: int | None = None,
+    labels: tuple[str, ...] = (),
 ) -> Issue | None:
     """Claim the first ready issue not assigned to someone else, atomically; None if none.
 
@@ -40,7 +41,7 @@ def claim_next(
     next one is claimed: a task an agent gives up on every iteration stops eating them."""
     types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
     one = types[0] if types and len(types) == 1 else None
-    clauses, params = Filters(priority=priority, issue_type=one, spec=spec).where()
+    clauses, params = Filters(priority=priority, issue_type=one, spec=spec, labels=labels).where()
     if types and len(types) > 1:
         clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
         params.extend(t.value for t in types)
@@ -90,7 +91,7 @@ def claims_since_reset(conn: sqlite3.Connection, issue_id: str) -> list[str]:
 
 def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, at: str) -> None:
     """Take the issue out of the agents' queue: assignee `human`, a comment saying why."""
-    from pensa.ids import new_id
+    from pensa.ids import COMMENT_PREFIX, new_id
 
     loops = ", ".join(dict.fromkeys(holders))
     text = (
@@ -107,6 +108,6 @@ def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, a
 
     conn.execute(
         "INSERT INTO comments (id, issue_id, actor, text, created_at) VALUES (?, ?, ?, ?, ?)",
-        (new_id(taken), issue_id, "pensa", text, at),
+        (new_id(taken, prefix=COMMENT_PREFIX), issue_id, "pensa", text, at),
     )
     log_event(conn, issue_id, "stuck", actor="pensa", detail=text, at=at)

@@ -1,6 +1,6 @@
 """Health checks: claims (stale ones as problems), orphaned deps and comments, dangling
 `fixes`, cycles, database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to
-repair."""
+repair. Every finding is one line that ends with what to do about it (issue 13)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import jsonl
+from pensa.errors import PensaError
 from pensa.graph import find_cycles
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
@@ -31,10 +32,13 @@ CHECKS = {
     "stale_claim": "in progress for over 30 minutes since its latest claim; `--fix` releases it",
     "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
     "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
-    "orphaned_comment": "a comment on a missing issue",
-    "dep_cycle": "a dependency cycle",
-    "jsonl_drift": "a .pensa/*.jsonl file that differs from the database",
-    "integrity": "SQLite's integrity check failed",
+    "orphaned_comment": "a comment on a missing issue; `--fix` removes it",
+    "dep_cycle": "a dependency cycle; `pn dep remove` on one of its edges breaks it",
+    "jsonl_drift": (
+        "a .pensa/*.jsonl file holds lines the database lacks (changed since the last sync): "
+        "`pn sync` merges them in. Work not yet exported is not drift"
+    ),
+    "integrity": "SQLite's integrity check failed; `pn import` rebuilds the database",
     "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
 }
 INFORMATIONAL = frozenset({"claim"})
@@ -92,10 +96,16 @@ class Claim(NamedTuple):
         holder = f"claimed by {self.assignee}" if self.assignee else "with no assignee, claimed"
         message = f"{self.issue_id} is in progress, {holder} {minutes} min ago ({self.claimed_at})"
         if not self.is_stale(now):
-            return Finding("claim", message, self.issue_id)
+            return Finding(
+                "claim",
+                f"{message}; if it was abandoned, `pn release {self.issue_id}` hands it back",
+                self.issue_id,
+            )
         limit = int(STALE_AFTER.total_seconds() // 60)
         return Finding(
-            "stale_claim", f"{message}: stale after {limit} min, --fix releases it", self.issue_id
+            "stale_claim",
+            f"{message}: stale after {limit} min, `pn doctor --fix` releases it",
+            self.issue_id,
         )
 
 
@@ -125,56 +135,96 @@ def diagnose(store: Store, project: Project | None, *, now: datetime) -> list[Fi
         "SELECT issue_id, depends_on_id FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
         "OR depends_on_id NOT IN (SELECT id FROM issues) ORDER BY 1, 2"
     ):
-        found.append(Finding("orphaned_dep", f"{child} -> {parent} names a missing issue", child))
+        found.append(
+            Finding(
+                "orphaned_dep",
+                f"{child} -> {parent} names a missing issue: `pn doctor --fix` removes it",
+                child,
+            )
+        )
     for issue_id, fixes in store.rows(
         "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
         "(SELECT id FROM issues WHERE issue_type = 'bug') ORDER BY seq"
     ):
         found.append(
-            Finding("dangling_fixes", f"{issue_id} fixes {fixes}, which is not a bug", issue_id)
+            Finding(
+                "dangling_fixes",
+                f"{issue_id} fixes {fixes}, which is not a bug: `pn doctor --fix` clears it "
+                f"(or `pn update {issue_id} --fixes BUG`)",
+                issue_id,
+            )
         )
     for comment_id, issue_id in store.rows(
         "SELECT id, issue_id FROM comments WHERE issue_id NOT IN (SELECT id FROM issues)"
     ):
         found.append(
-            Finding("orphaned_comment", f"comment {comment_id} is on missing {issue_id}", issue_id)
+            Finding(
+                "orphaned_comment",
+                f"comment {comment_id} is on missing {issue_id}: `pn doctor --fix` removes it",
+                issue_id,
+            )
         )
     edges: dict[str, list[str]] = {}
     for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
         edges.setdefault(child, []).append(parent)
     for cycle in find_cycles(edges):
-        found.append(Finding("dep_cycle", " -> ".join([*cycle, cycle[0]]), cycle[0]))
+        path = " -> ".join([*cycle, cycle[0]])
+        fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
+        found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
     found.extend(_drift(store, project))
     verdict = store.rows("PRAGMA integrity_check")
     if [r[0] for r in verdict] != ["ok"]:
         detail = "; ".join(str(r[0]) for r in verdict[:5])
-        found.append(Finding("integrity", f"SQLite integrity check failed: {detail}"))
+        found.append(
+            Finding(
+                "integrity",
+                f"SQLite integrity check failed ({detail}): move .pensa/db.sqlite aside and "
+                "`pn import` rebuilds it from the JSONL (work not yet exported is in the old file)",
+            )
+        )
     return found
 
 
 def _drift(store: Store, project: Project | None) -> list[Finding]:
+    """The files on disk hold lines neither the database nor the last sync's base has.
+
+    The database being ahead of the files is the normal state between commits (work not yet
+    exported; the pre-commit hook exports it), so it is not reported (issue 13). What is
+    reported is what `pn sync` (or the merge in `pn export`) would bring in: a hand edit, a
+    pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():
         return []
-    expected = jsonl.render(store)
-    if not any(os.path.exists(p) for p in project.jsonl_files()) and not expected["issues.jsonl"]:
-        return []
+    from pensa.freshness import FILES
+    from pensa.snapshot import parse
+
+    bases: dict[str, bytes] = {
+        str(name): bytes(content)
+        for name, content in store.rows("SELECT name, content FROM sync_base")
+    }
+    rendered = jsonl.render(store)
     found = []
-    for name, text in expected.items():
-        path = os.path.join(project.dir, name)
-        current = _read(path)
-        if current is None and not text and name == "deleted.jsonl":
-            continue  # no tombstones yet: no file
-        if current != text:
-            rows = text.count("\n")
-            if current is None:
-                message = f"{name} is missing; the database has {rows} rows (`pn export`)"
-            else:
-                message = (
-                    f"{name} ({current.count(chr(10))} lines) differs from the database "
-                    f"({rows} rows): `pn export` writes the database out, `pn import` reads "
-                    "the file in"
-                )
-            found.append(Finding("jsonl_drift", message))
+    for name in FILES:
+        current = _read(os.path.join(project.dir, name))
+        if current is None:
+            continue  # a missing file holds nothing the database lacks
+        known = set(bases.get(name, b"").splitlines())
+        known.update(rendered[name].encode().splitlines())
+        new = [line for line in current.splitlines() if line.strip() and line not in known]
+        if not new:
+            continue
+        count = f"{len(new)} line{'s' if len(new) > 1 else ''}"
+        try:
+            parse({name: current})
+        except PensaError as e:
+            message = (
+                f"{name} has {count} the database lacks, and {e}: fix that line, then `pn sync`"
+            )
+        else:
+            message = (
+                f"{name} has {count} the database lacks (changed since the last sync): "
+                "`pn sync` merges them in"
+            )
+        found.append(Finding("jsonl_drift", message))
     return found
 
 
@@ -205,7 +255,8 @@ def run(
     actor: str,
     setup: list[Finding] | None = None,
 ) -> Report:
-    """Diagnose; with `fix`, repair stale claims, orphaned deps and dangling `fixes`.
+    """Diagnose; with `fix`, repair stale claims, orphaned deps and comments, and dangling
+    `fixes`.
 
     `setup` holds the findings of `git_setup`, which needs the caller's directory."""
     extra = setup or []
@@ -228,6 +279,11 @@ def run(
         ).rowcount
         if gone:
             fixes.append(Finding("orphaned_dep", f"removed {gone} orphaned dependencies"))
+        gone = conn.execute(
+            "DELETE FROM comments WHERE issue_id NOT IN (SELECT id FROM issues)"
+        ).rowcount
+        if gone:
+            fixes.append(Finding("orphaned_comment", f"removed {gone} orphaned comments"))
         for (issue_id,) in conn.execute(
             "SELECT id FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
             "(SELECT id FROM issues WHERE issue_type = 'bug')"
@@ -238,10 +294,9 @@ def run(
     return Report(before, fixes)
 
 
-def _read(path: str) -> str | None:
+def _read(path: str) -> bytes | None:
     try:
-        # surrogateescape: bytes that are not UTF-8 make the file differ (drift), not crash
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        with open(path, "rb") as f:
             return f.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         return None

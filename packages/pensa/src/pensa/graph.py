@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
-from pensa.tracker import get
+from pensa.tracker import find
 from pensa.views import select
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from datetime import datetime
 
+    from pensa.diagram import Picture
     from pensa.store import Store
 
 Direction = Literal["down", "up"]
@@ -98,12 +99,12 @@ class Graph:
 
     def add(self, child: str, parent: str, *, actor: str) -> EdgeChange:
         """Make `child` depend on `parent`; refuses self-edges and cycles."""
-        if child == parent:
-            raise InvalidArgument(f"{child} cannot depend on itself")
         now = timestamp(self.now())
         with self.store.write() as conn:
-            get(conn, child)
-            get(conn, parent)
+            child = find(conn, child).id
+            parent = find(conn, parent).id
+            if child == parent:
+                raise InvalidArgument(f"{child} cannot depend on itself")
             exists = conn.execute(
                 "SELECT 1 FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
             ).fetchone()
@@ -123,12 +124,12 @@ class Graph:
         """Drop the edge `child` → `parent`."""
         now = timestamp(self.now())
         with self.store.write() as conn:
+            child = find(conn, child).id
+            parent = find(conn, parent).id
             gone = conn.execute(
                 "DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
             ).rowcount
             if not gone:
-                get(conn, child)
-                get(conn, parent)
                 raise NotFound(f"{child} does not depend on {parent}")
             log_event(
                 conn,
@@ -142,7 +143,7 @@ class Graph:
 
     def lists(self, issue_id: str) -> DepLists:
         """What the issue depends on, and what depends on it."""
-        get(self.store.conn, issue_id)
+        issue_id = find(self.store.conn, issue_id).id
         return DepLists(
             tuple(
                 select(
@@ -162,7 +163,7 @@ class Graph:
 
     def tree(self, issue_id: str, *, direction: Direction = "down") -> list[TreeNode]:
         """Depth-first walk below the root (not included); each issue is listed once."""
-        get(self.store.conn, issue_id)
+        issue_id = find(self.store.conn, issue_id).id
         if direction == "down":
             sql = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
         else:
@@ -181,6 +182,45 @@ class Graph:
 
         walk(issue_id, 1)
         return nodes
+
+    def picture(self, issue_id: str | None = None, *, include_closed: bool = False) -> Picture:
+        """What `pn graph` draws: with `issue_id`, every issue joined to it through
+        dependencies or `fixes` links, in either direction and of any status; without, every
+        issue not closed (with `include_closed`, every issue)."""
+        from pensa.diagram import Picture, edges_among
+        from pensa.views import BLOCKED
+
+        deps = [
+            (str(a), str(b))
+            for a, b in self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2")
+        ]
+        fixes = [
+            (str(a), str(b))
+            for a, b in self.store.rows(
+                "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL ORDER BY seq"
+            )
+        ]
+        if issue_id is None:
+            where = [] if include_closed else ["status != 'closed'"]
+            issues = select(self.store, where, [], order="seq")
+        else:
+            root = find(self.store.conn, issue_id).id
+            around: dict[str, set[str]] = {}
+            for a, b in (*deps, *fixes):
+                around.setdefault(a, set()).add(b)
+                around.setdefault(b, set()).add(a)
+            seen, frontier = {root}, [root]
+            while frontier:
+                for other in around.get(frontier.pop(), ()):
+                    if other not in seen:
+                        seen.add(other)
+                        frontier.append(other)
+            issues = [i for i in select(self.store, [], [], order="seq") if i.id in seen]
+        shown = {i.id for i in issues}
+        blocked = frozenset(
+            str(r[0]) for r in self.store.rows(f"SELECT id FROM issues WHERE {BLOCKED}")
+        )
+        return Picture(issues, edges_among(deps, shown), edges_among(fixes, shown), blocked)
 
     def cycles(self) -> list[list[str]]:
         """Every dependency cycle (only possible if the database was edited by hand)."""

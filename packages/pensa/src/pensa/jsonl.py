@@ -26,6 +26,7 @@ from pensa.snapshot import (
     COMMENT_FIELDS,
     DEP_FIELDS,
     TOMBSTONE_FIELDS,
+    issue_row,
     parse_file,
     render_db,
     split_extra,
@@ -213,7 +214,11 @@ def _insert(
 
     db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
     by_age = sorted(issues, key=lambda r: (r["created_at"], r["id"]))
-    db.table("issues").insert_all(shaped(by_age, ISSUE_FIELDS))
+    issue_rows = []
+    for record in by_age:
+        values, extra = issue_row(record)
+        issue_rows.append({**dict(zip(ISSUE_FIELDS, values, strict=True)), "extra": extra})
+    db.table("issues").insert_all(issue_rows)
     db.table("deps").insert_all(shaped(deps, DEP_FIELDS))
     by_time = sorted(comments, key=lambda r: (r["created_at"], r["id"]))
     db.table("comments").insert_all(shaped(by_time, COMMENT_FIELDS))

@@ -16,6 +16,8 @@ merge driver (the three versions of a file). The rules (issue 8):
   with its edges and comments, and tombstones are never removed.
 - Comments are a union by id. Edges merge as a set against the base: an edge removed on one
   side stays removed. Edges that would close a cycle are dropped, newest-first.
+- Labels, too, merge as a set against the base (issue 13): a label added on either side is
+  kept, one removed on either side stays removed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pensa.snapshot import DepKey, Record, Snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 _MISSING: Any = object()
 _CLOSE_FIELDS = ("closed_at", "close_reason")
@@ -52,6 +54,11 @@ def merge_issue(base: Record | None, ours: Record, theirs: Record) -> Record:
     merged: Record = {}
     for key in dict.fromkeys([*ours, *theirs, *base]):
         b, o, t = base.get(key, _MISSING), ours.get(key, _MISSING), theirs.get(key, _MISSING)
+        if key == "labels":
+            labels = merge_labels(base.get(key, ()), ours.get(key, ()), theirs.get(key, ()))
+            if labels:
+                merged[key] = labels
+            continue
         if o == t or t == b:
             value = o
         elif o == b:
@@ -71,6 +78,12 @@ def merge_issue(base: Record | None, ours: Record, theirs: Record) -> Record:
     if updated:
         merged["updated_at"] = updated
     return merged
+
+
+def merge_labels(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
+    """A label is kept when both sides have it, or one side has it and the base did not."""
+    b, o, t = set(base), set(ours), set(theirs)
+    return sorted(label for label in o | t if (label in o and label in t) or label not in b)
 
 
 def merge_issues(

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pensa.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # Agents upstream guessed these words; a near miss names the right one (springfield notes §5).
 _SYNONYMS: dict[str, str] = {
@@ -78,12 +81,22 @@ class Vocabulary(StrEnum):
         return close[0] if close else None
 
     @classmethod
-    def parse(cls, text: str) -> Self:
-        """Return the member spelled exactly `text` or raise InvalidArgument with a hint."""
+    def fold(cls, text: str) -> str:
+        """`text` as a member would spell it when it differs only in case or outer spaces."""
+        return text.strip().lower()
+
+    @classmethod
+    def parse(cls, text: str, *, exact: bool = False) -> Self:
+        """The member `text` names, forgiving case (`Bug`, `IN_PROGRESS`) unless `exact`;
+        else raise InvalidArgument with a hint. Output always uses the canonical spelling."""
         try:
             return cls(text)
         except ValueError:
             pass
+        if not exact:
+            member = cls._value2member_map_.get(cls.fold(text))
+            if member is not None:
+                return member  # type: ignore[return-value]  # the map holds members of cls
         hint = cls.suggest(text)
         did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
         raise InvalidArgument(
@@ -121,6 +134,12 @@ class Priority(Vocabulary):
     P2 = "p2"
     P3 = "p3"
 
+    @classmethod
+    def fold(cls, text: str) -> str:
+        """`1`, `P1` and `p1` all name p1 (beads and most trackers write `P1` or `1`)."""
+        folded = text.strip().lower()
+        return f"p{folded}" if folded.isdigit() else folded
+
 
 # Plain dict lookups: calling the enum class per row costs a measurable share of `pn ready`.
 _TYPES = {m.value: m for m in IssueType}
@@ -157,7 +176,42 @@ ISSUE_FIELDS = (
     "updated_at",
     "closed_at",
     "close_reason",
+    "labels",
 )
+# Fields whose value is a list (stored as a JSON array in one column, `[]` in the contract).
+LIST_FIELDS = frozenset({"labels"})
+
+
+def clean_labels(labels: Iterable[str]) -> tuple[str, ...]:
+    """Labels sorted and without duplicates; each trimmed, non-empty and free of commas
+    (the `pn edit` form lists them comma separated) and of line breaks."""
+    cleaned = set()
+    for label in labels:
+        text = label.strip()
+        if not text or "," in text or any(c in text for c in "\r\n"):
+            raise InvalidArgument(
+                f"invalid label {label!r}: a label is a non-empty word without commas"
+            )
+        cleaned.add(text)
+    return tuple(sorted(cleaned))
+
+
+def encode_labels(labels: Iterable[str] | None) -> str | None:
+    """The `labels` column: a sorted JSON array, or NULL for none."""
+    if not labels:
+        return None
+    import json
+
+    return json.dumps(sorted(set(labels)), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_labels(column: str | None) -> tuple[str, ...]:
+    """The labels stored in the `labels` column."""
+    if not column:
+        return ()
+    import json
+
+    return tuple(json.loads(column))
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
@@ -178,6 +232,7 @@ _IssueFields = NamedTuple(  # noqa: UP014
         ("updated_at", str),
         ("closed_at", str | None),
         ("close_reason", str | None),
+        ("labels", tuple[str, ...]),
     ],
 )
 
@@ -197,10 +252,17 @@ class Issue(_IssueFields):
             _TYPES[row[3]],
             _STATUSES[row[4]],
             _PRIORITIES[row[5]],
-            *row[6:],
+            row[6],
+            row[7],
+            row[8],
+            row[9],
+            row[10],
+            row[11],
+            row[12],
+            decode_labels(row[13]),
         )
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, Any]:
         """The JSON object: every key, in contract order, `None` for unset."""
         return {
             "id": self.id,
@@ -216,6 +278,7 @@ class Issue(_IssueFields):
             "updated_at": self.updated_at,
             "closed_at": self.closed_at,
             "close_reason": self.close_reason,
+            "labels": list(self.labels),
         }
 
     def is_ready_type(self) -> bool:
@@ -291,12 +354,15 @@ _IssueDetailFields = NamedTuple(  # noqa: UP014
         ("deps", tuple[Issue, ...]),
         ("dependents", tuple[Issue, ...]),
         ("comments", tuple[Comment, ...]),
+        ("fixed_by", tuple[Issue, ...]),
     ],
 )
 
 
 class IssueDetail(_IssueDetailFields):
-    """`show`: an issue with what it depends on, what depends on it, and its comments."""
+    """`show`: an issue with what it depends on, what depends on it, and its comments; for
+    a bug also the issues whose `fixes` name it (shown to people; the JSON contract keeps
+    its four parts, and `pn list --all` finds fixes by their `fixes` field)."""
 
     __slots__ = ()
 

@@ -31,19 +31,20 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Work loop",
         (
             Ref(
-                "pn claim-next [-p P] [-t TYPE]... [--spec S]",
+                "pn claim-next [-p P] [-t TYPE]... [--spec S] [--label L]...",
                 "claim the first ready issue atomically; `null` when none",
             ),
             Ref(
-                "pn close ID [--reason R] [--force]",
-                "close; closing the last fix of a bug closes the bug",
+                "pn close ID... [--reason R] [--force]",
+                "close, all or none; closing the last fix of a bug closes the bug; says what "
+                "became ready",
             ),
             Ref(
                 "pn release ID | --held-by ACTOR [--reason R]",
                 "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
             ),
             Ref(
-                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S]",
+                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]...",
                 "open tasks/tests/chores with every dependency closed (stuck ones: `-a human`)",
             ),
         ),
@@ -52,19 +53,28 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Issues",
         (
             Ref(
-                'pn create "TITLE" -t TYPE [-p P] [-a '
-                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]...",
+                'pn create "TITLE" [-t TYPE] [-p P] [-a '
+                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]... [--label L]...",
                 "create an issue",
             ),
-            Ref('pn q "TITLE" -t TYPE [-p P] [--spec S]', "quick capture: prints only the id"),
+            Ref('pn q "TITLE" [-t TYPE] [-p P] [--spec S]', "quick capture: prints only the id"),
             Ref(
                 "pn update ID [--title T] [--status S] [-p P] "
-                "[-a A] [--description D] [--spec S] [--fixes BUG] [--claim] [--unclaim]",
-                "change fields; `--claim` takes it, `--unclaim` gives it back; empty text clears",
+                "[-a A] [--description D] [--spec S] [--fixes BUG] [--label L]... [--claim] "
+                "[--unclaim]",
+                "change fields; `--claim` takes it, `--unclaim` gives it back; empty text "
+                "clears; `--label` adds",
             ),
-            Ref("pn reopen ID [--reason R]", "reopen a closed issue"),
+            Ref(
+                "pn edit ID",
+                "edit title, priority, labels and description in $EDITOR, in one transaction",
+            ),
+            Ref("pn reopen ID... [--reason R]", "reopen closed issues, all or none"),
             Ref("pn delete ID [--force]", "delete; `--force` also removes its deps and comments"),
-            Ref("pn show ID [--short]", "one issue with deps, dependents and comments"),
+            Ref(
+                "pn show ID [--short]",
+                "one issue with deps, dependents and comments (for a bug, also its fixes)",
+            ),
         ),
     ),
     (
@@ -72,14 +82,17 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         (
             Ref(
                 "pn list [--status S] [--all] [-p P] [-a "
-                "A] [-t TYPE] [--spec S] [--sort KEY] [-n N]",
+                "A] [-t TYPE] [--spec S] [--label L]... [--sort KEY] [-n N]",
                 "open and in-progress issues (unless --status/--all), priority then age",
             ),
-            Ref("pn blocked", "issues waiting on a dependency that is not closed"),
+            Ref(
+                "pn blocked",
+                "issues waiting on a dependency that is not closed (and, for people, on which)",
+            ),
             Ref("pn search TEXT", "substring match on title and description, any status"),
             Ref(
-                "pn count [--all] "
-                "[--status S] [--by-status|--by-priority|--by-issue-type|--by-assignee]",
+                "pn count [--all] [--status S] [--label L]... "
+                "[--by-status|--by-priority|--by-issue-type|--by-assignee]",
                 "count what `list` would show, or groups",
             ),
             Ref("pn status", "project snapshot: counts per type and status, ready, blocked"),
@@ -100,6 +113,19 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "down: what it depends on; up: what depends on it",
             ),
             Ref("pn dep cycles", "list dependency cycles (there should be none)"),
+            Ref(
+                "pn graph [ID] [--format mermaid|dot] [--all]",
+                "the dependency graph as Mermaid or DOT text: status as colour, priority in "
+                "the label",
+            ),
+        ),
+    ),
+    (
+        "Labels (`--label L` on list/ready/count/claim-next keeps issues carrying every L)",
+        (
+            Ref("pn label add ID LABEL...", "add labels to an issue"),
+            Ref("pn label remove ID LABEL...", "remove labels from an issue"),
+            Ref("pn label list", "every label in use, with how many issues carry it"),
         ),
     ),
     (
@@ -121,7 +147,11 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn sync",
                 "merge .pensa/*.jsonl into the database, keeping uncommitted work (git hooks)",
             ),
-            Ref("pn import", "rebuild the database from .pensa/*.jsonl, all or nothing"),
+            Ref(
+                "pn import [--from-beads PATH]",
+                "rebuild the database from .pensa/*.jsonl, all or nothing; --from-beads: add "
+                "a beads export's issues",
+            ),
             Ref(
                 "pn init",
                 "set this git repository up: .pensa/, hooks, merge driver (once per clone)",
@@ -143,6 +173,8 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
 PITFALLS = (
     "There is no `pn claim`: use `pn claim-next` (next ready issue) or `pn update ID --claim`.",
     "Statuses use underscores: `in_progress` (not `in-progress`).",
+    "Ids may be typed as any unique prefix of 4+ hex digits (`pn show 1a2b`); output always "
+    "has the full id.",
     "Bugs are never ready: plan a task with `--fixes BUG`; closing it closes the bug.",
     "`--json` works before or after the command; errors then come as one JSON line on stderr.",
 )
@@ -156,9 +188,9 @@ def all_refs() -> list[Ref]:
 def values_lines() -> list[str]:
     """The allowed values of each vocabulary, one line each."""
     return [
-        f"types: {IssueType.allowed()} (fixed at creation)",
+        f"types: {IssueType.allowed()} (fixed at creation, default task)",
         f"statuses: {Status.allowed()}",
-        f"priorities: {Priority.allowed()} (p0 most urgent, default p2)",
+        f"priorities: {Priority.allowed()} (p0 most urgent, default p2; `1` and `P1` mean p1)",
     ]
 
 

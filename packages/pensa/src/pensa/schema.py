@@ -89,4 +89,25 @@ def m002_sync(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_sync)
+def m003_labels(conn: sqlite3.Connection) -> None:
+    """Labels (issue 13): a sorted JSON array per issue, NULL for none.
+
+    One column rather than a table: `pn ready --json` builds each issue's JSON in SQLite,
+    and a per-row subquery would cost start-up time on 10,000 issues. Labels a newer pensa
+    (or a hand edit) put in the JSONL before this version knew them sit in `extra`; they
+    move to the column."""
+    conn.execute("ALTER TABLE issues ADD COLUMN labels TEXT")
+    conn.execute(
+        "UPDATE issues SET labels = (SELECT json_group_array(value) FROM (SELECT DISTINCT value "
+        "FROM json_each(issues.extra, '$.labels') ORDER BY value)), "
+        "extra = nullif(json_remove(extra, '$.labels'), '{}') "
+        "WHERE json_type(extra, '$.labels') = 'array'"
+    )
+    conn.execute("UPDATE issues SET labels = NULL WHERE labels = '[]'")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_initial,
+    m002_sync,
+    m003_labels,
+)

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.errors import InvalidArgument, InvalidData
 from pensa.freshness import FILES
-from pensa.models import ISSUE_FIELDS, IssueType, Priority, Status, parse_timestamp
+from pensa.models import (
+    ISSUE_FIELDS,
+    LIST_FIELDS,
+    IssueType,
+    Priority,
+    Status,
+    decode_labels,
+    encode_labels,
+    parse_timestamp,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -81,8 +90,9 @@ class Snapshot(NamedTuple):
 
 
 def canonical(record: Record, fields: tuple[str, ...]) -> str:
-    """One JSONL line (no newline): known keys in order, null members dropped, then extras."""
-    known = {k: record[k] for k in fields if record.get(k) is not None}
+    """One JSONL line (no newline): known keys in order, null members and empty lists
+    (`labels`) dropped, then extras."""
+    known = {k: record[k] for k in fields if record.get(k) not in (None, [])}
     extra = {k: record[k] for k in sorted(record) if k not in fields}
     return json.dumps({**known, **extra}, ensure_ascii=False, separators=(",", ":"))
 
@@ -188,6 +198,10 @@ def check_record(record: Record, name: str, where: str) -> None:
         value = record.get(key)
         if value is None:
             continue
+        if key in LIST_FIELDS:
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise InvalidData(f"{where}: field {key} must be an array of non-empty strings")
+            continue
         if not isinstance(value, str) or (key in required and not value):
             raise InvalidData(f"{where}: field {key} must be a non-empty string")
         if key in TIME_FIELDS:
@@ -198,7 +212,7 @@ def check_record(record: Record, name: str, where: str) -> None:
     if name == "issues.jsonl":
         for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
             try:
-                vocab.parse(record[key])
+                vocab.parse(record[key], exact=True)  # files hold the canonical words
             except InvalidArgument as e:
                 raise InvalidData(f"{where}: {e}") from e
 
@@ -238,6 +252,24 @@ def parse(files: dict[str, bytes], *, prefix: str = "") -> Snapshot:
 _COLUMNS = ", ".join(ISSUE_FIELDS)
 
 
+def issue_record(row: tuple[Any, ...]) -> Record:
+    """An issue row (`ISSUE_FIELDS`, then `extra`) as its JSONL record: unset fields
+    omitted, labels as a list."""
+    record = {k: v for k, v in zip(ISSUE_FIELDS, row, strict=False) if v is not None}
+    if "labels" in record:
+        record["labels"] = list(decode_labels(record["labels"]))
+    return with_extra(record, row[-1])
+
+
+def issue_row(record: Record) -> tuple[tuple[Any, ...], str | None]:
+    """The column values (`ISSUE_FIELDS` order) and `extra` text of an issue record."""
+    known, extra = split_extra(record, ISSUE_FIELDS)
+    values = tuple(
+        encode_labels(known.get(k)) if k in LIST_FIELDS else known.get(k) for k in ISSUE_FIELDS
+    )
+    return values, extra
+
+
 def read_issues(conn: sqlite3.Connection, ids: set[str]) -> dict[str, Record]:
     """The issues with these ids (the ones a sync touches), as records."""
     out: dict[str, Record] = {}
@@ -245,13 +277,14 @@ def read_issues(conn: sqlite3.Connection, ids: set[str]) -> dict[str, Record]:
         f"SELECT {_COLUMNS}, extra FROM issues WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(ids)),),
     ):
-        record = {k: v for k, v in zip(ISSUE_FIELDS, row, strict=False) if v is not None}
-        out[record["id"]] = with_extra(record, row[-1])
+        record = issue_record(row)
+        out[record["id"]] = record
     return out
 
 
 def _object(fields: tuple[str, ...]) -> str:
-    known = "json_patch('{}', json_object(" + ", ".join(f"'{f}', {f}" for f in fields) + "))"
+    members = ", ".join(f"'{f}', json({f})" if f in LIST_FIELDS else f"'{f}', {f}" for f in fields)
+    known = f"json_patch('{{}}', json_object({members}))"
     # Unknown fields are stored as canonical JSON text; their members are spliced in after
     # the known ones, exactly as `canonical` orders them.
     return (
@@ -286,8 +319,8 @@ def read_db(conn: sqlite3.Connection) -> Snapshot:
     """Everything the committed layer would hold, read inside the caller's transaction."""
     snap = Snapshot.empty()
     for row in conn.execute(f"SELECT {_COLUMNS}, extra FROM issues"):
-        record = {k: v for k, v in zip(ISSUE_FIELDS, row, strict=False) if v is not None}
-        snap.issues[record["id"]] = with_extra(record, row[-1])
+        record = issue_record(row)
+        snap.issues[record["id"]] = record
     for a, b, extra in conn.execute("SELECT issue_id, depends_on_id, extra FROM deps"):
         snap.deps[(a, b)] = with_extra({"issue_id": a, "depends_on_id": b}, extra)
     for row in conn.execute("SELECT id, issue_id, actor, text, created_at, extra FROM comments"):

@@ -20,6 +20,14 @@ class GroupKey(Vocabulary):
     ASSIGNEE = "assignee"
 
 
+def labels(store: Store) -> dict[str, int]:
+    """Every label in use and how many issues carry it, by name."""
+    rows = store.rows(
+        "SELECT value, count(*) FROM issues, json_each(issues.labels) GROUP BY 1 ORDER BY 1"
+    )
+    return {str(name): int(n) for name, n in rows}
+
+
 def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Counts:
     """How many issues match; grouped by one field when `by` is given."""
     clauses, params = filters.where()
@@ -71,12 +79,16 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
         ("ready", int),
         ("blocked", int),
         ("needs_human", int),
+        ("bars", dict[str, dict[str, int]]),
     ],
 )
+BAR_STATES = ("open", "in_progress", "blocked", "closed")
 
 
 class StatusReport(_StatusReportFields):
-    """`status`: a project health snapshot."""
+    """`status`: a project health snapshot. `bars` splits each type into open (free to
+    start), in progress, blocked (waiting on something not closed) and closed, for the
+    terminal's bar; the JSON keeps its contract shape."""
 
     __slots__ = ()
 
@@ -100,14 +112,17 @@ class StatusReport(_StatusReportFields):
 def status(store: Store) -> StatusReport:
     """Counts per type and status, plus how many issues are ready and blocked."""
     by_type = {t.value: {s.value: 0 for s in Status} for t in IssueType}
-    for issue_type, state, n in store.rows(
-        "SELECT issue_type, status, count(*) FROM issues GROUP BY 1, 2"
+    bars = {t.value: dict.fromkeys(BAR_STATES, 0) for t in IssueType}
+    for issue_type, state, waiting, n in store.rows(
+        f"SELECT issue_type, status, status != 'closed' AND {BLOCKED}, count(*) FROM issues "
+        "GROUP BY 1, 2, 3"
     ):
-        by_type[issue_type][state] = int(n)
+        by_type[issue_type][state] += int(n)
+        bars[issue_type]["blocked" if waiting else state] += int(n)
     ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY} AND {NOT_HUMANS}")[0][0]
     blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
         0
     ][0]
     # stuck tasks claim-next handed to a human (pensa.claims.mark_stuck)
     human_n = store.rows(f"SELECT count(*) FROM issues WHERE {NEEDS_HUMAN}")[0][0]
-    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n))
+    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n), bars)

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 
 ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
-    "created_at, updated_at, closed_at, close_reason"
+    "created_at, updated_at, closed_at, close_reason, labels"
 )
 # How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
@@ -220,6 +220,18 @@ def fetch_issue(conn: sqlite3.Connection, issue_id: str) -> Row | None:
         f"SELECT {ISSUE_COLUMNS} FROM issues WHERE id = ?", (issue_id,)
     ).fetchone()
     return row
+
+
+def set_fields(
+    conn: sqlite3.Connection, issue_id: str, changes: dict[str, str | None], now: str
+) -> None:
+    """Change the issue's columns in `changes` (names from code, never input) and its
+    `updated_at`, inside the caller's transaction."""
+    columns = ", ".join(f"{k} = ?" for k in changes)
+    conn.execute(
+        f"UPDATE issues SET {columns}, updated_at = ? WHERE id = ?",
+        (*changes.values(), now, issue_id),
+    )
 
 
 def log_event(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pensa.errors import InvalidData
 from pensa.freshness import FILES, MISSING, fingerprints
 from pensa.models import ISSUE_FIELDS
-from pensa.snapshot import COMMENT_FIELDS, Record, Snapshot, split_extra
+from pensa.snapshot import COMMENT_FIELDS, Record, Snapshot, issue_row, split_extra
 
 if TYPE_CHECKING:
     import sqlite3
@@ -244,16 +244,16 @@ def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:
     columns = (*ISSUE_FIELDS, "extra")
     rows = []
     for record in sorted(new, key=lambda r: (r["created_at"], r["id"])):
-        known, extra = split_extra(record, ISSUE_FIELDS)
-        rows.append((*(known.get(k) for k in ISSUE_FIELDS), extra))
+        values, extra = issue_row(record)
+        rows.append((*values, extra))
     conn.executemany(
         f"INSERT INTO issues ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         rows,
     )
     updates = []
     for record in changed:
-        known, extra = split_extra(record, ISSUE_FIELDS)
-        updates.append((*(known.get(k) for k in ISSUE_FIELDS[1:]), extra, record["id"]))
+        values, extra = issue_row(record)
+        updates.append((*values[1:], extra, record["id"]))
     assignments = ", ".join(f"{c} = ?" for c in (*ISSUE_FIELDS[1:], "extra"))
     conn.executemany(f"UPDATE issues SET {assignments} WHERE id = ?", updates)
     conn.executemany(

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from pensa import ids
 from pensa.errors import (
     AlreadyClaimed,
-    Conflict,
     InvalidArgument,
     InvalidStatusTransition,
     NotFound,
@@ -23,10 +22,12 @@ from pensa.models import (
     IssueType,
     Priority,
     Status,
+    clean_labels,
+    encode_labels,
     timestamp,
     utcnow,
 )
-from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event
+from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event, set_fields
 from pensa.views import HUMAN, select
 
 if TYPE_CHECKING:
@@ -34,29 +35,46 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from pensa.closing import Closed
     from pensa.store import Store
 
 
 def not_found(issue_id: str) -> NotFound:
     """The error for an unknown id, with a hint when the id is misspelt."""
-    hint = "" if ids.looks_like_id(issue_id) else " (ids look like pn-1a2b3c4d)"
-    return NotFound(f"no issue {issue_id}{hint}")
+    return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
 
 
 def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
-    """The issue, or NotFound."""
+    """The issue with exactly this id, or NotFound."""
     row = fetch_issue(conn, issue_id)
     if row is None:
         raise not_found(issue_id)
     return Issue.from_row(row)
 
 
-def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> None:
+def find(conn: sqlite3.Connection, text: str) -> Issue:
+    """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise not_found(text)
+    return get(conn, issue_id)
+
+
+def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
+    """The id an option such as `--dep` names, or NotFound saying which option."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
+    return issue_id
+
+
+def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> str:
+    bug_id = resolve(conn, bug_id, flag="--fixes")
     target = fetch_issue(conn, bug_id)
-    if target is None:
-        raise NotFound(f"--fixes names no issue: {bug_id}")
+    assert target is not None  # resolved inside this transaction
     if target[3] != IssueType.BUG:
         raise InvalidArgument(f"--fixes must name a bug; {bug_id} is a {target[3]}")
+    return bug_id
 
 
 def _clean_title(title: str) -> str:
@@ -77,12 +95,13 @@ class Tracker:
         return timestamp(self.now())
 
     def get(self, issue_id: str) -> Issue:
-        """One issue, or NotFound."""
-        return get(self.store.conn, issue_id)
+        """One issue (any unique spelling of its id), or NotFound."""
+        return find(self.store.conn, issue_id)
 
     def show(self, issue_id: str) -> IssueDetail:
         """The issue with its dependencies, dependents and comments."""
         issue = self.get(issue_id)
+        issue_id = issue.id
         deps = select(
             self.store,
             ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
@@ -93,7 +112,15 @@ class Tracker:
             ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
             [issue_id],
         )
-        return IssueDetail(issue, tuple(deps), tuple(dependents), tuple(self.comments(issue_id)))
+        is_bug = issue.issue_type is IssueType.BUG
+        fixed_by = select(self.store, ["fixes = ?"], [issue_id]) if is_bug else []
+        return IssueDetail(
+            issue,
+            tuple(deps),
+            tuple(dependents),
+            tuple(self.comments(issue_id)),
+            tuple(fixed_by),
+        )
 
     def create(
         self,
@@ -107,21 +134,21 @@ class Tracker:
         fixes: str | None = None,
         description: str | None = None,
         deps: Sequence[str] = (),
+        labels: Sequence[str] = (),
     ) -> Issue:
         """Create an open issue, optionally depending on `deps` and fixing bug `fixes`."""
         title = _clean_title(title)
+        labels = clean_labels(labels)
         now = self.stamp()
         with self.store.write() as conn:
             if fixes:
-                _check_fixes(conn, fixes)
-            for dep in deps:
-                if fetch_issue(conn, dep) is None:
-                    raise NotFound(f"--dep names no issue: {dep}")
+                fixes = _check_fixes(conn, fixes)
+            deps = [resolve(conn, dep, flag="--dep") for dep in deps]
             issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
             conn.execute(
                 "INSERT INTO issues (id, title, description, issue_type, status, priority, "
-                "spec, fixes, assignee, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+                "spec, fixes, assignee, created_at, updated_at, labels) "
+                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     issue_id,
                     title,
@@ -133,6 +160,7 @@ class Tracker:
                     assignee or None,
                     now,
                     now,
+                    encode_labels(labels),
                 ),
             )
             log_event(conn, issue_id, "created", actor=actor, detail=title, at=now)
@@ -159,15 +187,19 @@ class Tracker:
         fixes: str | None = None,
         claim: bool = False,
         unclaim: bool = False,
+        labels: Sequence[str] = (),
+        replace_labels: Sequence[str] | None = None,
     ) -> Issue:
-        """Change fields; `claim`/`unclaim` take or give back the issue. Empty text clears."""
+        """Change fields; `claim`/`unclaim` take or give back the issue; `labels` are added,
+        `replace_labels` (`pn edit`) become the whole set. Empty text clears."""
         if claim and unclaim:
             raise InvalidArgument("--claim and --unclaim contradict each other; pick one")
         if (claim or unclaim) and (status is not None or assignee is not None):
             raise InvalidArgument("--claim/--unclaim set status and assignee; drop --status/-a")
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
+            issue = find(conn, issue_id)
+            issue_id = issue.id
             changes: dict[str, str | None] = {}
             if title is not None:
                 changes["title"] = _clean_title(title)
@@ -179,7 +211,7 @@ class Tracker:
                 changes["spec"] = spec or None
             if fixes is not None:
                 if fixes:
-                    _check_fixes(conn, fixes)
+                    fixes = _check_fixes(conn, fixes)
                 changes["fixes"] = fixes or None
             if assignee is not None:
                 changes["assignee"] = assignee or None
@@ -218,12 +250,54 @@ class Tracker:
             if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
                 event = "claimed"
             changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}
+            kept = issue.labels if replace_labels is None else replace_labels
+            new_labels = clean_labels([*kept, *labels])
+            if new_labels != issue.labels:
+                changed["labels"] = encode_labels(new_labels)
             if not changed:
                 return issue
-            self._apply(conn, issue_id, changed, now)
-            detail = ", ".join(f"{k}: {getattr(issue, k)} -> {v}" for k, v in changed.items())
+            set_fields(conn, issue_id, changed, now)
+            detail = ", ".join(
+                f"{k}: {_shown(getattr(issue, k))} -> {_shown(v)}"
+                for k, v in changed.items()
+                if k != "labels"
+            )
+            if "labels" in changed:
+                moved = " ".join(
+                    [
+                        *(f"+{x}" for x in new_labels if x not in issue.labels),
+                        *(f"-{x}" for x in issue.labels if x not in new_labels),
+                    ]
+                )
+                detail = f"{detail}, labels: {moved}" if detail else f"labels: {moved}"
             log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
             return get(conn, issue_id)
+
+    def relabel(
+        self,
+        issue_id: str,
+        *,
+        actor: str,
+        add: Sequence[str] = (),
+        remove: Sequence[str] = (),
+    ) -> Issue:
+        """Add and remove labels (`pn label add|remove`); one `labeled` event says which."""
+        add, remove = clean_labels(add), clean_labels(remove)
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = find(conn, issue_id)
+            labels = tuple(x for x in clean_labels([*issue.labels, *add]) if x not in remove)
+            if labels == issue.labels:
+                return issue
+            set_fields(conn, issue.id, {"labels": encode_labels(labels)}, now)
+            detail = " ".join(
+                [
+                    *(f"+{x}" for x in labels if x not in issue.labels),
+                    *(f"-{x}" for x in issue.labels if x not in labels),
+                ]
+            )
+            log_event(conn, issue.id, "labeled", actor=actor, detail=detail, at=now)
+            return get(conn, issue.id)
 
     def release(self, issue_id: str, *, actor: str) -> Issue:
         """Give a claim back: status open, no assignee (`update --unclaim`)."""
@@ -243,7 +317,7 @@ class Tracker:
                 )
             ]
             for issue_id in held:
-                self._apply(conn, issue_id, {"status": "open", "assignee": None}, now)
+                set_fields(conn, issue_id, {"status": "open", "assignee": None}, now)
                 detail = f"assignee: {holder} -> none" + (f"; {reason}" if reason else "")
                 log_event(conn, issue_id, "released", actor=actor, detail=detail, at=now)
             return [get(conn, issue_id) for issue_id in held]
@@ -272,145 +346,73 @@ class Tracker:
         self, issue_id: str, *, actor: str, reason: str | None = None, force: bool = False
     ) -> tuple[Issue, Issue | None]:
         """Close the issue; returns it and the bug it auto-closed, if its last fix closed."""
+        done = self.close_many([issue_id], actor=actor, reason=reason, force=force)
+        return done.closed[0], (done.also_closed[0] if done.also_closed else None)
+
+    def close_many(
+        self,
+        issue_ids: Sequence[str],
+        *,
+        actor: str,
+        reason: str | None = None,
+        force: bool = False,
+    ) -> Closed:
+        """Close every issue named, all or none; also say what closed with them and what
+        they made ready."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
-            if not force and issue.status is Status.CLOSED:
-                raise Conflict(f"{issue_id} is already closed; pass --force to close it again")
-            claimed_by_other = issue.assignee not in (None, actor)
-            if not force and issue.status is Status.IN_PROGRESS and claimed_by_other:
-                raise Conflict(
-                    f"{issue_id} is claimed by {issue.assignee}; pass --force to close it anyway"
-                )
-            self._mark_closed(conn, issue_id, reason or None, now, actor)
-            fixed = self._close_fixed_bug(conn, issue, now, actor)
-            return get(conn, issue_id), fixed
-
-    def _mark_closed(
-        self, conn: sqlite3.Connection, issue_id: str, reason: str | None, now: str, actor: str
-    ) -> None:
-        self._apply(
-            conn, issue_id, {"status": "closed", "closed_at": now, "close_reason": reason}, now
-        )
-        log_event(conn, issue_id, "closed", actor=actor, detail=reason, at=now)
-
-    def _close_fixed_bug(
-        self, conn: sqlite3.Connection, issue: Issue, now: str, actor: str
-    ) -> Issue | None:
-        """Close the bug `issue` fixes once no issue fixing it is still open."""
-        if issue.fixes is None:
-            return None
-        bug = fetch_issue(conn, issue.fixes)
-        if bug is None or bug[4] == Status.CLOSED:
-            return None
-        pending = conn.execute(
-            "SELECT count(*) FROM issues WHERE fixes = ? AND status != 'closed'", (issue.fixes,)
-        ).fetchone()[0]
-        if pending:
-            return None
-        self._mark_closed(conn, issue.fixes, f"fixed by {issue.id}", now, actor)
-        return get(conn, issue.fixes)
+            return closing.close(conn, issue_ids, actor=actor, now=now, reason=reason, force=force)
 
     def reopen(self, issue_id: str, *, actor: str, reason: str | None = None) -> Issue:
         """Reopen a closed issue, clearing `closed_at` and `close_reason`."""
+        return self.reopen_many([issue_id], actor=actor, reason=reason)[0]
+
+    def reopen_many(
+        self, issue_ids: Sequence[str], *, actor: str, reason: str | None = None
+    ) -> list[Issue]:
+        """Reopen every closed issue named, all or none."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            issue = get(conn, issue_id)
-            if issue.status is not Status.CLOSED:
-                raise InvalidStatusTransition(
-                    f"{issue_id} is {issue.status}, not closed; only closed issues reopen"
-                )
-            self._apply(
-                conn, issue_id, {"status": "open", "closed_at": None, "close_reason": None}, now
-            )
-            log_event(conn, issue_id, "reopened", actor=actor, detail=reason or None, at=now)
-            return get(conn, issue_id)
+            return closing.reopen(conn, issue_ids, actor=actor, now=now, reason=reason)
 
     def delete(self, issue_id: str, *, actor: str, force: bool = False) -> None:
         """Delete the issue; with `force` also its deps, comments and `fixes` links."""
+        from pensa import closing
+
         now = self.stamp()
         with self.store.write() as conn:
-            get(conn, issue_id)
-            (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
-                "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
-                "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
-                "(SELECT count(*) FROM comments WHERE issue_id = :id), "
-                "(SELECT count(*) FROM issues WHERE fixes = :id)",
-                {"id": issue_id},
-            ).fetchone()
-            attached = [
-                f"{n} {one if n == 1 else many}"
-                for n, one, many in (
-                    (n_deps, "dependency", "dependencies"),
-                    (n_dependents, "dependent", "dependents"),
-                    (n_comments, "comment", "comments"),
-                    (n_fixers, "issue fixing it", "issues fixing it"),
-                )
-                if n
-            ]
-            if attached and not force:
-                raise Conflict(
-                    f"{issue_id} has {', '.join(attached)}; pass --force to delete them too"
-                )
-            conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
-            conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
-            conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
-            conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
-            conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
-            # The tombstone travels in deleted.jsonl, so no clone brings the issue back.
-            conn.execute(
-                "INSERT OR REPLACE INTO tombstones (id, deleted_at) VALUES (?, ?)", (issue_id, now)
-            )
-            detail = f"deleted with {', '.join(attached)}" if attached else None
-            log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)
+            closing.delete(conn, issue_id, actor=actor, now=now, force=force)
 
     def add_comment(self, issue_id: str, text: str, *, actor: str) -> Comment:
         """Attach a comment to the issue."""
+        from pensa import notes
+
         if not text.strip():
             raise InvalidArgument("the comment is empty")
         now = self.stamp()
         with self.store.write() as conn:
-            get(conn, issue_id)
-            taken = "SELECT 1 FROM comments WHERE id = ? UNION SELECT 1 FROM issues WHERE id = ?"
-            comment_id = ids.new_id(lambda c: conn.execute(taken, (c, c)).fetchone() is not None)
-            conn.execute(
-                "INSERT INTO comments (id, issue_id, actor, text, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (comment_id, issue_id, actor, text, now),
-            )
-            log_event(conn, issue_id, "commented", actor=actor, detail=comment_id, at=now)
-            return Comment(comment_id, issue_id, actor, text, now)
+            return notes.add_comment(conn, find(conn, issue_id).id, text, actor=actor, now=now)
 
     def comments(self, issue_id: str) -> list[Comment]:
         """The issue's comments, oldest first."""
-        self.get(issue_id)
-        rows = self.store.rows(
-            "SELECT id, issue_id, actor, text, created_at FROM comments "
-            "WHERE issue_id = ? ORDER BY seq",
-            (issue_id,),
-        )
-        return [Comment(*r) for r in rows]
+        from pensa import notes
+
+        return notes.comments(self.store, self.get(issue_id).id)
 
     def history(self, issue_id: str) -> list[Event]:
         """The issue's audit log, newest first (also for a deleted issue)."""
-        rows = self.store.rows(
-            "SELECT issue_id, event_type, actor, detail, created_at FROM events "
-            "WHERE issue_id = ? ORDER BY seq DESC",
-            (issue_id,),
-        )
-        if not rows:
-            self.get(issue_id)
-        return [Event(*r) for r in rows]
+        from pensa import notes
 
-    @staticmethod
-    def _apply(
-        conn: sqlite3.Connection, issue_id: str, changes: dict[str, str | None], now: str
-    ) -> None:
-        columns = ", ".join(f"{k} = ?" for k in changes)
-        conn.execute(
-            f"UPDATE issues SET {columns}, updated_at = ? WHERE id = ?",
-            (*changes.values(), now, issue_id),
-        )
+        return notes.history(self.store, issue_id)
 
 
-__all__ = ["ISSUE_COLUMNS", "Tracker", "get", "not_found"]
+def _shown(value: object) -> str:
+    """A field's value in an event's detail: `none` for unset, never Python's `None`."""
+    return "none" if value is None else str(value)
+
+
+__all__ = ["ISSUE_COLUMNS", "Tracker", "find", "get", "not_found"]

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.models import ISSUE_FIELDS, Issue, IssueType, Priority, Status, Vocabulary
+from pensa.models import (
+    ISSUE_FIELDS,
+    LIST_FIELDS,
+    Issue,
+    IssueType,
+    Priority,
+    Status,
+    Vocabulary,
+)
 from pensa.store import ISSUE_COLUMNS
 
 if TYPE_CHECKING:
@@ -63,12 +71,16 @@ _FiltersFields = NamedTuple(  # noqa: UP014
         ("assignee", str | None),
         ("issue_type", IssueType | None),
         ("spec", str | None),
+        ("labels", tuple[str, ...]),
     ],
 )
+# An issue carries a label (one `?` parameter).
+HAS_LABEL = "EXISTS (SELECT 1 FROM json_each(issues.labels) WHERE value = ?)"
 
 
 class Filters(_FiltersFields):
-    """The filters `list`, `ready`, `claim-next` and `count` share; None means any."""
+    """The filters `list`, `ready`, `claim-next` and `count` share; None means any, and an
+    issue must carry every label in `labels`."""
 
     __slots__ = ()
 
@@ -79,8 +91,9 @@ class Filters(_FiltersFields):
         assignee: str | None = None,
         issue_type: IssueType | None = None,
         spec: str | None = None,
+        labels: tuple[str, ...] = (),
     ) -> Filters:
-        return super().__new__(cls, statuses, priority, assignee, issue_type, spec)
+        return super().__new__(cls, statuses, priority, assignee, issue_type, spec, labels)
 
     def where(self) -> tuple[list[str], list[Any]]:
         """SQL conditions and their parameters."""
@@ -98,6 +111,9 @@ class Filters(_FiltersFields):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))
+        for label in dict.fromkeys(self.labels):
+            clauses.append(HAS_LABEL)
+            params.append(label)
         return clauses, params
 
 
@@ -149,7 +165,14 @@ class Query(_QueryFields):
         return "[" + ",".join(r[0] for r in rows) + "]"
 
 
-ISSUE_JSON = "json_object(" + ", ".join(f"'{f}', {f}" for f in ISSUE_FIELDS) + ")"
+ISSUE_JSON = (
+    "json_object("
+    + ", ".join(
+        f"'{f}', json(coalesce({f}, '[]'))" if f in LIST_FIELDS else f"'{f}', {f}"
+        for f in ISSUE_FIELDS
+    )
+    + ")"
+)
 
 
 def select(
@@ -210,6 +233,22 @@ def ready(store: Store, filters: Filters, *, limit: int | None = None) -> list[I
 def blocked(store: Store) -> list[Issue]:
     """`blocked` as records."""
     return blocked_query().issues(store)
+
+
+def open_blockers(store: Store, issue_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+    """For each issue, the (id, status) of every dependency not yet closed, most urgent
+    first: what `pn blocked` says each issue waits on."""
+    import json
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    for child, parent, status in store.rows(
+        "SELECT d.issue_id, p.id, p.status FROM deps d JOIN issues p ON p.id = d.depends_on_id "
+        "WHERE p.status != 'closed' AND d.issue_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY p.priority, p.seq",
+        (json.dumps(list(issue_ids)),),
+    ):
+        out.setdefault(child, []).append((parent, status))
+    return out
 
 
 def search(store: Store, text: str) -> list[Issue]:

@@ -74,8 +74,15 @@ def run(argv: Sequence[str] | None = None) -> int:
     bad = undecodable(args, os.environ, ("PN_ACTOR", "PN_DIR", "USER", "EDITOR"))
     if bad is not None:
         return fail("invalid_argument", bad, as_json=as_json)
-    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    env = Env(cwd=os.getcwd(), environ=os.environ, as_json=as_json, color=color)
+    tty = sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR")
+    env = Env(
+        cwd=os.getcwd(),
+        environ=os.environ,
+        as_json=as_json,
+        color=color,
+        width=terminal_width(os.environ) if tty and not as_json else None,
+    )
     try:
         result = cli.main(args=args, prog_name="pn", standalone_mode=False, obj=env)
         sys.stdout.flush()
@@ -108,6 +115,18 @@ def run(argv: Sequence[str] | None = None) -> int:
     finally:
         env.close()
     return result if isinstance(result, int) else 0
+
+
+def terminal_width(environ: Mapping[str, str]) -> int | None:
+    """The terminal's width in columns: `COLUMNS` when set, else what the terminal says;
+    None when it says nothing (a fresh pseudo-terminal reports 0 columns)."""
+    columns = environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except OSError:
+        return None
 
 
 def undecodable(

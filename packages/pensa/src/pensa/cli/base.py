@@ -45,9 +45,12 @@ NEAR_MISSES: dict[str, tuple[str, ...]] = {
     "complete": ("close",),
     "open": ("reopen",),
     "deps": ("dep",),
+    "diagram": ("graph",),
     "depend": ("dep add",),
     "block": ("dep add",),
     "comments": ("comment",),
+    "labels": ("label",),
+    "tag": ("label add",),
     "note": ("comment add",),
     "stats": ("status",),
     "info": ("status",),
@@ -57,7 +60,6 @@ NEAR_MISSES: dict[str, tuple[str, ...]] = {
     "pull": ("sync",),
     "merge": ("sync", "merge-driver"),
     "setup": ("init",),
-    "edit": ("update",),
     "set": ("update",),
 }
 
@@ -72,11 +74,12 @@ class Env:
         environ: Mapping[str, str],
         as_json: bool,
         color: bool,
+        width: int | None = None,
         now: Callable[[], datetime] = utcnow,
     ) -> None:
         self.cwd = cwd
         self.environ = environ
-        self.out = Output(as_json=as_json, color=color)
+        self.out = Output(as_json=as_json, color=color, width=width)
         self.now = now
         self.actor_flag: str | None = None
         self._actor: str | None = None
@@ -221,6 +224,9 @@ COMMAND_MODULES = {
     **dict.fromkeys(("list", "ready", "blocked", "search"), "pensa.cli.views"),
     **dict.fromkeys(("count", "status"), "pensa.cli.stats"),
     "dep": "pensa.cli.deps",
+    "label": "pensa.cli.labels",
+    "edit": "pensa.cli.edit",
+    "graph": "pensa.cli.picture",
     **dict.fromkeys(
         ("export", "import", "sync", "merge-driver", "init", "doctor", "where", "prime"),
         "pensa.cli.data",

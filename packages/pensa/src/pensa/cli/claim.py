@@ -20,6 +20,13 @@ from pensa.models import IssueType, Priority
 )
 @click.option("--spec", help="Only issues of this spec stem.")
 @click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="L",
+    help="Only issues with this label (repeatable).",
+)
+@click.option(
     "--stuck-after",
     type=click.IntRange(min=1),
     metavar="N",
@@ -34,6 +41,7 @@ def claim_next(
     priority: Priority | None,
     issue_types: tuple[IssueType, ...],
     spec: str | None,
+    labels: tuple[str, ...],
     stuck_after: int | None,
 ) -> None:
     """Claim the first ready issue in one transaction and print it (`null` if none).
@@ -55,5 +63,6 @@ def claim_next(
         issue_type=issue_types or None,
         spec=spec,
         stuck_after=stuck_after,
+        labels=labels,
     )
     env.out.issue(issue, empty="(nothing ready)")

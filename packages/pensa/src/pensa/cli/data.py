@@ -33,14 +33,35 @@ def export(env: Env, stage: bool) -> None:
 
 
 @cli.command("import")
+@click.option(
+    "--from-beads",
+    "beads_path",
+    metavar="PATH",
+    help="Add the issues of a beads export (.beads/issues.jsonl, its directory, or a "
+    "`bd export` file) instead.",
+)
 @common
 @pass_env
-def import_(env: Env) -> None:
+def import_(env: Env, beads_path: str | None) -> None:
     """Rebuild the database from the JSONL files, all or nothing.
 
     A bad line fails with file:line and leaves the database untouched; events of issues that
     still exist are kept. Without issues.jsonl there is nothing to import (exit 0).
+
+    With --from-beads, add a beads export's issues to this tracker instead (all or nothing;
+    issues imported before are skipped) and say what had no counterpart.
+
+    \b
+    Example:
+        pn import --from-beads .beads/issues.jsonl
     """
+    if beads_path is not None:
+        from pensa.beads_import import import_beads
+        from pensa.render import beads_text
+
+        done = import_beads(env.store(write=True), beads_path, actor=env.actor, now=env.now)
+        env.out.emit(done.to_json(), beads_text(done))
+        return
     from pensa import jsonl
 
     found = env.project(create=False)
@@ -127,7 +148,9 @@ def init(env: Env) -> None:
 
 @cli.command()
 @click.option(
-    "--fix", is_flag=True, help="Release stale claims, drop orphaned deps, clear dangling fixes."
+    "--fix",
+    is_flag=True,
+    help="Release stale claims, drop orphaned deps and comments, clear dangling fixes.",
 )
 @common
 @pass_env
@@ -135,7 +158,9 @@ def doctor(env: Env, fix: bool) -> None:
     """Show claims; check stale claims, orphans, dangling fixes, JSONL drift and integrity.
 
     Every in-progress issue is listed (check `claim`, or `stale_claim` when its latest claim
-    is over 30 minutes old). Findings are data: doctor exits 0 whenever it could run.
+    is over 30 minutes old). Each finding is one line ending with its fix. Work in the
+    database not yet exported is normal, not drift. Findings are data: doctor exits 0
+    whenever it could run.
     """
     from pensa import doctor as checks
 

@@ -28,7 +28,9 @@ def dep_add(env: Env, child: str, parent: str) -> None:
         pn dep add pn-child001 pn-parent01
     """
     change = env.graph(write=True).add(child, parent, actor=env.actor)
-    env.out.emit(change.to_json(), f"dep {change.status}: {child} -> {parent}")
+    env.out.emit(
+        change.to_json(), f"dep {change.status}: {change.issue_id} -> {change.depends_on_id}"
+    )
 
 
 @dep.command("remove")
@@ -39,7 +41,7 @@ def dep_add(env: Env, child: str, parent: str) -> None:
 def dep_remove(env: Env, child: str, parent: str) -> None:
     """Remove the dependency of CHILD on PARENT."""
     change = env.graph(write=True).remove(child, parent, actor=env.actor)
-    env.out.emit(change.to_json(), f"dep removed: {child} -> {parent}")
+    env.out.emit(change.to_json(), f"dep removed: {change.issue_id} -> {change.depends_on_id}")
 
 
 @dep.command("list")

@@ -15,7 +15,8 @@ from pensa.models import IssueType, Priority, Status
     "--type",
     "issue_type",
     type=VocabType(IssueType),
-    required=True,
+    default="task",
+    show_default=True,
     help="bug, task, test or chore.",
 )
 @click.option(
@@ -33,6 +34,7 @@ from pensa.models import IssueType, Priority, Status
 @click.option(
     "--dep", "deps", multiple=True, metavar="ID", help="An issue this one depends on (repeatable)."
 )
+@click.option("--label", "labels", multiple=True, metavar="L", help="A label (repeatable).")
 @common
 @pass_env
 def create(
@@ -45,6 +47,7 @@ def create(
     fixes: str | None,
     description: str | None,
     deps: tuple[str, ...],
+    labels: tuple[str, ...],
 ) -> None:
     """Create an issue and print it.
 
@@ -63,6 +66,7 @@ def create(
         fixes=fixes,
         description=description,
         deps=deps,
+        labels=labels,
     )
     env.out.issue(issue)
 
@@ -74,7 +78,8 @@ def create(
     "--type",
     "issue_type",
     type=VocabType(IssueType),
-    required=True,
+    default="task",
+    show_default=True,
     help="bug, task, test or chore.",
 )
 @click.option(
@@ -108,6 +113,7 @@ def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str
 @click.option("--spec", help='New spec stem ("" clears it).')
 @click.option("--fixes", metavar="BUG", help='Bug this issue fixes ("" clears it).')
 @click.option("-t", "--type", "issue_type", hidden=True, help="Refused: the type is fixed.")
+@click.option("--label", "labels", multiple=True, metavar="L", help="Add a label (repeatable).")
 @click.option("--claim", is_flag=True, help="Take it: in_progress, assigned to you.")
 @click.option("--unclaim", is_flag=True, help="Give it back: open, unassigned.")
 @common
@@ -123,6 +129,7 @@ def update(
     spec: str | None,
     fixes: str | None,
     issue_type: str | None,
+    labels: tuple[str, ...],
     claim: bool,
     unclaim: bool,
 ) -> None:
@@ -137,7 +144,7 @@ def update(
         raise click.UsageError("an issue's type is fixed at creation; create a new issue instead")
     if not any(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
-    ) and not (claim or unclaim):
+    ) and not (claim or unclaim or labels):
         raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
     issue = env.tracker(write=True).update(
         issue_id,
@@ -151,45 +158,58 @@ def update(
         fixes=fixes,
         claim=claim,
         unclaim=unclaim,
+        labels=labels,
     )
     env.out.issue(issue)
 
 
 @cli.command()
-@click.argument("issue_id", metavar="ID")
+@click.argument("issue_ids", metavar="ID...", nargs=-1, required=True)
 @click.option("--reason", "-r", help="Why it is closed.")
 @click.option(
     "--force", is_flag=True, help="Close it even if closed already or claimed by someone else."
 )
 @common
 @pass_env
-def close(env: Env, issue_id: str, reason: str | None, force: bool) -> None:
-    """Close an issue, recording why.
+def close(env: Env, issue_ids: tuple[str, ...], reason: str | None, force: bool) -> None:
+    """Close issues (all or none), recording why; say what that made ready.
 
-    Closing the last open issue whose --fixes names a bug closes that bug too.
+    Closing the last open issue whose --fixes names a bug closes that bug too. With one ID,
+    --json prints the issue; with several, an array of them.
 
     \b
     Example:
         pn close pn-1a2b3c4d --reason "implemented in auth.py"
+        pn close 1a2b 5e6f -r "duplicates"
     """
-    issue, fixed = env.tracker(write=True).close(
-        issue_id, actor=env.actor, reason=reason, force=force
+    done = env.tracker(write=True).close_many(
+        issue_ids, actor=env.actor, reason=reason, force=force
     )
-    env.out.issue(issue)
-    if fixed is not None and not env.out.as_json:
-        from pensa.inert import inert
+    if env.out.as_json:
+        env.out.emit(
+            [i.to_json() for i in done.closed] if len(issue_ids) > 1 else done.closed[0].to_json(),
+            "",
+        )
+        return
+    from pensa.render import closed_text
 
-        click.echo(f"also closed {fixed.id}: {inert(fixed.close_reason or '')}")
+    env.out.emit(None, closed_text(done))
 
 
 @cli.command()
-@click.argument("issue_id", metavar="ID")
+@click.argument("issue_ids", metavar="ID...", nargs=-1, required=True)
 @click.option("--reason", "-r", help="Why it is reopened.")
 @common
 @pass_env
-def reopen(env: Env, issue_id: str, reason: str | None) -> None:
-    """Reopen a closed issue (clears closed_at and close_reason)."""
-    env.out.issue(env.tracker(write=True).reopen(issue_id, actor=env.actor, reason=reason))
+def reopen(env: Env, issue_ids: tuple[str, ...], reason: str | None) -> None:
+    """Reopen closed issues, all or none (clears closed_at and close_reason).
+
+    With one ID, --json prints the issue; with several, an array of them."""
+    issues = env.tracker(write=True).reopen_many(issue_ids, actor=env.actor, reason=reason)
+    if len(issue_ids) > 1:
+        env.out.issues(issues)
+    else:
+        env.out.issue(issues[0])
 
 
 @cli.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pensa.cli.base import Env, PnGroup, cli, common, pass_env
-from pensa.render import comment_line, detail_text, event_line
+from pensa.render import comment_line, detail_text, events_text
 
 
 @cli.command()
@@ -20,7 +20,7 @@ def show(env: Env, issue_id: str, short: bool) -> None:
         env.out.issue(tracker.get(issue_id))
         return
     detail = tracker.show(issue_id)
-    env.out.emit(detail.to_json(), detail_text(detail))
+    env.out.emit(detail.to_json(), detail_text(detail, env.now()))
 
 
 @cli.group(cls=PnGroup)
@@ -41,7 +41,7 @@ def comment_add(env: Env, issue_id: str, text: str) -> None:
         pn comment add pn-1a2b3c4d "reproduced with an empty password only"
     """
     c = env.tracker(write=True).add_comment(issue_id, text, actor=env.actor)
-    env.out.emit(c.to_json(), comment_line(c))
+    env.out.emit(c.to_json(), comment_line(c, env.now()))
 
 
 @comment.command("list")
@@ -51,9 +51,10 @@ def comment_add(env: Env, issue_id: str, text: str) -> None:
 def comment_list(env: Env, issue_id: str) -> None:
     """List an issue's comments, oldest first."""
     comments = env.tracker().comments(issue_id)
+    now = env.now()
     env.out.emit(
         [c.to_json() for c in comments],
-        "\n".join(map(comment_line, comments)) or "(no comments)",
+        "\n".join(comment_line(c, now) for c in comments) or "(no comments)",
     )
 
 
@@ -64,4 +65,4 @@ def comment_list(env: Env, issue_id: str) -> None:
 def history(env: Env, issue_id: str) -> None:
     """Show an issue's audit log, newest first."""
     events = env.tracker().history(issue_id)
-    env.out.emit([e.to_json() for e in events], "\n".join(map(event_line, events)))
+    env.out.emit([e.to_json() for e in events], events_text(events, env.now()))

@@ -12,6 +12,13 @@ from pensa.views import ACTIVE, Filters
 @cli.command()
 @click.option("--status", type=VocabType(Status), multiple=True, help="Only this status.")
 @click.option("--all", "all_", is_flag=True, help="Include closed issues.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="L",
+    help="Only issues with this label (repeatable).",
+)
 # One flag each, not a shared flag_value: click would silently keep the last of two.
 @click.option("--by-status", "by", flag_value="status", multiple=True, help="Group by status.")
 @click.option(
@@ -25,7 +32,13 @@ from pensa.views import ACTIVE, Filters
 )
 @common
 @pass_env
-def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...]) -> None:
+def count(
+    env: Env,
+    status: tuple[Status, ...],
+    all_: bool,
+    labels: tuple[str, ...],
+    by: tuple[str, ...],
+) -> None:
     """Count the issues `list` would show (--all includes closed), optionally grouped."""
     statuses = status or (None if all_ else ACTIVE)
     from pensa import stats
@@ -34,7 +47,7 @@ def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...])
         flags = " and ".join(f"--by-{key.replace('_', '-')}" for key in sorted(set(by)))
         raise click.UsageError(f"group by one thing at a time, not {flags}")
     by_key = stats.GroupKey(by[0]) if by else None
-    counts = stats.count(env.store(), Filters(statuses), by=by_key)
+    counts = stats.count(env.store(), Filters(statuses, labels=labels), by=by_key)
     if counts.groups is None:
         text = f"count: {counts.total}"
     else:
@@ -48,7 +61,9 @@ def count(env: Env, status: tuple[Status, ...], all_: bool, by: tuple[str, ...])
 @common
 @pass_env
 def status(env: Env) -> None:
-    """Show a project snapshot: issues per type and status, how many ready and blocked."""
+    """Show a project snapshot: issues per type and status, how many ready and blocked.
+
+    On a terminal each type is a bar of open, in progress, blocked and closed."""
     from pensa import stats
     from pensa.render import table
 
@@ -57,10 +72,21 @@ def status(env: Env) -> None:
     rows += [(t, *(str(n) for n in by.values())) for t, by in report.by_type.items()]
     totals = report.totals()
     rows.append(("total", *(str(totals[s.value]) for s in Status)))
-    text = table(rows) + f"\nready: {report.ready}  blocked: {report.blocked}"
+    summary = f"ready: {report.ready}  blocked: {report.blocked}"
     if report.needs_human:
-        text += (
+        summary += (
             f"\nneeding a human: {report.needs_human} stuck (`pn list -a human`; "
             "`pn release ID` hands one back)"
         )
-    env.out.emit(report.to_json(), text)
+    if env.out.color:
+        from pensa.render import status_bars
+
+        env.out.rich(status_bars(report.bars) + "\n" + _escape(summary))
+        return
+    env.out.emit(report.to_json(), table(rows) + "\n" + summary)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

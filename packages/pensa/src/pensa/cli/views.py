@@ -11,7 +11,7 @@ from pensa.views import ACTIVE, Filters, SortKey
 
 
 def filter_options(func: click.decorators.FC) -> click.decorators.FC:
-    """-p, -a, -t and --spec, shared by list, ready and count."""
+    """-p, -a, -t, --spec and --label, shared by list, ready and count."""
     for option in reversed(
         (
             click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority."),
@@ -20,6 +20,13 @@ def filter_options(func: click.decorators.FC) -> click.decorators.FC:
                 "-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type."
             ),
             click.option("--spec", help="Only issues of this spec stem."),
+            click.option(
+                "--label",
+                "labels",
+                multiple=True,
+                metavar="L",
+                help="Only issues with this label (repeat: all of them).",
+            ),
         )
     ):
         func = option(func)
@@ -55,12 +62,13 @@ def list_(
     assignee: str | None,
     issue_type: IssueType | None,
     spec: str | None,
+    labels: tuple[str, ...],
     sort: SortKey,
     limit: int | None,
 ) -> None:
     """List open and in-progress issues (all with --all), by priority then creation."""
     statuses = status or (None if all_ else ACTIVE)
-    filters = Filters(statuses, priority, assignee, issue_type, spec)
+    filters = Filters(statuses, priority, assignee, issue_type, spec, labels)
     show_issues(env, views.list_query(filters, sort=sort, limit=limit))
 
 
@@ -76,13 +84,14 @@ def ready(
     assignee: str | None,
     issue_type: IssueType | None,
     spec: str | None,
+    labels: tuple[str, ...],
 ) -> None:
     """List work that can start: open tasks, tests and chores whose deps are all closed.
 
     Bugs are never ready, nor are stuck tasks waiting for a human (`-a human` lists those).
     Ordered by priority, then creation; `[]` when nothing is ready.
     """
-    filters = Filters(None, priority, assignee, issue_type, spec)
+    filters = Filters(None, priority, assignee, issue_type, spec, labels)
     show_issues(env, views.ready_query(filters, limit=limit))
 
 
@@ -90,8 +99,18 @@ def ready(
 @common
 @pass_env
 def blocked(env: Env) -> None:
-    """List issues waiting on a dependency that is not closed."""
-    show_issues(env, views.blocked_query())
+    """List issues waiting on a dependency that is not closed, and what each waits on."""
+    if env.out.as_json:
+        show_issues(env, views.blocked_query())
+        return
+    store = env.store()
+    issues = views.blocked_query().issues(store)
+    waits = views.open_blockers(store, [i.id for i in issues])
+    cells = {
+        child: ", ".join(f"{parent} ({status})" for parent, status in parents)
+        for child, parents in waits.items()
+    }
+    env.out.issues(issues, extra=("waits on", cells))
 
 
 @cli.command()

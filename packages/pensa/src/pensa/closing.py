@@ -1,0 +1,164 @@
+"""Closing, reopening and deleting issues, several at once, and what a close unblocks.
+
+`pn close A B C` closes all three in one transaction or none (an unknown id or a refused
+close changes nothing). The result names the bugs closed because their last fix closed and
+the issues the closes made ready, so a person sees what they unblocked (issue 13).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, NamedTuple
+
+from pensa.errors import Conflict, InvalidStatusTransition
+from pensa.models import Issue, Status
+from pensa.store import log_event, set_fields
+from pensa.tracker import find, get
+from pensa.views import READY
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+
+
+class Closed(NamedTuple):
+    """What `close` did: the issues asked for, the bugs they fixed, the work now ready."""
+
+    closed: list[Issue]
+    also_closed: list[Issue]
+    now_ready: list[Issue]
+
+
+def _resolve_all(conn: sqlite3.Connection, texts: Sequence[str]) -> list[Issue]:
+    found = [find(conn, text) for text in texts]
+    return list({issue.id: issue for issue in found}.values())
+
+
+def _ready_dependents(conn: sqlite3.Connection, parents: Sequence[str]) -> list[str]:
+    """The ready issues that depend on any of `parents`, by priority then creation."""
+    rows = conn.execute(
+        f"SELECT id FROM issues WHERE {READY} AND id IN (SELECT issue_id FROM deps "
+        "WHERE depends_on_id IN (SELECT value FROM json_each(?))) ORDER BY priority, seq",
+        (json.dumps(list(parents)),),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def close(
+    conn: sqlite3.Connection,
+    texts: Sequence[str],
+    *,
+    actor: str,
+    now: str,
+    reason: str | None = None,
+    force: bool = False,
+) -> Closed:
+    """Close every issue `texts` names, inside the caller's transaction."""
+    issues = _resolve_all(conn, texts)
+    for issue in issues:
+        if not force and issue.status is Status.CLOSED:
+            raise Conflict(f"{issue.id} is already closed; pass --force to close it again")
+        if not force and issue.status is Status.IN_PROGRESS and issue.assignee not in (None, actor):
+            raise Conflict(
+                f"{issue.id} is claimed by {issue.assignee}; pass --force to close it anyway"
+            )
+    ids = [issue.id for issue in issues]
+    ready_before = set(_ready_dependents(conn, ids))
+    also: list[Issue] = []
+    for issue in issues:
+        mark_closed(conn, issue.id, reason or None, now=now, actor=actor)
+    for issue in issues:
+        fixed = _close_fixed_bug(conn, issue, now=now, actor=actor)
+        if fixed is not None:
+            also.append(fixed)
+    unblocked = _ready_dependents(conn, [*ids, *(bug.id for bug in also)])
+    return Closed(
+        [get(conn, i) for i in ids],
+        also,
+        [get(conn, i) for i in unblocked if i not in ready_before],
+    )
+
+
+def mark_closed(
+    conn: sqlite3.Connection, issue_id: str, reason: str | None, *, now: str, actor: str
+) -> None:
+    """Set the issue closed, with its reason, and log it."""
+    set_fields(conn, issue_id, {"status": "closed", "closed_at": now, "close_reason": reason}, now)
+    log_event(conn, issue_id, "closed", actor=actor, detail=reason, at=now)
+
+
+def _close_fixed_bug(
+    conn: sqlite3.Connection, issue: Issue, *, now: str, actor: str
+) -> Issue | None:
+    """Close the bug `issue` fixes once no issue fixing it is still open."""
+    if issue.fixes is None:
+        return None
+    bug = get(conn, issue.fixes)
+    if bug.status is Status.CLOSED:
+        return None
+    pending = conn.execute(
+        "SELECT count(*) FROM issues WHERE fixes = ? AND status != 'closed'", (issue.fixes,)
+    ).fetchone()[0]
+    if pending:
+        return None
+    mark_closed(conn, bug.id, f"fixed by {issue.id}", now=now, actor=actor)
+    return get(conn, bug.id)
+
+
+def reopen(
+    conn: sqlite3.Connection,
+    texts: Sequence[str],
+    *,
+    actor: str,
+    now: str,
+    reason: str | None = None,
+) -> list[Issue]:
+    """Reopen every closed issue `texts` names, clearing `closed_at` and `close_reason`."""
+    issues = _resolve_all(conn, texts)
+    for issue in issues:
+        if issue.status is not Status.CLOSED:
+            raise InvalidStatusTransition(
+                f"{issue.id} is {issue.status}, not closed; only closed issues reopen"
+            )
+    for issue in issues:
+        set_fields(conn, issue.id, {"status": "open", "closed_at": None, "close_reason": None}, now)
+        log_event(conn, issue.id, "reopened", actor=actor, detail=reason or None, at=now)
+    return [get(conn, issue.id) for issue in issues]
+
+
+def delete(
+    conn: sqlite3.Connection, issue_id: str, *, actor: str, now: str, force: bool = False
+) -> None:
+    """Delete the issue inside the caller's transaction; with `force` also its deps,
+    comments and `fixes` links, else Conflict naming what is attached."""
+    issue_id = find(conn, issue_id).id
+    (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
+        "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
+        "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
+        "(SELECT count(*) FROM comments WHERE issue_id = :id), "
+        "(SELECT count(*) FROM issues WHERE fixes = :id)",
+        {"id": issue_id},
+    ).fetchone()
+    attached = [
+        f"{n} {one if n == 1 else many}"
+        for n, one, many in (
+            (n_deps, "dependency", "dependencies"),
+            (n_dependents, "dependent", "dependents"),
+            (n_comments, "comment", "comments"),
+            (n_fixers, "issue fixing it", "issues fixing it"),
+        )
+        if n
+    ]
+    if attached and not force:
+        raise Conflict(f"{issue_id} has {', '.join(attached)}; pass --force to delete them too")
+    conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
+    conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
+    conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
+    conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
+    conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
+    # The tombstone travels in deleted.jsonl, so no clone brings the issue back.
+    conn.execute(
+        "INSERT OR REPLACE INTO tombstones (id, deleted_at) VALUES (?, ?)", (issue_id, now)
+    )
+    detail = f"deleted with {', '.join(attached)}" if attached else None
+    log_event(conn, issue_id, "deleted", actor=actor, detail=detail, at=now)
