@@ -14,7 +14,7 @@ from pensa.errors import (
     NotFound,
 )
 from pensa.graph import Graph
-from pensa.models import IssueType, Priority, Status
+from pensa.models import Issue, IssueType, Priority, Status
 from pensa.store import Store
 from pensa.tracker import Tracker
 from pensa.views import Filters, list_issues, ready
@@ -68,13 +68,18 @@ def test_claim_rules(tracker: Tracker) -> None:
 
 
 def test_claim_next_skips_issues_assigned_to_someone_else(tracker: Tracker) -> None:
+    from pensa.claims import claim_next
+
+    def claim(actor: str) -> Issue | None:
+        return claim_next(tracker.store, actor=actor, now=tracker.now)
+
     tracker.create("for bob", issue_type=TASK, actor="a", assignee="bob", priority=Priority.P0)
     mine = tracker.create("free", issue_type=TASK, actor="a").id
-    claimed = tracker.claim_next(actor="ann")
+    claimed = claim("ann")
     assert claimed is not None
     assert claimed.id == mine
-    assert tracker.claim_next(actor="ann") is None
-    bobs = tracker.claim_next(actor="bob")
+    assert claim("ann") is None
+    bobs = claim("bob")
     assert bobs is not None
     assert bobs.title == "for bob"
 

@@ -322,26 +322,6 @@ class Tracker:
                 log_event(conn, issue_id, "released", actor=actor, detail=detail, at=now)
             return [get(conn, issue_id) for issue_id in held]
 
-    def claim_next(
-        self,
-        *,
-        actor: str,
-        priority: Priority | None = None,
-        issue_type: IssueType | None = None,
-        spec: str | None = None,
-    ) -> Issue | None:
-        """`claims.claim_next` on this tracker's store and clock."""
-        from pensa import claims
-
-        return claims.claim_next(
-            self.store,
-            actor=actor,
-            now=self.now,
-            priority=priority,
-            issue_type=issue_type,
-            spec=spec,
-        )
-
     def close(
         self, issue_id: str, *, actor: str, reason: str | None = None, force: bool = False
     ) -> tuple[Issue, Issue | None]:

@@ -230,11 +230,6 @@ def ready(store: Store, filters: Filters, *, limit: int | None = None) -> list[I
     return ready_query(filters, limit=limit).issues(store)
 
 
-def blocked(store: Store) -> list[Issue]:
-    """`blocked` as records."""
-    return blocked_query().issues(store)
-
-
 def open_blockers(store: Store, issue_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
     """For each issue, the (id, status) of every dependency not yet closed, most urgent
     first: what `pn blocked` says each issue waits on."""
@@ -249,8 +244,3 @@ def open_blockers(store: Store, issue_ids: Sequence[str]) -> dict[str, list[tupl
     ):
         out.setdefault(child, []).append((parent, status))
     return out
-
-
-def search(store: Store, text: str) -> list[Issue]:
-    """`search` as records."""
-    return search_query(text).issues(store)
