@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from pensa import doctor, jsonl
 from pensa.models import IssueType, Status
 from pensa.project import at
@@ -124,6 +126,50 @@ def test_work_the_database_holds_and_the_files_lack_is_not_drift(
         tracker.update(first, actor="a", title="renamed")
         tracker.add_comment(first, "note", actor="a")
         assert doctor.diagnose(store, project, now=clock.now) == []
+
+
+def test_files_unchanged_since_the_last_sync_are_not_read_or_rendered(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12: doctor at 100k issues rendered the whole export (0.64 s, 191 MB) to look for
+    drift; files whose fingerprint is the last sync's hold nothing new and are skipped."""
+    project = at(tmp_path / ".pensa")
+    project.ensure()
+    with Store.open(project.db) as store:
+        tracker = Tracker(store, now=clock)
+        tracker.create("x", issue_type=IssueType.TASK, actor="a")
+        jsonl.export(store, project)
+        tracker.create("y", issue_type=IssueType.TASK, actor="a")  # not exported: normal
+
+        def no_render(_store: Store) -> dict[str, str]:
+            raise AssertionError("rendered the export")
+
+        monkeypatch.setattr(jsonl, "render", no_render)
+        assert doctor.diagnose(store, project, now=clock.now) == []
+        path = Path(project.issues_jsonl)
+        path.write_text(path.read_text().replace('"title":"x"', '"title":"by hand"'))
+        with pytest.raises(AssertionError, match="rendered the export"):
+            doctor.diagnose(store, project, now=clock.now)  # a changed file is compared
+
+
+def test_full_runs_the_complete_integrity_check(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = at(tmp_path / ".pensa")
+    project.ensure()
+    with Store.open(project.db) as store:
+        asked: list[str] = []
+        rows = store.rows
+
+        def spy(sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+            asked.append(sql)
+            return rows(sql, params)
+
+        monkeypatch.setattr(store, "rows", spy)
+        doctor.diagnose(store, project, now=clock.now)
+        doctor.diagnose(store, project, now=clock.now, full=True)
+    checks = [sql for sql in asked if sql.endswith("_check")]
+    assert checks == ["PRAGMA quick_check", "PRAGMA integrity_check"]
 
 
 def test_lines_on_disk_the_database_lacks_are_drift_with_the_fix(

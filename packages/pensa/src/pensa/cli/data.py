@@ -152,9 +152,14 @@ def init(env: Env) -> None:
     is_flag=True,
     help="Release stale claims, drop orphaned deps and comments, clear dangling fixes.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="SQLite's full integrity_check (indexes too) instead of the quicker quick_check.",
+)
 @common
 @pass_env
-def doctor(env: Env, fix: bool) -> None:
+def doctor(env: Env, fix: bool, full: bool) -> None:
     """Show claims; check stale claims, orphans, dangling fixes, JSONL drift and integrity.
 
     Every in-progress issue is listed (check `claim`, or `stale_claim` when its latest claim
@@ -168,7 +173,13 @@ def doctor(env: Env, fix: bool) -> None:
     store = env.store(write=fix and found is not None)
     setup = checks.git_setup(env.cwd, env.environ)
     report = checks.run(
-        store, found, now=env.now(), fix=fix, actor=env.actor if fix else "", setup=setup
+        store,
+        found,
+        now=env.now(),
+        fix=fix,
+        actor=env.actor if fix else "",
+        setup=setup,
+        full=full,
     )
     lines = [f"[{f.check}] {f.message}" for f in report.findings]
     if not any(f.is_problem for f in report.findings):
