@@ -173,3 +173,59 @@ def test_export_import_export_is_byte_identical(
         with Store.open(project.db) as store:
             jsonl.export(store, project)
         assert [Path(p).read_bytes() for p in project.jsonl_files()] == first
+
+
+ISSUE_ROW = st.tuples(
+    st.sampled_from(["bug", "task", "test", "chore"]),
+    st.sampled_from(["open", "in_progress", "closed"]),
+    st.sampled_from([None, "human", "loop-1"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(ISSUE_ROW, min_size=1, max_size=25),
+    links=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),
+)
+def test_status_counts_agree_with_a_plain_python_oracle(
+    rows: list[tuple[str, str, str | None]], links: list[tuple[int, int]]
+) -> None:
+    """Issue 12 rewrote `pn status` as two grouped counts; an oracle that walks every issue
+    and its deps says what ready, blocked, needing a human and the bars must be."""
+    from pensa.stats import status
+
+    ids = [f"pn-{n:08x}" for n in range(len(rows))]
+    deps = {(ids[a], ids[b]) for a, b in links if a < len(rows) and b < len(rows) and a != b}
+    with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "db.sqlite") as store:
+        with store.write() as conn:
+            conn.executemany(
+                "INSERT INTO issues (id, title, issue_type, status, assignee, created_at, "
+                "updated_at) VALUES (?, 't', ?, ?, ?, 'c', 'u')",
+                [(i, kind, state, who) for i, (kind, state, who) in zip(ids, rows, strict=True)],
+            )
+            conn.executemany("INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)", deps)
+        report = status(store)
+    state = dict(zip(ids, rows, strict=True))
+
+    def blocked(i: str) -> bool:
+        return state[i][1] != "closed" and any(
+            child == i and state[parent][1] != "closed" for child, parent in deps
+        )
+
+    assert report.blocked == sum(blocked(i) for i in ids)
+    assert report.ready == sum(
+        s == "open" and k != "bug" and who != "human" and not blocked(i)
+        for i, (k, s, who) in state.items()
+    )
+    assert report.needs_human == sum(s == "open" and who == "human" for k, s, who in rows)
+    for kind in ("bug", "task", "test", "chore"):
+        mine = [i for i in ids if state[i][0] == kind]
+        assert report.bars[kind] == {
+            "open": sum(state[i][1] == "open" and not blocked(i) for i in mine),
+            "in_progress": sum(state[i][1] == "in_progress" and not blocked(i) for i in mine),
+            "blocked": sum(blocked(i) for i in mine),
+            "closed": sum(state[i][1] == "closed" for i in mine),
+        }
+        assert report.by_type[kind] == {
+            s: sum(state[i][1] == s for i in mine) for s in ("open", "in_progress", "closed")
+        }

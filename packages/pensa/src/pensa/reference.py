@@ -161,8 +161,9 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "git's merge driver for .pensa/*.jsonl (registered by pn init)",
             ),
             Ref(
-                "pn doctor [--fix]",
-                "current claims; stale claims, orphans, dangling fixes, JSONL drift, integrity",
+                "pn doctor [--fix] [--full]",
+                "current claims; stale claims, orphans, dangling fixes, JSONL drift, integrity "
+                "(`--full`: SQLite's complete integrity_check)",
             ),
             Ref("pn where", "print the .pensa directory in use"),
             Ref("pn prime", "print the agent cheat sheet: commands, values, common mistakes"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.views import BLOCKED, NEEDS_HUMAN, NOT_HUMANS, READY, Filters
+from pensa.views import HUMAN, Filters
 
 if TYPE_CHECKING:
     from pensa.store import Store
@@ -83,6 +83,7 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
     ],
 )
 BAR_STATES = ("open", "in_progress", "blocked", "closed")
+OPEN_STATES = "('open', 'in_progress')"  # SQL: the statuses that are not closed
 
 
 class StatusReport(_StatusReportFields):
@@ -113,16 +114,31 @@ def status(store: Store) -> StatusReport:
     """Counts per type and status, plus how many issues are ready and blocked."""
     by_type = {t.value: {s.value: 0 for s in Status} for t in IssueType}
     bars = {t.value: dict.fromkeys(BAR_STATES, 0) for t in IssueType}
-    for issue_type, state, waiting, n in store.rows(
-        f"SELECT issue_type, status, status != 'closed' AND {BLOCKED}, count(*) FROM issues "
-        "GROUP BY 1, 2, 3"
-    ):
-        by_type[issue_type][state] += int(n)
-        bars[issue_type]["blocked" if waiting else state] += int(n)
-    ready_n = store.rows(f"SELECT count(*) FROM issues WHERE {READY} AND {NOT_HUMANS}")[0][0]
-    blocked_n = store.rows(f"SELECT count(*) FROM issues WHERE status != 'closed' AND {BLOCKED}")[
-        0
-    ][0]
-    # stuck tasks claim-next handed to a human (pensa.claims.mark_stuck)
-    human_n = store.rows(f"SELECT count(*) FROM issues WHERE {NEEDS_HUMAN}")[0][0]
-    return StatusReport(by_type, int(ready_n), int(blocked_n), int(human_n), bars)
+    ready_n = blocked_n = human_n = 0
+    # Two grouped counts instead of a correlated subquery per row (issue 12: 0.63 s -> 0.04 s
+    # at 100k issues, on m004's covering indexes): every issue by type, status and assignee,
+    # then the same for the blocked ones (open or in progress, waiting on one that is too).
+    with store.snapshot() as conn:
+        every = conn.execute(
+            "SELECT issue_type, status, assignee, count(*) FROM issues GROUP BY 1, 2, 3"
+        ).fetchall()
+        waiting = conn.execute(
+            "SELECT issue_type, status, assignee, count(*) FROM issues "
+            f"WHERE status IN {OPEN_STATES} AND id IN (SELECT d.issue_id FROM issues p "
+            f"JOIN deps d ON d.depends_on_id = p.id WHERE p.status IN {OPEN_STATES}) "
+            "GROUP BY 1, 2, 3"
+        ).fetchall()
+    for issue_type, state, assignee, n in every:
+        by_type[issue_type][state] += n
+        bars[issue_type][state] += n
+        if state == Status.OPEN and assignee == HUMAN:
+            human_n += n  # stuck tasks claim-next handed to a human (claims.mark_stuck)
+        elif state == Status.OPEN and issue_type != IssueType.BUG:
+            ready_n += n
+    for issue_type, state, assignee, n in waiting:
+        bars[issue_type][state] -= n
+        bars[issue_type]["blocked"] += n
+        blocked_n += n
+        if state == Status.OPEN and assignee != HUMAN and issue_type != IssueType.BUG:
+            ready_n -= n
+    return StatusReport(by_type, ready_n, blocked_n, human_n, bars)
