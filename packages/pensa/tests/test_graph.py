@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pensa.cycles import find_cycles
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
-from pensa.graph import Graph, find_cycles
+from pensa.graph import Graph
 from pensa.models import IssueType
 from pensa.tracker import Tracker
 

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pensa import jsonl
+from pensa.cycles import find_cycles
 from pensa.errors import CycleDetected, InvalidArgument
-from pensa.graph import Graph, find_cycles
+from pensa.graph import Graph
 from pensa.models import IssueType, Priority, Status
 from pensa.project import at
 from pensa.store import Store

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import beads, ids
 from pensa.beads import BLOCKING, LINK_WORDS, PARENT_CHILD, Summary
-from pensa.graph import find_cycles
+from pensa.cycles import find_cycles
 from pensa.models import encode_labels, timestamp
 from pensa.store import log_event
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import jsonl
+from pensa.cycles import find_cycles
 from pensa.errors import PensaError
-from pensa.graph import find_cycles
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 

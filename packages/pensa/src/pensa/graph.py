@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from pensa.cycles import find_cycles
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
@@ -12,7 +13,7 @@ from pensa.views import select
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable
     from datetime import datetime
 
     from pensa.diagram import Picture
@@ -230,35 +231,3 @@ class Graph:
         ):
             edges.setdefault(child, []).append(parent)
         return find_cycles(edges)
-
-
-def find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
-    """Cycles found by depth-first search, each rotated to start at its smallest id."""
-    white, grey, black = 0, 1, 2
-    colour: dict[str, int] = {}
-    found: dict[tuple[str, ...], list[str]] = {}
-    for root in sorted(edges):
-        if colour.get(root, white) != white:
-            continue
-        stack: list[tuple[str, list[str]]] = [(root, list(edges.get(root, ())))]
-        path = [root]
-        colour[root] = grey
-        while stack:
-            node, pending = stack[-1]
-            if not pending:
-                colour[node] = black
-                stack.pop()
-                path.pop()
-                continue
-            nxt = pending.pop(0)
-            state = colour.get(nxt, white)
-            if state == grey:
-                cycle = path[path.index(nxt) :]
-                start = cycle.index(min(cycle))
-                rotated = cycle[start:] + cycle[:start]
-                found.setdefault(tuple(rotated), rotated)
-            elif state == white:
-                colour[nxt] = grey
-                path.append(nxt)
-                stack.append((nxt, list(edges.get(nxt, ()))))
-    return [found[k] for k in sorted(found)]

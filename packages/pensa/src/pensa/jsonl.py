@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.cycles import find_cycles
 from pensa.errors import InvalidData, StorageError
 from pensa.freshness import fingerprints as sync_fingerprints
-from pensa.graph import find_cycles
 from pensa.models import ISSUE_FIELDS
 from pensa.snapshot import (
     COMMENT_FIELDS,

@@ -121,7 +121,7 @@ def merge_deps(
 
 
 def _acyclic(deps: dict[DepKey, Record], base: Mapping[DepKey, Record]) -> dict[DepKey, Record]:
-    from pensa.graph import find_cycles
+    from pensa.cycles import find_cycles
 
     while True:
         edges: dict[str, list[str]] = {}

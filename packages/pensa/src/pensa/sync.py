@@ -176,7 +176,7 @@ def _apply_edges(conn: sqlite3.Connection, diff: _Diff) -> None:
     added = [(k, r) for k, r in diff.theirs.deps.items() if k not in diff.base.deps]
     if not added:
         return
-    from pensa.graph import find_cycles
+    from pensa.cycles import find_cycles
 
     edges: dict[str, list[str]] = {}
     for child, parent in conn.execute("SELECT issue_id, depends_on_id FROM deps"):
