@@ -75,3 +75,15 @@ def test_readme_documents_every_doctor_check() -> None:
     readme = README.read_text(encoding="utf-8")
     for check, meaning in CHECKS.items():
         assert f"| `{check}` | {meaning} |" in readme, check
+
+
+def test_the_priority_option_is_declared_once_and_reads_the_same_everywhere() -> None:
+    """Issue 12: `-p` was declared five times with three help texts."""
+    helps = set()
+    for name in ("create", "q", "update", "list", "ready", "claim-next"):
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None
+        (option,) = [p for p in command.params if "-p" in getattr(p, "opts", ())]
+        assert isinstance(option, click.Option)
+        helps.add((option.help or "").split(":", 1)[1])
+    assert helps == {" p0 (critical) … p3 (low); 1 and P1 mean p1."}

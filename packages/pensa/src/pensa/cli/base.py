@@ -173,6 +173,21 @@ def _set_actor(ctx: click.Context, _: click.Parameter, value: str | None) -> Non
         ctx.ensure_object(Env).actor_flag = value
 
 
+def priority_option(*, only: bool = False, default: str | None = None) -> Callable[[F], F]:
+    """`-p/--priority`, declared once: a filter (`only`) or a value to set (issue 12)."""
+    from pensa.models import Priority
+
+    what = "Only this priority" if only else "The priority"
+    return click.option(
+        "-p",
+        "--priority",
+        type=VocabType(Priority),
+        default=default,
+        show_default=default is not None,
+        help=f"{what}: p0 (critical) … p3 (low); 1 and P1 mean p1.",
+    )
+
+
 def common(func: F) -> F:
     """`--json` and `--actor`, accepted after the subcommand as well as before it.
 

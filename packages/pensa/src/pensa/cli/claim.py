@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
 from pensa.models import IssueType, Priority
 
 
 @cli.command("claim-next")
-@click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority.")
+@priority_option(only=True)
 @click.option(
     "-t",
     "--type",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
 from pensa.models import IssueType, Priority, Status
 
 
@@ -19,14 +19,7 @@ from pensa.models import IssueType, Priority, Status
     show_default=True,
     help="bug, task, test or chore.",
 )
-@click.option(
-    "-p",
-    "--priority",
-    type=VocabType(Priority),
-    default="p2",
-    show_default=True,
-    help="p0 (critical) … p3 (low).",
-)
+@priority_option(default="p2")
 @click.option("-a", "--assignee", help="Who the issue is for.")
 @click.option("--spec", help="Stem of the spec it implements (auth for specs/auth.md).")
 @click.option("--fixes", metavar="BUG", help="Id of the bug this issue fixes.")
@@ -82,9 +75,7 @@ def create(
     show_default=True,
     help="bug, task, test or chore.",
 )
-@click.option(
-    "-p", "--priority", type=VocabType(Priority), default="p2", show_default=True, help="p0 … p3."
-)
+@priority_option(default="p2")
 @click.option("--spec", help="Stem of the spec it implements.")
 @common
 @pass_env
@@ -107,7 +98,7 @@ def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str
 @click.option(
     "--status", type=VocabType(Status), help="open or in_progress (close with `pn close`)."
 )
-@click.option("-p", "--priority", type=VocabType(Priority), help="p0 … p3.")
+@priority_option()
 @click.option("-a", "--assignee", help='New assignee ("" clears it).')
 @click.option("--description", help='New description ("" clears it).')
 @click.option("--spec", help='New spec stem ("" clears it).')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pensa import views
-from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
 from pensa.models import IssueType, Priority, Status
 from pensa.views import ACTIVE, Filters, SortKey
 
@@ -14,7 +14,7 @@ def filter_options(func: click.decorators.FC) -> click.decorators.FC:
     """-p, -a, -t, --spec and --label, shared by list, ready and count."""
     for option in reversed(
         (
-            click.option("-p", "--priority", type=VocabType(Priority), help="Only this priority."),
+            priority_option(only=True),
             click.option("-a", "--assignee", help="Only this assignee."),
             click.option(
                 "-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type."
