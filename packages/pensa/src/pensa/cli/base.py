@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -103,54 +102,21 @@ class Env:
         return projects.locate(self.cwd, self.environ)
 
     def store(self, *, write: bool = False, catch_up: bool = True) -> Store:
-        """The project database. Reads never create files: without a database (and without
-        JSONL to import) they see an empty in-memory one."""
+        """The project database, opened and caught up as `pensa.opening` says."""
+        from pensa import opening
         from pensa.store import Store
 
         found = self.project(create=write)
-        first_use = (
-            found is not None
-            and not os.path.exists(found.db)
-            and os.path.exists(found.issues_jsonl)
-        )
-        if found is None or not (write or first_use or os.path.exists(found.db)):
+        choice = opening.choose(found, write=write)
+        if found is None or not choice.on_disk:
             return self._resources.enter_context(Store.open(None))
         found.ensure()
         store = self._resources.enter_context(Store.open(found.db))
-        if catch_up:
-            self._catch_up(store, found, first_use=first_use, write=write)
+        if catch_up and (
+            said := opening.catch_up(store, found, first_use=choice.first_use, write=write)
+        ):
+            click.echo(said, err=True)
         return store
-
-    def _catch_up(self, store: Store, found: Project, *, first_use: bool, write: bool) -> None:
-        """Merge the committed JSONL in when it changed since the last sync.
-
-        A fresh clone's first use, a checkout whose hook did not run (a host git with hooks
-        off, a teammate without pensa): the database still follows the files. A read that
-        cannot write (a read-only mount) reads what the database holds."""
-        from pensa.freshness import is_stale
-
-        if not is_stale(store, found):
-            return
-        from pensa import sync
-        from pensa.errors import InvalidData, ReadOnly
-
-        try:
-            done = sync.sync(store, found)
-        except ReadOnly:
-            if write:
-                raise
-            return
-        except InvalidData as e:
-            # A bad committed line must not stop every agent's claim-next: say it once,
-            # work on the database as it is; `pn sync` and `pn export` refuse until fixed.
-            from pensa.inert import inert
-
-            click.echo(f"pn: warning: .pensa/*.jsonl not merged: {inert(str(e))}", err=True)
-            return
-        if first_use:
-            click.echo(
-                f"pn: first use here: imported {done.added} issues from {found.dir}", err=True
-            )
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""

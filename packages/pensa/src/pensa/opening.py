@@ -1,0 +1,61 @@
+"""Which database a command opens, and catching it up with the committed JSONL first.
+
+The policy every `pn` command follows (issue 12 moved it out of the click layer):
+- a write opens (creating) the project's database;
+- a read never creates files: without a database it sees an empty in-memory one, except in a
+  fresh clone (`.pensa/` with JSONL but no database), where the first use imports the files;
+- before working, the database merges in JSONL changed since the last sync (a checkout whose
+  hook did not run, a teammate without pensa); a read that cannot write reads as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from pensa.project import Project
+    from pensa.store import Store
+
+
+class Choice(NamedTuple):
+    """Whether to open the project's file (else an in-memory store), and whether this is a
+    fresh clone's first use."""
+
+    on_disk: bool
+    first_use: bool
+
+
+def choose(found: Project | None, *, write: bool) -> Choice:
+    """The store a command with these needs opens."""
+    if found is None:
+        return Choice(on_disk=False, first_use=False)
+    exists = os.path.exists(found.db)
+    first_use = not exists and os.path.exists(found.issues_jsonl)
+    return Choice(on_disk=write or first_use or exists, first_use=first_use)
+
+
+def catch_up(store: Store, found: Project, *, first_use: bool, write: bool) -> str | None:
+    """Merge the committed JSONL in when it changed since the last sync; a line to show the
+    user, if any. A bad committed line is said once and the database used as it is: it must
+    not stop every agent's claim-next (`pn sync` and `pn export` refuse until it is fixed)."""
+    from pensa.freshness import is_stale
+
+    if not is_stale(store, found):
+        return None
+    from pensa import sync
+    from pensa.errors import InvalidData, ReadOnly
+
+    try:
+        done = sync.sync(store, found)
+    except ReadOnly:
+        if write:
+            raise
+        return None
+    except InvalidData as e:
+        from pensa.inert import inert
+
+        return f"pn: warning: .pensa/*.jsonl not merged: {inert(str(e))}"
+    if first_use:
+        return f"pn: first use here: imported {done.added} issues from {found.dir}"
+    return None
