@@ -154,6 +154,14 @@ def priority_option(*, only: bool = False, default: str | None = None) -> Callab
     )
 
 
+def label_option(*, only: bool = False) -> Callable[[F], F]:
+    """`--label`, repeatable, declared once: a filter (`only`: all of them) or labels to add."""
+    what = "Only issues with this label (repeat: all of them)" if only else "A label to add"
+    return click.option(
+        "--label", "labels", multiple=True, metavar="L", help=f"{what}; repeatable."
+    )
+
+
 def common(func: F) -> F:
     """`--json` and `--actor`, accepted after the subcommand as well as before it.
 

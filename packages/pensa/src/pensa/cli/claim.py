@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
+from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
 from pensa.models import IssueType, Priority
 
 
@@ -19,13 +19,7 @@ from pensa.models import IssueType, Priority
     help="Only this type (repeat for several: -t task -t chore).",
 )
 @click.option("--spec", help="Only issues of this spec stem.")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="L",
-    help="Only issues with this label (repeatable).",
-)
+@label_option(only=True)
 @click.option(
     "--stuck-after",
     type=click.IntRange(min=1),

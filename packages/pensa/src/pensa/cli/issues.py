@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
+from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
 from pensa.models import IssueType, Priority, Status
 
 
@@ -27,7 +27,7 @@ from pensa.models import IssueType, Priority, Status
 @click.option(
     "--dep", "deps", multiple=True, metavar="ID", help="An issue this one depends on (repeatable)."
 )
-@click.option("--label", "labels", multiple=True, metavar="L", help="A label (repeatable).")
+@label_option()
 @common
 @pass_env
 def create(
@@ -104,7 +104,7 @@ def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str
 @click.option("--spec", help='New spec stem ("" clears it).')
 @click.option("--fixes", metavar="BUG", help='Bug this issue fixes ("" clears it).')
 @click.option("-t", "--type", "issue_type", hidden=True, help="Refused: the type is fixed.")
-@click.option("--label", "labels", multiple=True, metavar="L", help="Add a label (repeatable).")
+@label_option()
 @click.option("--claim", is_flag=True, help="Take it: in_progress, assigned to you.")
 @click.option("--unclaim", is_flag=True, help="Give it back: open, unassigned.")
 @common

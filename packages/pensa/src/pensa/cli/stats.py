@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, pass_env
+from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env
 from pensa.models import Status
 from pensa.views import ACTIVE, Filters
 
@@ -12,13 +12,7 @@ from pensa.views import ACTIVE, Filters
 @cli.command()
 @click.option("--status", type=VocabType(Status), multiple=True, help="Only this status.")
 @click.option("--all", "all_", is_flag=True, help="Include closed issues.")
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="L",
-    help="Only issues with this label (repeatable).",
-)
+@label_option(only=True)
 # One flag each, not a shared flag_value: click would silently keep the last of two.
 @click.option("--by-status", "by", flag_value="status", multiple=True, help="Group by status.")
 @click.option(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pensa import views
-from pensa.cli.base import Env, VocabType, cli, common, pass_env, priority_option
+from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
 from pensa.models import IssueType, Priority, Status
 from pensa.views import ACTIVE, Filters, SortKey
 
@@ -20,13 +20,7 @@ def filter_options(func: click.decorators.FC) -> click.decorators.FC:
                 "-t", "--type", "issue_type", type=VocabType(IssueType), help="Only this type."
             ),
             click.option("--spec", help="Only issues of this spec stem."),
-            click.option(
-                "--label",
-                "labels",
-                multiple=True,
-                metavar="L",
-                help="Only issues with this label (repeat: all of them).",
-            ),
+            label_option(only=True),
         )
     ):
         func = option(func)
