@@ -9,7 +9,7 @@ from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
 from pensa.tracker import find
-from pensa.views import select
+from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select
 
 if TYPE_CHECKING:
     import sqlite3
@@ -149,14 +149,14 @@ class Graph:
             tuple(
                 select(
                     self.store,
-                    ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
+                    [DEPENDENCIES_OF],
                     [issue_id],
                 )
             ),
             tuple(
                 select(
                     self.store,
-                    ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
+                    [DEPENDENTS_OF],
                     [issue_id],
                 )
             ),
@@ -165,10 +165,7 @@ class Graph:
     def tree(self, issue_id: str, *, direction: Direction = "down") -> list[TreeNode]:
         """Depth-first walk below the root (not included); each issue is listed once."""
         issue_id = find(self.store.conn, issue_id).id
-        if direction == "down":
-            sql = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
-        else:
-            sql = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
+        sql = DEPENDENCIES_OF if direction == "down" else DEPENDENTS_OF
         nodes: list[TreeNode] = []
         seen = {issue_id}
 

@@ -28,7 +28,7 @@ from pensa.models import (
     utcnow,
 )
 from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event, set_fields
-from pensa.views import HUMAN, select
+from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, HUMAN, select
 
 if TYPE_CHECKING:
     import sqlite3
@@ -104,12 +104,12 @@ class Tracker:
         issue_id = issue.id
         deps = select(
             self.store,
-            ["id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"],
+            [DEPENDENCIES_OF],
             [issue_id],
         )
         dependents = select(
             self.store,
-            ["id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"],
+            [DEPENDENTS_OF],
             [issue_id],
         )
         is_bug = issue.issue_type is IssueType.BUG

@@ -25,6 +25,10 @@ BLOCKED = (
     "EXISTS (SELECT 1 FROM deps d JOIN issues p ON p.id = d.depends_on_id "
     "WHERE d.issue_id = issues.id AND p.status != 'closed')"
 )
+# An issue's dependencies and its dependents, as WHERE conditions on `issues` (one parameter:
+# the issue's id): written once for show, dep list and dep tree.
+DEPENDENCIES_OF = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
+DEPENDENTS_OF = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
 READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED}"
 # A stuck task (claims.mark_stuck) is handed to HUMAN: still open, assignee a plain string (the
 # JSON contract is unchanged), but no agent's work. `ready` leaves it out unless `-a human`
