@@ -210,10 +210,6 @@ def measure(label: str, env: dict[str, str]) -> None:
         print(f"{case.name:<34} {median * 1000:>9.1f} {ratio:>8.2f}  {target:<16} {verdict}")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def measure_100k(label: str, env: dict[str, str]) -> None:
     """The 100k-issue table: O(1) commands, the scans, doctor and import (issue 12)."""
     issues = 100_000
@@ -254,3 +250,7 @@ def measure_100k(label: str, env: dict[str, str]) -> None:
         target, check = targets.get(case.kind, ("(floor)", lambda median, ratio: True))
         verdict = "" if case.kind == "floor" else ("pass" if check(median, ratio) else "FAIL")
         print(f"{case.name:<34} {median * 1000:>9.1f} {ratio:>8.2f}  {target:<16} {verdict}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
