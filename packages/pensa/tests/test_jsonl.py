@@ -314,3 +314,22 @@ def test_import_over_a_crashed_writer_leaves_no_hot_journal(project: Project, cl
         titles = {t for (t,) in store.rows("SELECT title FROM issues")}
     assert "half-written" not in titles
     assert len(titles) == 3
+
+
+def test_import_keeps_every_index_it_rebuilds(project: Project, clock: Clock) -> None:
+    """Issue 12: import drops the emptied tables' indexes and makes them again after the
+    inserts; the schema afterwards is exactly the schema before."""
+    import sqlite3
+
+    def indexes() -> list[tuple[str, str]]:
+        conn = sqlite3.connect(project.db)
+        try:
+            return sorted(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+        finally:
+            conn.close()
+
+    populate(project, clock)
+    before = indexes()
+    assert len([i for i in before if i[1]]) >= 6
+    assert jsonl.import_(project) is not None
+    assert indexes() == before
