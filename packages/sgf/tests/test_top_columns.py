@@ -60,10 +60,17 @@ def test_cells_of_a_running_and_a_stopped_loop() -> None:
     )
     assert columns.cells(running, NOW) == (
         "shop", "build", "auth", "3/10", "pn-1a2b add login", "$0.42/$5.00", "48.2k",
-        "12m34s", "4s ago", "running", "▄█",
+        "12m34s", "4s", "running", "▄█",
     )  # fmt: skip
     stopped = LoopRow(Path("/work/shop"), "verify-1", "verify", None, State.STOPPED, "interrupted")
     assert columns.cells(stopped, NOW) == (
         "shop", "verify", "-", "-", "-", "$0.00", "0", "-", "-", "stopped: interrupted", "",
     )  # fmt: skip
     assert len(columns.COLUMNS) == len(columns.cells(stopped, NOW))
+
+
+def test_long_text_is_cut_unless_wide() -> None:
+    reason = "budget reached: --max-cost 5.00 (spent 5.03)"
+    row = LoopRow(Path("/p"), "verify-1", "verify", None, State.STOPPED, reason)
+    assert columns.cells(row, NOW)[9] == "stopped: budget reache…"[:21] + "…"
+    assert columns.cells(row, NOW, wide=True)[9] == f"stopped: {reason}"

@@ -372,6 +372,36 @@ def sandbox_build(
     click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
 
 
+@cli.command("top")
+@click.option("--all", "all_projects", is_flag=True, help="Every project's loops on this machine.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=1),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between refreshes (at least 1).",
+)
+@click.pass_obj
+def top_command(env: Env, all_projects: bool, interval: float) -> int:
+    """Watch every loop live: table, log, pensa and cost panes; keys j/k, enter, /, s, r, ?, q.
+
+    \b
+    Example:
+        sgf top --all
+    """
+    from sgf.top import command
+
+    return command.run(
+        env.cwd,
+        all_projects=all_projects,
+        env=env.environ,
+        sgf=[sys.executable, "-m", "sgf"],
+        interval=interval,
+        on_terminal=env.interactive(),
+    )
+
+
 def _configured(env: Env) -> tuple[str, str] | None:
     """The project's (stack, docker_template), or None outside an initialised project."""
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -164,7 +164,7 @@ class LoopRow:
     elapsed: float | None = None  # seconds since it started (until it ended)
     last_activity: datetime | None = None  # when its log last grew
     costs: tuple[float, ...] = ()  # per iteration, for the sparkline
-    log: Path = field(default=Path())
+    log: Path | None = None  # where its one-liners are
 
     @property
     def key(self) -> tuple[str, str]:

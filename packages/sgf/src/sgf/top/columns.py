@@ -38,10 +38,15 @@ def duration(seconds: float | None) -> str:
 
 
 def ago(when: datetime | None, now: datetime) -> str:
-    """How long ago, `12s ago`; `-` when unknown."""
+    """How long ago, `12s`; `-` when unknown."""
     if when is None:
         return "-"
-    return duration((now - when).total_seconds()) + " ago"
+    return duration((now - when).total_seconds())
+
+
+def cut(text: str, width: int) -> str:
+    """At most `width` characters, ending in `…` when cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def tokens(n: int, budget: int | None = None) -> str:
@@ -89,19 +94,28 @@ def project_name(path: Path) -> str:
     return path.name or str(path)
 
 
-def cells(row: LoopRow, now: datetime) -> tuple[str, ...]:
-    """One row's cells in COLUMNS order (untrusted text: render without markup)."""
-    task = f"{row.task.id} {row.task.title}" if row.task else "-"
+def task(row: LoopRow) -> str:
+    """`pn-1a2b3c4d add the login form`, or `-`."""
+    return f"{row.task.id} {row.task.title}" if row.task else "-"
+
+
+def cells(row: LoopRow, now: datetime, *, wide: bool = False) -> tuple[str, ...]:
+    """One row's cells in COLUMNS order (untrusted text: render without markup). Long
+    titles, reasons and names are cut unless `wide`."""
+
+    def fit(text: str, width: int) -> str:
+        return text if wide else cut(text, width)
+
     return (
-        project_name(row.project),
+        fit(project_name(row.project), 16),
         row.stage,
-        row.spec or "-",
+        fit(row.spec or "-", 16),
         iteration(row),
-        task,
+        fit(task(row), 32),
         cost(row),
         tokens(row.tokens, row.max_tokens),
         duration(row.elapsed),
         ago(row.last_activity, now),
-        state(row),
+        fit(state(row), 22),
         spark(row.costs),
     )
