@@ -268,9 +268,19 @@ stage_command(
 
 @cli.command("status")
 @click.option("--json", "json_", is_flag=True, help="Print JSON.")
+@click.option(
+    "--watch", is_flag=True, help="Redraw the loop table every second (plain text when piped)."
+)
 @click.pass_obj
-def status_command(env: Env, json_: bool) -> None:
+def status_command(env: Env, json_: bool, watch: bool) -> None:
     """Show running loops, recent outcomes and the pensa picture per spec."""
+    if watch:
+        if json_:
+            raise click.UsageError("--watch and --json do not go together")
+        from sgf.top import command
+
+        command.watch(env.root(), env=env.environ)
+        return
     from sgf import render
 
     render.status(status.gather(env.root(), env=env.environ, now=env.now), as_json=json_)

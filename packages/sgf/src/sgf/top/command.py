@@ -39,3 +39,13 @@ def run(
     scope = "all projects" if all_projects else (root.name if root else "")
     TopApp(collector, scope=scope, interval=interval, sgf=sgf, env=env).run()
     return 0
+
+
+def watch(root: Path, *, env: Mapping[str, str], interval: float = 1.0) -> None:
+    """`sgf status --watch`: the project's loop table, redrawn until Ctrl+C."""
+    from rich.console import Console
+
+    from sgf.top import watch as watching
+
+    collector = Collector(root, all_projects=False, env=env)
+    watching.run(collector, console=Console(highlight=False), interval=interval)
