@@ -159,3 +159,15 @@ def test_the_filter_keeps_matching_rows(tmp_path: Path) -> None:
             assert app.focused is app.query_one("#loops")
 
     asyncio.run(drive())
+
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def test_the_readme_shows_the_snapshot_and_every_key() -> None:
+    from sgf.top.app import KEYS
+
+    text = README.read_text()
+    assert "```text\n" + SNAPSHOT.read_text() + "```" in text
+    for key, what in KEYS:
+        assert f"| `{key}` | {what} |" in text
