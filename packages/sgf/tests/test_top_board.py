@@ -66,7 +66,8 @@ def test_boards_ask_pn_again_only_when_pensa_changed_and_at_most_once_a_second(
         return Board(ready=len(asked))
 
     clock = Clock()
-    boards = Boards({}, clock=clock, reader=reader, max_age=30)
+    day = [TODAY]
+    boards = Boards({}, clock=clock, reader=reader, max_age=30, today=lambda: day[0])
     assert boards.get(tmp_path).ready == 1
     db.write_text("22")
     clock.t += 0.5
@@ -76,7 +77,10 @@ def test_boards_ask_pn_again_only_when_pensa_changed_and_at_most_once_a_second(
     clock.t += 5
     assert boards.get(tmp_path).ready == 2  # unchanged: no pn
     clock.t += 30
-    assert boards.get(tmp_path).ready == 3  # too old: asked again (closed today moves on)
+    assert boards.get(tmp_path).ready == 3  # too old: asked again
+    clock.t += 2
+    day[0] = date(2026, 3, 2)
+    assert boards.get(tmp_path).ready == 4  # a new day: "closed today" starts again
 
 
 def pn(project: Path, env: dict[str, str], *args: str) -> Any:

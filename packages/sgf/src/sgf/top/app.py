@@ -211,6 +211,7 @@ class TopApp(App[None]):
         self.restarts: list[tuple[subprocess.Popen[bytes], Path, str]] = []
         self._busy = False
         self._shown: dict[str, list[Text]] = {}  # cells on screen, by row key
+        self._panes: tuple[object, ...] = ()  # what the side panes show
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The dashboard's keys are off while a question or the help is open."""
@@ -321,14 +322,21 @@ class TopApp(App[None]):
             self.follower = LogFollower(row.log) if row and row.log else None
             log.border_title = Text("log · ") + plain(row.loop_id) if row else "log"
             self.follow_log()
-        spark = self.query_one("#spark", Sparkline)
-        spark.data = list(row.costs) if row and row.costs else [0.0]
+        data = list(row.costs) if row and row.costs else [0.0]
         spent = f" · ${row.cost:.2f} over {len(row.costs)}" if row else ""
-        spark.border_title = f"cost per iteration{spent}"
-        self.query_one("#details", Static).update(details_text(row))
         project = row.project if row else None
+        if project is None and self.snap and self.snap.projects:
+            project = self.snap.projects[0]  # no loop yet: the current project's picture
         board = self.snap.boards.get(project) if self.snap and project else None
-        self.query_one("#pensa", Static).update(board_text(project, board))
+        panes = (data, spent, details_text(row), board_text(project, board))
+        if panes == self._panes:  # unchanged: no redraw (cheap when nothing happens)
+            return
+        self._panes = panes
+        spark = self.query_one("#spark", Sparkline)
+        spark.data = data
+        spark.border_title = f"cost per iteration{spent}"
+        self.query_one("#details", Static).update(panes[2])
+        self.query_one("#pensa", Static).update(panes[3])
 
     def follow_log(self) -> None:
         """Append the selected loop's new log lines."""

@@ -2,8 +2,8 @@
 needing a human, closed today; read through `pn … --json` (sgf never imports pensa).
 
 Three `pn` runs cost a few hundred milliseconds of CPU, so `Boards` asks again at most once a
-second per project, and only when pensa's database changed since (its files' size and mtime),
-or after `max_age` seconds at the latest (for "closed today" across midnight).
+second per project, and only when pensa's database changed since (its files' size and mtime)
+or the day did ("closed today"), or after `max_age` seconds as a safety net.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ class Boards:
         env: Mapping[str, str],
         *,
         min_interval: float = 1.0,
-        max_age: float = 30.0,
+        max_age: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         today: Callable[[], date] = date.today,
         reader: Callable[..., Board] = read,
@@ -130,18 +130,19 @@ class Boards:
         self.clock = clock
         self.today = today
         self.reader = reader
-        self._cache: dict[Path, tuple[float, tuple[tuple[int, int], ...], Board]] = {}
+        self._cache: dict[Path, tuple[float, tuple[object, ...], Board]] = {}
 
     def get(self, root: Path) -> Board:
         """The project's board, from the cache unless pensa changed (at most once a second)."""
         now = self.clock()
-        sig = _signature(root)
+        today = self.today()
+        sig = (*_signature(root), today)
         cached = self._cache.get(root)
         if cached is not None:
             at, old_sig, board = cached
             fresh = old_sig == sig and now - at < self.max_age
             if fresh or now - at < self.min_interval:
                 return board
-        board = self.reader(root, self.env, today=self.today())
+        board = self.reader(root, self.env, today=today)
         self._cache[root] = (now, sig, board)
         return board
