@@ -192,3 +192,15 @@ def test_a_project_without_loops_has_no_rows(tmp_path: Path) -> None:
 def test_row_key_names_project_and_loop() -> None:
     row = LoopRow(Path("/p"), LIVE, "build", "auth", State.RUNNING)
     assert row.key == ("/p", LIVE)
+
+
+def test_the_history_is_read_again_only_when_it_grew(tmp_path: Path) -> None:
+    reader = Reader()
+    runs.record(tmp_path, runs.Outcome("verify-20260301T100000", "x", "y", 0, "complete"))
+    first = reader.history(tmp_path, 5)
+    assert reader.history(tmp_path, 5) is first
+    runs.record(tmp_path, runs.Outcome("verify-20260301T110000", "x", "y", 0, "complete"))
+    assert [o.loop_id for o in reader.history(tmp_path, 5)] == [
+        "verify-20260301T110000",
+        "verify-20260301T100000",
+    ]

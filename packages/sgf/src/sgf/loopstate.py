@@ -197,6 +197,16 @@ class Reader:
         self.recent = recent  # stopped loops shown per project
         self._records: dict[Path, tuple[_Signature | None, Progress]] = {}
         self._logs: dict[Path, tuple[_Signature | None, str | None]] = {}
+        self._history: dict[tuple[Path, int], tuple[_Signature | None, list[runs.Outcome]]] = {}
+
+    def history(self, root: Path, limit: int) -> list[runs.Outcome]:
+        """The latest outcomes, newest first (the history only grows: read it when it did)."""
+        sig = _signature(root / runs.HISTORY)
+        cached = self._history.get((root, limit))
+        if cached is None or cached[0] != sig:
+            cached = (sig, runs.history(root, limit=limit) if sig else [])
+            self._history[(root, limit)] = cached
+        return cached[1]
 
     def progress(self, root: Path, loop_id: str) -> Progress:
         """The loop's run record, folded."""
@@ -239,7 +249,7 @@ class Reader:
                 reason = "crashed: its sgf died (recovered at next launch)"
                 crashed.append(replace(row, state=State.STOPPED, reason=reason))
         stopped = []
-        for o in runs.history(root, limit=self.recent + len(seen)):
+        for o in self.history(root, self.recent + len(seen)):
             if o.loop_id in seen:
                 continue
             seen.add(o.loop_id)
