@@ -89,7 +89,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
-    for xdg in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    for xdg in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
         monkeypatch.setenv(xdg, str(home / f".{xdg.lower()}"))
     gitconfig = home / ".gitconfig"
     gitconfig.write_text(

@@ -287,9 +287,19 @@ stage_command(
 
 @cli.command("status")
 @click.option("--json", "json_", is_flag=True, help="Print JSON.")
+@click.option(
+    "--watch", is_flag=True, help="Redraw the loop table every second (plain text when piped)."
+)
 @click.pass_obj
-def status_command(env: Env, json_: bool) -> None:
+def status_command(env: Env, json_: bool, watch: bool) -> None:
     """Show running loops, recent outcomes and the pensa picture per spec."""
+    if watch:
+        if json_:
+            raise click.UsageError("--watch and --json do not go together")
+        from sgf.top import command
+
+        command.watch(env.root(), env=env.environ)
+        return
     from sgf import render
 
     render.status(status.gather(env.root(), env=env.environ, now=env.now), as_json=json_)
@@ -403,6 +413,36 @@ def sandbox_build(
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"
     click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
+
+
+@cli.command("top")
+@click.option("--all", "all_projects", is_flag=True, help="Every project's loops on this machine.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=1),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between refreshes (at least 1).",
+)
+@click.pass_obj
+def top_command(env: Env, all_projects: bool, interval: float) -> int:
+    """Watch every loop live: table, log, pensa and cost panes; keys j/k, enter, /, s, r, ?, q.
+
+    \b
+    Example:
+        sgf top --all
+    """
+    from sgf.top import command
+
+    return command.run(
+        env.cwd,
+        all_projects=all_projects,
+        env=env.environ,
+        sgf=[sys.executable, "-m", "sgf"],
+        interval=interval,
+        on_terminal=env.interactive(),
+    )
 
 
 def _configured(env: Env) -> tuple[str, str] | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sgf import config as config_mod
-from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal
+from sgf import loopindex, preflight, proc, prompts, recovery, relaunch, runs, sandbox, terminal
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
@@ -89,6 +89,7 @@ class Prepared:
     log: Path
     recovery: recovery.Report
     warnings: list[str] = field(default_factory=list)
+    request: Launch | None = None  # as asked, kept for `sgf top`'s restart
 
 
 def prepare(
@@ -125,7 +126,7 @@ def prepare(
     )
     argv = request.ralph_argv(ralph, config, loop_id, prompt)
     log = runs.log_path(root, str(loop_id))
-    return Prepared(loop_id, argv, prompt, log, report, warnings)
+    return Prepared(loop_id, argv, prompt, log, report, warnings, request)
 
 
 def run(
@@ -146,8 +147,14 @@ def run(
     env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id))}
     started = runs.now_iso(now)
     code: int | None = None
+    if prepared.request is not None:
+        relaunch.save(root, loop_id, prepared.request)
     try:
-        with runs.pid_file(root, loop_id, pid), prepared.log.open("ab") as log:
+        with (
+            runs.pid_file(root, loop_id, pid),
+            loopindex.registered(root, loop_id, pid, started_at=started, env=env),
+            prepared.log.open("ab") as log,
+        ):
             log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
             log.flush()
             plain = PlainLog(log)  # the terminal gets colours, the log plain text

@@ -234,3 +234,62 @@ def run_teed(
                 sink.flush()
         returncode = child.wait()
     return 128 - returncode if returncode < 0 else returncode
+
+
+def children(pid: int) -> list[int]:
+    """The PIDs of process `pid`'s children (from /proc); none where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(n) for n in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):  # kernels without the children file
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == str(pid).encode():
+            found.append(int(entry.name))
+    return found
+
+
+def interrupt_like_ctrl_c(pid: int) -> list[int]:
+    """Interrupt a running loop's sgf the way Ctrl+C in its terminal would; the PIDs signalled.
+
+    sgf forwards SIGINT to a ralph in a process group of its own. A ralph that shares sgf's
+    group (sgf ran with its stdin on a terminal) is meant to get Ctrl+C from the terminal,
+    so sgf does not forward it; it gets its SIGINT here, directly and once. Never the whole
+    group: sgf's group may be a test runner's or a script's."""
+    os.kill(pid, signal.SIGINT)
+    signalled = [pid]
+    with contextlib.suppress(ProcessLookupError):
+        group = os.getpgid(pid)
+        for child in children(pid):
+            with contextlib.suppress(ProcessLookupError):
+                if os.getpgid(child) == group:
+                    os.kill(child, signal.SIGINT)
+                    signalled.append(child)
+    return signalled
+
+
+def spawn_detached(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], output: Path
+) -> subprocess.Popen[bytes]:
+    """Start a program that outlives us (its own session, stdin closed), its stdout and
+    stderr in `output`; the caller may poll it while it runs."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with output.open("wb") as out:
+            return subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except FileNotFoundError as e:
+        raise ProgramMissing(argv[0], "is it installed and on PATH?") from e

@@ -1,0 +1,112 @@
+"""`sgf status --watch`: a rich Live table on a terminal, plain text when piped."""
+
+from __future__ import annotations
+
+import io
+import signal
+import subprocess
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from sgf import runs
+from sgf.loopstate import LoopRow, State, Task
+from sgf.top import watch
+from sgf.top.board import Board
+from sgf.top.collect import Snapshot
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+HOSTILE = "[bold red]pwned[/] \x1b[2J"
+
+
+def snap(cost: float) -> Snapshot:
+    row = LoopRow(
+        Path("/work/shop"), "build-20260301T110000", "build", None, State.RUNNING,
+        iteration=2, iterations=5, task=Task("pn-1", HOSTILE), cost=cost, tokens=1200,
+        elapsed=60.0, last_activity=NOW - timedelta(seconds=2),
+    )  # fmt: skip
+    return Snapshot(NOW, (Path("/work/shop"),), (row,), {Path("/work/shop"): Board(ready=2)})
+
+
+class Scripted:
+    """Hands out the given snapshots (the last one again), then sets `stop`."""
+
+    def __init__(self, *snaps: Snapshot, stop: threading.Event) -> None:
+        self.snaps = list(snaps)
+        self.stop = stop
+        self.calls = 0
+
+    def snapshot(self) -> Snapshot:
+        self.calls += 1
+        if self.calls >= len(self.snaps) + 1:
+            self.stop.set()
+        return self.snaps[min(self.calls, len(self.snaps)) - 1]
+
+
+def test_piped_prints_the_table_as_plain_text_only_when_it_changes() -> None:
+    out = io.StringIO()
+    stop = threading.Event()
+    source = Scripted(snap(0.1), snap(0.1), snap(0.2), stop=stop)
+    console = Console(file=out, force_terminal=False)
+    watch.run(source, console=console, interval=0.01, stop=stop, stamp=lambda s: "T")
+    text = out.getvalue()
+    assert text.count("# T\n") == 2  # the unchanged second snapshot printed nothing
+    assert "$0.10" in text
+    assert "$0.20" in text
+    assert "pn-1 [bold red]pwned[/] \\x1b[2J" in text  # inert, never markup
+    assert "\x1b" not in text
+    assert "pensa (shop): 2 ready" in text
+    first = text.split("\n")[1].split()
+    assert first == ["project", "stage", "spec", "iter", "task", "cost", "tokens", "elapsed",
+                     "active", "state", "trend"]  # fmt: skip
+
+
+def test_on_a_terminal_the_table_is_redrawn_in_place() -> None:
+    out = io.StringIO()
+    stop = threading.Event()
+    source = Scripted(snap(0.1), snap(0.2), stop=stop)
+    console = Console(file=out, force_terminal=True, width=200, color_system="truecolor")
+    watch.run(source, console=console, interval=0.01, stop=stop)
+    text = out.getvalue()
+    assert "$0.10" in text
+    assert "$0.20" in text
+    assert "\x1b[2K" in text or "\x1b[1A" in text  # the cursor moved back over the old table
+    assert "[bold red]pwned[/]" in text  # the brackets are shown, not read as markup
+    assert "\x1b[2J" not in text  # the title's escape did not clear the screen
+
+
+def test_status_watch_through_the_real_console_script(
+    project: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    outcome = runs.Outcome("verify-20260301T100000", "2026-03-01T10:00:00Z", "x", 130, "x")
+    runs.record(project, outcome)
+    sgf = Path(tool_env["PATH"].split(":")[0]) / "sgf"
+    child = subprocess.Popen(
+        [str(sgf), "status", "--watch"], cwd=project, env=tool_env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    deadline = time.monotonic() + 60
+    lines: list[str] = []
+    while not any("verify" in line for line in lines):
+        assert time.monotonic() < deadline
+        lines.append(child.stdout.readline())
+    child.send_signal(signal.SIGINT)
+    rest: Any = child.communicate(timeout=30)
+    assert child.returncode == 130, rest
+    assert lines[0].startswith("# ")
+    assert "stopped: x" in lines[-1]
+
+
+def test_status_watch_and_json_do_not_go_together(project: Path, tool_env: dict[str, str]) -> None:
+    sgf = Path(tool_env["PATH"].split(":")[0]) / "sgf"
+    done = subprocess.run(
+        [str(sgf), "status", "--watch", "--json"], cwd=project, env=tool_env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "--watch and --json" in done.stderr
