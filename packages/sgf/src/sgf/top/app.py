@@ -9,11 +9,10 @@ paths) reaches the screen as a rich Text, never as markup.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from rich.text import Text  # noqa: TID253 - this module is imported by `sgf top` alone
 from textual import events, on, work  # noqa: TID253
@@ -41,6 +40,9 @@ KEYS = (
     ("q", "quit (loops keep running)"),
 )
 STATE_STYLE = {State.RUNNING: "green", State.WAITING: "yellow", State.STOPPED: "dim"}
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class Source(Protocol):

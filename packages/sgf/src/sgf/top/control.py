@@ -8,14 +8,17 @@ releases the loop's claims naming the stop reason, records `end` with stop reaso
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgf import loopindex, proc, relaunch
 from sgf.errors import SgfError
 from sgf.loops import Launch
 from sgf.loopstate import LoopRow
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class NotStoppable(SgfError):
