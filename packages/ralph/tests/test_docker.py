@@ -514,3 +514,43 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
     assert sorted(p.name for p in (project / ".git" / "hooks").iterdir()) == hooks_before
     pushed = git(project, "--git-dir", str(remote), "log", "-1", "--format=%s", "main")
     assert pushed == "feat: the agent's ordinary work"
+
+
+def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigure_git(
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    git: Git,
+    tmp_path: Path,
+) -> None:
+    """Issue 14: a checkout made by `git worktree add` commits inside the container (its
+    common git directory is mounted), while its pointers and the common config, hooks and
+    info/ stay read-only."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
+    agent = linked / "tools" / "fake_agent.py"
+    agent.parent.mkdir()
+    shutil.copy(AGENT, agent)
+    common = project / ".git"
+    admin = common / "worktrees" / "linked"
+    before = {p: p.read_bytes() for p in (linked / ".git", admin / "commondir", common / "config")}
+    attacks = [
+        "echo 'gitdir: /tmp' > .git",
+        f"echo /tmp > {admin}/commondir",
+        f"git config core.fsmonitor {linked}/payload.sh",
+        f"touch {common}/hooks/post-commit",
+    ]
+    steps: list[list[object]] = [["sh", attack] for attack in attacks]
+    steps += [
+        ["commit", "from-worktree.txt", "feat: made in a linked worktree"],
+        ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
+        ["result"],
+    ]
+    env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
+    done = ralph(linked, env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
+    assert git(linked, "log", "-1", "--format=%s", "side") == "feat: made in a linked worktree"
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (common / "hooks" / "post-commit").exists()

@@ -84,3 +84,9 @@ class CommandFailed(RalphError):
         self.stderr = stderr
         detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
         super().__init__(f"`{' '.join(argv)}` exited {returncode}: {detail}")
+
+
+class UnsafeRepository(RalphError):
+    """The checkout's git pointers lead somewhere git would take attacker configuration from."""
+
+    code = "unsafe_repository"

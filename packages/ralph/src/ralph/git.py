@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ralph import proc
+from ralph import gitdirs, proc
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
 
@@ -43,32 +43,12 @@ def _git(
     return proc.run([*HARDENED, *args], cwd=cwd, env=full, check=check)
 
 
-# What git reads from the git directory and may execute or include: config (hooksPath,
-# fsmonitor, filters, drivers, include.path, sshCommand, credential.helper, pager...),
-# the hooks, and info/ (attributes naming those drivers). The sandbox mounts them read-only.
-PROTECTED = ("config", "hooks", "info")
-
-
-def protected_paths(project: Path) -> list[Path]:
-    """The git directory's executable configuration for the repository holding `project`.
-
-    Missing directories are created first (an empty `hooks/` or `info/` would otherwise be
-    created by the agent, on the host, writable). A linked worktree's `.git` file is not
-    followed: its common directory is outside the mount anyway."""
-    for folder in (project, *project.parents):
-        git_dir = folder / ".git"
-        if git_dir.is_dir():
-            out = []
-            for name in PROTECTED:
-                path = git_dir / name
-                if name != "config":
-                    path.mkdir(exist_ok=True)
-                if path.exists():
-                    out.append(path)
-            return out
-        if git_dir.exists():
-            return []
-    return []
+def protected_paths(project: Path) -> list[tuple[Path, bool]]:
+    """(path, read_only) bind mounts for the git directories of the checkout holding `project`
+    (gitdirs.py): the common directory of a linked worktree too, and read-only what git
+    reads and may execute (config, hooks, info/) or follows (a worktree's pointers)."""
+    layout = gitdirs.find(project)
+    return [] if layout is None else gitdirs.mounts(layout, project=project)
 
 
 def head(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:

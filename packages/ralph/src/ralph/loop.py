@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, limits, proc, sentinel
+from ralph import format, git, gitdirs, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -83,6 +83,8 @@ class Loop:
         self.governor = Governor(config.budgets, clock=clock)
         self.stop_reason = ""
         self.record = Record(config.record, loop_id=config.loop_id)
+        # Read before any agent runs; checked after each iteration, before the host's git.
+        self.layout = gitdirs.find(config.project)
 
     @property
     def root(self) -> Path:
@@ -154,6 +156,8 @@ class Loop:
             started = now_iso()
             attempt = self._iteration(index)
             self._record_iteration(index, started, attempt, holding)
+            if self.layout is not None:
+                gitdirs.unchanged(self.layout)  # raises: no host git on redirected pointers
             self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
                 return self._stop(Exit.INTERRUPTED, "interrupted")

@@ -286,9 +286,10 @@ class DockerSandbox:
         if sgf.is_dir():  # agents must not edit prompts, config or backpressure
             mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
-        # through git: config, hooks and info/ are read-only (issue 9; README "Security").
-        for path in git.protected_paths(self.config.project):
-            mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
+        # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
+        # linked worktree gets its common directory, and its pointers read-only (issue 14).
+        for path, read_only in git.protected_paths(self.config.project):
+            mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
         creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
         if not credentials.secrets(self.env) and creds.is_file():
             # read-write, so a token refresh inside the container persists on the host
