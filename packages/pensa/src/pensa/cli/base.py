@@ -105,16 +105,20 @@ class Env:
         from pensa.store import Store
 
         found = self.project(create=write)
+        # A worktree loop's database is the main checkout's (pensa.shared): never caught up.
+        shared = self.environ.get("PN_SHARED_DB")
+        db = os.path.abspath(shared) if shared else found.db if found is not None else ""
         first_use = (
             found is not None
-            and not os.path.exists(found.db)
+            and not shared
+            and not os.path.exists(db)
             and os.path.exists(found.issues_jsonl)
         )
-        if found is None or not (write or first_use or os.path.exists(found.db)):
+        if found is None or not (write or first_use or os.path.exists(db)):
             return self._resources.enter_context(Store.open(None))
         found.ensure()
-        store = self._resources.enter_context(Store.open(found.db))
-        if catch_up:
+        store = self._resources.enter_context(Store.open(db))
+        if catch_up and not shared:
             self._catch_up(store, found, first_use=first_use, write=write)
         return store
 
