@@ -169,6 +169,22 @@ def timeouts_from(env: Mapping[str, str], *, idle: float) -> Timeouts:
     show_envvar=True,
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
+@click.option(
+    "--integrate",
+    metavar="BRANCH",
+    envvar="RALPH_INTEGRATE",
+    show_envvar=True,
+    help="A worktree loop: after each iteration with commits, rebase onto BRANCH and "
+    "fast-forward it; a conflict stops the loop (exit 1), the commits kept on its branch.",
+)
+@click.option(
+    "--integrate-checkout",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    envvar="RALPH_INTEGRATE_CHECKOUT",
+    show_envvar=True,
+    help="The checkout that has BRANCH (fast-forwarded with git merge --ff-only).",
+)
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
 def cli(
@@ -189,6 +205,8 @@ def cli(
     max_failed_iterations: int,
     stuck_threshold: int,
     record: Path | None,
+    integrate: str | None,
+    integrate_checkout: Path | None,
     args: tuple[str, ...],
 ) -> int:
     """Run Claude Code in a loop, one sandboxed iteration at a time.
@@ -226,6 +244,8 @@ def cli(
         ),
         stuck_threshold=stuck_threshold,
         record=record.resolve() if record else None,
+        integrate=integrate,
+        integrate_checkout=integrate_checkout.resolve() if integrate_checkout else None,
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),

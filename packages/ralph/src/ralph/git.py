@@ -43,6 +43,11 @@ def _git(
     return proc.run([*HARDENED, *args], cwd=cwd, env=full, check=check)
 
 
+def command(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> proc.Completed:
+    """Run a hardened git in `cwd` and return what it did (never raises on a non-zero exit)."""
+    return _git(cwd, *args, env=env)
+
+
 def protected_paths(project: Path) -> list[tuple[Path, bool]]:
     """(path, read_only) bind mounts for the git directories of the checkout holding `project`
     (gitdirs.py): the common directory of a linked worktree too, and read-only what git

@@ -290,6 +290,12 @@ class DockerSandbox:
         # linked worktree gets its common directory, and its pointers read-only (issue 14).
         for path, read_only in git.protected_paths(self.config.project):
             mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
+        if shared := self.env.get("PN_SHARED_DB"):
+            # a worktree loop claims from the main checkout's database (issue 14): SQLite
+            # writes its journal beside the file, so the folder is mounted
+            folder = Path(shared).resolve().parent
+            if not folder.is_relative_to(self.config.project):
+                mounts.append(Mount(str(folder), str(folder), type="bind"))
         creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
         if not credentials.secrets(self.env) and creds.is_file():
             # read-write, so a token refresh inside the container persists on the host
