@@ -103,3 +103,13 @@ def test_ralph_stops_before_pushing_when_the_agent_redirects_its_git_dir(
     assert "changed during the iteration" in done.stderr
     assert "Iteration 2" not in done.stdout
     assert git(remote, "branch", "--list", "side") == ""  # never pushed
+
+
+def test_a_commondir_planted_in_the_common_dir_of_a_worktree_is_refused(
+    project: Path, linked: Path, tmp_path: Path
+) -> None:
+    layout = gitdirs.find(linked)
+    assert layout is not None
+    (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
+    with pytest.raises(UnsafeRepository, match="commondir exists"):
+        gitdirs.unchanged(layout)

@@ -60,17 +60,21 @@ def _pointer(path: Path, *, prefix: str = "") -> Path:
     return (path.parent / text[len(prefix) :].strip()).resolve()
 
 
+def _no_planted_commondir(common: Path) -> None:
+    if (common / "commondir").exists():
+        raise UnsafeRepository(
+            f"{common}/commondir exists: git never writes one into a repository's own git "
+            "directory, and would read its configuration from wherever it points (an agent "
+            "may have planted it); look at it, remove it, run again"
+        )
+
+
 def find(project: Path) -> Layout | None:
     """The layout of the checkout holding `project`, or None outside one."""
     for folder in (project, *project.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():
-            if (dot_git / "commondir").exists():
-                raise UnsafeRepository(
-                    f"{dot_git}/commondir exists: git never writes one into a repository's own "
-                    "git directory, and would read its configuration from wherever it points "
-                    "(an agent may have planted it); look at it, remove it, run again"
-                )
+            _no_planted_commondir(dot_git)
             resolved = dot_git.resolve()
             return Layout(folder, resolved, resolved)
         if dot_git.is_file():
@@ -79,6 +83,7 @@ def find(project: Path) -> Layout | None:
             common = _pointer(commondir) if commondir.exists() else git_dir
             if not (common / "objects").is_dir():
                 raise UnsafeRepository(f"{dot_git} leads to {common}, which is not a git directory")
+            _no_planted_commondir(common)
             return Layout(folder, git_dir, common)
         if dot_git.exists() or dot_git.is_symlink():
             return None
