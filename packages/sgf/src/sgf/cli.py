@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
-from sgf.config import SandboxKind
+from sgf.config import Isolation, SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import Launch, Stage
 
@@ -136,6 +136,13 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
         if afk:
             options.append(click.option("-a", "--afk", is_flag=True, help="Run unattended."))
+            options.append(
+                click.option(
+                    "--worktree",
+                    is_flag=True,
+                    help="Run in a git worktree of its own (config: isolation).",
+                )
+            )
         if count:
             options.append(click.argument("iterations", type=click.IntRange(min=1), required=False))
         for option in reversed(options):
@@ -162,6 +169,7 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         max_cost=opts.get("max_cost"),
         max_tokens=opts.get("max_tokens"),
         max_time=opts.get("max_time"),
+        isolation=Isolation.WORKTREE if opts.get("worktree") else None,
     )
     root = env.root()
     prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
@@ -180,6 +188,8 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         stdin_is_terminal=sys.stdin.isatty(),
     )
     loop_id = str(prepared.loop_id)
+    if finished := launch.finish(root, prepared):
+        click.echo(f"sgf: {finished}", err=True)
     if released := ending.release_leftovers(root, loop_id, code, env.environ):
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)

@@ -21,6 +21,13 @@ class SandboxKind(StrEnum):
     NONE = "none"
 
 
+class Isolation(StrEnum):
+    """Where a loop works: the one shared tree, or a git worktree of its own (issue 14)."""
+
+    SHARED = "shared"
+    WORKTREE = "worktree"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The keys of `.sgf/config.toml`, with the design's defaults."""
@@ -38,6 +45,7 @@ class Config:
     max_time: str | None = None
     max_failed_iterations: int | None = None  # None: ralph's default (3)
     stuck_threshold: int | None = None  # None: ralph's default (3)
+    isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -72,13 +80,16 @@ def parse(text: str) -> Config:
         raise ConfigError(f"{CONFIG}: {e}") from e
     known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
     known |= {"sandbox", "network", "max_cost", "max_tokens", "max_time", "max_failed_iterations"}
-    known |= {"stuck_threshold"}
+    known |= {"stuck_threshold", "isolation"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
     sandbox = _typed(data, "sandbox", str, None)
     if sandbox is not None and sandbox not in {k.value for k in SandboxKind}:
         raise ConfigError(f'{CONFIG}: sandbox must be "docker" or "none", not {sandbox!r}')
+    isolation = _typed(data, "isolation", str, None)
+    if isolation is not None and isolation not in {i.value for i in Isolation}:
+        raise ConfigError(f'{CONFIG}: isolation must be "shared" or "worktree", not {isolation!r}')
     stack = _typed(data, "stack", str, stacks.DEFAULT_STACK)
     preset = stacks.STACKS.get(stack)
     config = Config(
@@ -100,6 +111,7 @@ def parse(text: str) -> Config:
         max_time=_typed(data, "max_time", str, None),
         max_failed_iterations=_typed(data, "max_failed_iterations", int, None),
         stuck_threshold=_typed(data, "stuck_threshold", int, None),
+        isolation=Isolation(isolation) if isolation else None,
     )
     for key in ("default_iterations", "max_iterations", "max_failed_iterations", "stuck_threshold"):
         if getattr(config, key) is not None and getattr(config, key) < 1:
