@@ -50,6 +50,10 @@ class Loops:
     def git(self, *args: str, cwd: Path | None = None) -> str:
         return self.run("git", *args, cwd=cwd).stdout.strip()
 
+    def json_of(self, *argv: str) -> Any:
+        """Run a program that prints JSON and decode it."""
+        return json.loads(self.run(*argv).stdout)
+
     def pn(self, *args: str) -> Any:
         return json.loads(self.run("pn", *args, "--json").stdout)
 

@@ -4,7 +4,8 @@
 Claims with `pn claim-next`, writes `work/<task-id>.txt`, closes the task and commits with
 `git add -A`, printing stream-json like `claude -p`. Nothing ready: it writes the loop's
 `.ralph-complete`. With BUILDER_SHARED_FILE set, every task also writes that one file (two
-loops then conflict). Standard library only.
+loops then conflict); with BUILDER_HOLD (a folder) it says so there once it holds a task, and
+then works slowly. Standard library only.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -41,6 +43,10 @@ def main() -> None:
         Path(".ralph-complete").write_text(loop + "\n")
         say("nothing ready")
     else:
+        if hold := os.environ.get("BUILDER_HOLD"):  # a folder: say we hold a task, then wait
+            ready = Path(hold) / f"{loop}.ready"
+            ready.write_text(task["id"])
+            time.sleep(120)  # a slow agent; the test stops us long before
         work = Path("work") / f"{task['id']}.txt"
         work.parent.mkdir(exist_ok=True)
         work.write_text(f"{task['title']} by {loop}\n")

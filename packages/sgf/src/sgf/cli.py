@@ -88,7 +88,9 @@ def init(env: Env, stack: str | None, force: bool, git_init: bool) -> None:
     render.init_steps(steps, str(root))
 
 
-def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
+def stage_options(
+    *, spec: bool, afk: bool, count: bool, parallel: bool = False
+) -> Callable[[F], F]:
     """The options every stage command shares, plus --spec / -a / N where they apply."""
 
     def decorate(f: F) -> F:
@@ -143,6 +145,15 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
                     help="Run in a git worktree of its own (config: isolation).",
                 )
             )
+        if parallel:
+            options.append(
+                click.option(
+                    "--parallel",
+                    type=click.IntRange(min=1),
+                    metavar="N",
+                    help="Run N loops at once, each in a worktree of its own (needs -a).",
+                )
+            )
         if count:
             options.append(click.argument("iterations", type=click.IntRange(min=1), required=False))
         for option in reversed(options):
@@ -172,6 +183,8 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         isolation=Isolation.WORKTREE if opts.get("worktree") else None,
     )
     root = env.root()
+    if opts.get("parallel"):
+        return run_parallel(env, root, request, opts["parallel"], stash=opts["stash"])
     prepared = launch.prepare(root, request, stash=opts["stash"], env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
@@ -194,6 +207,23 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
     return code
+
+
+def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bool) -> int:
+    """Run `count` isolated loops at once (sgf/parallel.py); report each; return one code."""
+    from sgf import parallel, render
+
+    loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
+    render.recovery(loops[0].recovery)
+    for number, loop in enumerate(loops, start=1):
+        click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
+    ended = parallel.run(
+        root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
+    )
+    for number, end in enumerate(ended, start=1):
+        for note in end.notes:
+            click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)
+    return parallel.overall([end.code for end in ended])
 
 
 def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape: bool) -> None:
@@ -221,10 +251,12 @@ stage_command(
     cli,
     "build",
     Stage.BUILD,
-    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20",
+    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20\n"
+    "    sgf build -a 20 --parallel 4",
     spec=True,
     afk=True,
     count=True,
+    parallel=True,
 )
 stage_command(
     cli,

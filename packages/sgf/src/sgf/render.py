@@ -110,14 +110,17 @@ def status(report: Status, *, as_json: bool) -> None:
         out.print(cell(f"warning: {warning}"))
     if report.running:
         table = Table(title="Running loops", title_justify="left")
-        for column in ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log"):
+        grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
+        heads = ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log")
+        for column in (("group",) if grouped else ()) + heads:
             table.add_column(column)
         for r in report.running:
             step = f"{r.iteration}/{r.iterations}" if r.iteration else "-"
             task = f"{r.task} {r.task_title}" if r.task else "-"
             idle = _uptime(r.idle_seconds) if r.idle_seconds is not None else "-"
             cells = (r.stage, r.loop_id, step, task, f"${r.cost:.4f}", _uptime(r.uptime_seconds))
-            table.add_row(*map(cell, (*cells, idle, r.log)))
+            group = (f"parallel {r.group}" if r.group else "-",) if grouped else ()
+            table.add_row(*map(cell, (*group, *cells, idle, r.log)))
         out.print(table)
     else:
         out.print("No loops running.")
