@@ -127,8 +127,9 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def push(cwd: Path, *, env: Mapping[str, str] | None = None) -> Pushed:
-    """Push the current branch; when rejected, `git pull --rebase` and push once more."""
+def push(cwd: Path, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
+    """Push the current branch; when rejected, `git pull --rebase` and push again, up to
+    `tries` rounds (loops on other machines push too: issue 14)."""
     names = remotes(cwd, env=env)
     if not names:
         return Pushed(PushStatus.NO_REMOTE)
@@ -146,11 +147,14 @@ def push(cwd: Path, *, env: Mapping[str, str] | None = None) -> Pushed:
         return Pushed(PushStatus.PUSHED)
     if not any(word in first.stderr for word in _REJECTED):
         return Pushed(PushStatus.FAILED, _last_line(first.stderr))
-    pulled = _git(cwd, *pull_args, env=env)
-    if not pulled.ok:
-        _git(cwd, "rebase", "--abort", env=env)
-        return Pushed(PushStatus.FAILED, "pull --rebase failed: " + _last_line(pulled.stderr))
-    second = _git(cwd, *push_args, env=env)
-    if second.ok:
-        return Pushed(PushStatus.REBASED)
-    return Pushed(PushStatus.FAILED, _last_line(second.stderr))
+    for _ in range(tries):
+        pulled = _git(cwd, *pull_args, env=env)
+        if not pulled.ok:
+            _git(cwd, "rebase", "--abort", env=env)
+            return Pushed(PushStatus.FAILED, "pull --rebase failed: " + _last_line(pulled.stderr))
+        again = _git(cwd, *push_args, env=env)
+        if again.ok:
+            return Pushed(PushStatus.REBASED)
+        if not any(word in again.stderr for word in _REJECTED):
+            break
+    return Pushed(PushStatus.FAILED, _last_line(again.stderr))

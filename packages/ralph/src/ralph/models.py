@@ -92,8 +92,11 @@ class Config:
             # pn claim-next hands a task claimed this often without a close to a human
             "PN_STUCK_AFTER": str(self.stuck_threshold),
         }
-        if host.get("PN_SHARED_DB"):  # a worktree loop claims from the main checkout's pn
-            env["PN_SHARED_DB"] = host["PN_SHARED_DB"]
+        # a worktree loop claims from the main checkout's pn; claims published through git
+        # (issue 14), with their retry knobs
+        for name in ("PN_SHARED_DB", "PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
+            if host.get(name):
+                env[name] = host[name]
         return env
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:

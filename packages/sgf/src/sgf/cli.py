@@ -203,7 +203,7 @@ def run_stage(env: Env, stage: Stage, opts: dict[str, Any]) -> int:
     loop_id = str(prepared.loop_id)
     if finished := launch.finish(root, prepared):
         click.echo(f"sgf: {finished}", err=True)
-    if released := ending.release_leftovers(root, loop_id, code, env.environ):
+    if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
     return code

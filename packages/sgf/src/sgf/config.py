@@ -28,6 +28,13 @@ class Isolation(StrEnum):
     WORKTREE = "worktree"
 
 
+class Claims(StrEnum):
+    """How loops claim: in this clone's database, or published through git (issue 14)."""
+
+    LOCAL = "local"
+    GIT = "git"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The keys of `.sgf/config.toml`, with the design's defaults."""
@@ -46,6 +53,7 @@ class Config:
     max_failed_iterations: int | None = None  # None: ralph's default (3)
     stuck_threshold: int | None = None  # None: ralph's default (3)
     isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
+    claims: Claims | None = None  # None: local (README "Running many loops")
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -80,7 +88,7 @@ def parse(text: str) -> Config:
         raise ConfigError(f"{CONFIG}: {e}") from e
     known = {"stack", "docker_template", "auto_push", "default_iterations", "max_iterations"}
     known |= {"sandbox", "network", "max_cost", "max_tokens", "max_time", "max_failed_iterations"}
-    known |= {"stuck_threshold", "isolation"}
+    known |= {"stuck_threshold", "isolation", "claims"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{CONFIG}: unknown keys {', '.join(unknown)}")
@@ -90,6 +98,9 @@ def parse(text: str) -> Config:
     isolation = _typed(data, "isolation", str, None)
     if isolation is not None and isolation not in {i.value for i in Isolation}:
         raise ConfigError(f'{CONFIG}: isolation must be "shared" or "worktree", not {isolation!r}')
+    claims = _typed(data, "claims", str, None)
+    if claims is not None and claims not in {c.value for c in Claims}:
+        raise ConfigError(f'{CONFIG}: claims must be "local" or "git", not {claims!r}')
     stack = _typed(data, "stack", str, stacks.DEFAULT_STACK)
     preset = stacks.STACKS.get(stack)
     config = Config(
@@ -112,6 +123,7 @@ def parse(text: str) -> Config:
         max_failed_iterations=_typed(data, "max_failed_iterations", int, None),
         stuck_threshold=_typed(data, "stuck_threshold", int, None),
         isolation=Isolation(isolation) if isolation else None,
+        claims=Claims(claims) if claims else None,
     )
     for key in ("default_iterations", "max_iterations", "max_failed_iterations", "stuck_threshold"):
         if getattr(config, key) is not None and getattr(config, key) < 1:

@@ -133,3 +133,9 @@ def common_dir(root: Path) -> Path:
     """The repository's common git directory, absolute."""
     out = _git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=root).stdout
     return Path(out.strip())
+
+
+def config_value(root: Path, key: str) -> str | None:
+    """`git config --get KEY`, or None when unset."""
+    done = _git("config", "--get", key, cwd=root, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None

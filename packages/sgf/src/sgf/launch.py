@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import BinaryIO
 
+from sgf import claiming, preflight, proc, prompts, recovery, runs, sandbox, terminal, worktree
 from sgf import config as config_mod
-from sgf import preflight, proc, prompts, recovery, runs, sandbox, terminal, worktree
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, Launch, LoopId, Stage, check_spec
@@ -97,6 +97,7 @@ class Prepared:
     recovery: recovery.Report
     warnings: list[str] = field(default_factory=list)
     worktree: worktree.Worktree | None = None  # an isolated loop's own checkout
+    env: dict[str, str] = field(default_factory=dict)  # ralph's and its agents' on top of sgf's
 
     def cwd(self, root: Path) -> Path:
         """Where ralph runs: the loop's worktree, or the project."""
@@ -139,11 +140,14 @@ def prepare(
     report = recovery.prepare(
         root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now, isolated=isolated
     )
+    loop_env = claiming.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
     tree = worktree.create(root, str(loop_id), env=env) if isolated else None
     extra = tree.ralph_flags(root) if tree else []
+    if tree is not None:
+        loop_env.update(tree.env(root))
     argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))
-    return Prepared(loop_id, argv, prompt, log, report, warnings, tree)
+    return Prepared(loop_id, argv, prompt, log, report, warnings, tree, loop_env)
 
 
 def run(
@@ -161,9 +165,7 @@ def run(
     loop_id = str(prepared.loop_id)
     prepared.log.parent.mkdir(parents=True, exist_ok=True)
     # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
-    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id))}
-    if prepared.worktree is not None:
-        env.update(prepared.worktree.env(root))
+    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
     cwd = prepared.cwd(root)
     started = runs.now_iso(now)
     code: int | None = None

@@ -90,9 +90,7 @@ def run(
             loop.log.parent.mkdir(parents=True, exist_ok=True)
             log = stack.enter_context(loop.log.open("ab"))
             log.write(f"# sgf: {' '.join(loop.argv)}\n".encode())
-            loop_env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id))}
-            if loop.worktree is not None:
-                loop_env.update(loop.worktree.env(root))
+            loop_env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **loop.env}
             label = f"[{number}] ".encode()
             jobs.append(proc.Job(loop.argv, loop.cwd(root), loop_env, PlainLog(log), label))
         try:
@@ -114,7 +112,7 @@ def _ended(root: Path, loop: launch.Prepared, code: int, env: Mapping[str, str])
             notes.append(finished)
     except SgfError as e:  # one loop's worktree must not keep the others' news from the user
         notes.append(f"warning: {e}")
-    if released := ending.release_leftovers(root, loop_id, code, env):
+    if released := ending.release_leftovers(root, loop_id, code, {**env, **loop.env}):
         notes.append(f"ralph died holding {', '.join(released)}: released")
     reason = ending.stop_reason(root, loop_id)
     notes.append(launch.meaning(code, loop.loop_id.stage, reason))

@@ -63,6 +63,11 @@ def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool
     return Report(stash=_stash(root, message), stash_message=message)
 
 
+def _loop_of(assignee: str | None) -> str:
+    """The loop id in an assignee: `<loop-id>`, or `<loop-id>@<machine>` (claims via git)."""
+    return (assignee or "").split("@", 1)[0]
+
+
 def crashed_claims(
     claims: list[pensa.Issue], crashed: list[str], since: datetime
 ) -> list[pensa.Issue]:
@@ -77,8 +82,8 @@ def crashed_claims(
     return [
         issue
         for issue in claims
-        if issue.assignee in crashed
-        or (LoopId.parse(issue.assignee or "") is None and issue.updated_at >= since)
+        if _loop_of(issue.assignee) in crashed
+        or (LoopId.parse(_loop_of(issue.assignee)) is None and issue.updated_at >= since)
     ]
 
 

@@ -142,7 +142,7 @@ def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Runn
     """Each loop's current task: the in-progress issue its loop id holds."""
     from dataclasses import replace
 
-    held = {i.assignee: i for i in working if i.assignee}
+    held = {i.assignee.split("@", 1)[0]: i for i in working if i.assignee}  # <loop-id>@<machine>
     return [
         replace(r, task=held[r.loop_id].id, task_title=held[r.loop_id].title)
         if r.loop_id in held
