@@ -554,3 +554,59 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     assert git(linked, "log", "-1", "--format=%s", "side") == "feat: made in a linked worktree"
     assert {p: p.read_bytes() for p in before} == before
     assert not (common / "hooks" / "post-commit").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "remote"),
+    [
+        ({}, False),
+        ({"DOCKER_HOST": "unix:///var/run/docker.sock"}, False),
+        ({"DOCKER_HOST": "tcp://build-box:2376"}, True),
+        ({"DOCKER_HOST": "ssh://me@build-box"}, True),
+        ({"RALPH_PROBE_MOUNTS": "1"}, True),
+    ],
+)
+def test_an_engine_on_another_machine_is_probed(env: dict[str, str], remote: bool) -> None:
+    from ralph.sandbox import remote_engine
+
+    assert remote_engine(env) is remote
+
+
+def test_an_engine_that_sees_the_project_passes_the_probe(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str
+) -> None:
+    env = {**docker_env, "RALPH_PROBE_MOUNTS": "1", "RALPH_AUTO_PUSH": "false"}
+    steps = [["write", ".ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(project.glob(".ralph-probe-*")) == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare"
+)
+def test_an_engine_that_cannot_see_the_project_is_refused_before_any_agent_runs(
+    tmp_path: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    """A project on a filesystem the engine does not see, as on a remote DOCKER_HOST without
+    shared storage: here a tmpfs mounted in a private mount namespace, where dockerd, outside
+    it, finds only the empty directory underneath."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    command = (
+        f'mount -t tmpfs none "{hidden}" && mkdir "{hidden}/project" && cd "{hidden}/project"'
+        f' && exec "{sys.executable}" -m ralph -a --loop-id {loop_id} 1 "do the work"'
+    )
+    env = {**docker_env, "RALPH_PROBE_MOUNTS": "1", "RALPH_COMMAND": "/bin/true"}
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"does not see {hidden}/project" in done.stderr
+    assert "at the same path" in done.stderr
+    assert "Iteration 1" not in done.stdout

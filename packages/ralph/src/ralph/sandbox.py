@@ -235,7 +235,52 @@ class DockerSandbox:
             raise TemplateMissing(self.config.template) from e
         self._check_network(client)
         self._make_home()
-        return [f"container {c}" for c in self.remove_leftovers()]
+        removed = [f"container {c}" for c in self.remove_leftovers()]
+        if remote_engine(self.env):
+            self._check_mounts(client)
+        return removed
+
+    def _check_mounts(self, client: DockerClient) -> None:
+        """Refuse an engine that does not see the project at its own path (issue 14).
+
+        Bind mounts name paths on the engine's machine: a remote engine (DOCKER_HOST) without
+        the project on shared storage at the same path would mount an empty directory, and
+        the agent would work on nothing. A marker written here must read back in there."""
+        import secrets
+
+        from docker.errors import DockerException
+
+        token = secrets.token_hex(8)
+        markers = [self.config.project / f".ralph-probe-{token}", self.state / "probe"]
+        try:
+            for marker in markers:
+                marker.write_text(token)
+            try:
+                seen = client.containers.run(
+                    self.config.template,
+                    command=["cat", *map(str, markers)],
+                    entrypoint=[],
+                    labels=self.labels(),
+                    user=f"{self.uid}:{self.gid}",
+                    mounts=self._mounts(None),
+                    network_mode="none",
+                    remove=True,
+                    stdout=True,
+                    stderr=False,
+                )
+            except DockerException:
+                seen = b""
+        finally:
+            for marker in markers:
+                marker.unlink(missing_ok=True)
+        if seen != (token * len(markers)).encode():
+            host = self.env.get("DOCKER_HOST") or "the configured engine"
+            raise SandboxFailed(
+                f"the Docker engine at {host} does not see {self.config.project} (or ralph's "
+                f"run directory {self.state.parent}) at the same path: containers would get "
+                "empty directories. Put the project on storage that machine mounts at the "
+                "same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine"
+            )
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
@@ -430,6 +475,13 @@ def _cid(container: Container) -> str:
 
 def _short(container: Container) -> str:
     return _cid(container)[:12]
+
+
+def remote_engine(env: Mapping[str, str]) -> bool:
+    """Whether the engine may see another filesystem: DOCKER_HOST names one that is not a
+    local socket (tcp://, ssh://...), or RALPH_PROBE_MOUNTS=1 asks for the check anyway."""
+    host = env.get("DOCKER_HOST", "")
+    return env.get("RALPH_PROBE_MOUNTS") == "1" or bool(host and not host.startswith("unix://"))
 
 
 def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:
