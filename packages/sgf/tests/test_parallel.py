@@ -41,3 +41,32 @@ def test_run_many_labels_whole_lines_and_keeps_each_log_apart(tmp_path: Path) ->
     )
     assert logs[0].getvalue() == b"a one\na two\na tail"
     assert logs[1].getvalue() == b"b one\nb two\nb tail"
+
+
+def test_status_groups_loops_that_share_an_sgf_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sgf import render, status
+    from sgf.status import Running, Status
+
+    def loop(loop_id: str, pid: int) -> Running:
+        return Running(loop_id, "build", None, pid, "t", 5, f".sgf/logs/{loop_id}.log")
+
+    (tmp_path / ".sgf" / "worktrees" / "build-20260101T143001").mkdir(parents=True)
+    found = status._grouped(
+        tmp_path,
+        [
+            loop("build-20260101T143001", 7),
+            loop("issues-plan-20260101T120000", 9),
+            loop("build-20260101T143000", 7),
+        ],
+    )
+    assert [(r.loop_id, r.group, r.worktree) for r in found] == [
+        ("build-20260101T143000", "build-20260101T143000", None),
+        ("build-20260101T143001", "build-20260101T143000", ".sgf/worktrees/build-20260101T143001"),
+        ("issues-plan-20260101T120000", None, None),
+    ]
+    monkeypatch.setenv("COLUMNS", "240")
+    render.status(Status(found, [], [], None, "no pn"), as_json=False)
+    shown = capsys.readouterr().out
+    assert shown.count("2 at 14:30:00") == 2
