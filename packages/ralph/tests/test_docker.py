@@ -538,6 +538,7 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     attacks = [
         "echo 'gitdir: /tmp' > .git",
         f"echo /tmp > {admin}/commondir",
+        f"echo '[core] fsmonitor = {linked}/payload.sh' > {admin}/config.worktree",
         f"git config core.fsmonitor {linked}/payload.sh",
         f"touch {common}/hooks/post-commit",
     ]

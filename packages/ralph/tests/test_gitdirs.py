@@ -50,6 +50,7 @@ def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
         (linked / ".git", True),
         (common / "worktrees" / "linked" / "commondir", True),
         (common / "worktrees" / "linked" / "gitdir", True),
+        (common / "worktrees" / "linked" / "config.worktree", True),
         (common / "config", True),
         (common / "hooks", True),
         (common / "info", True),

@@ -103,6 +103,9 @@ def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
         if not layout.git_dir.is_relative_to(layout.common_dir) and not covered:
             out.append((layout.git_dir, False))
         out.append((layout.dot_git, True))
+        # An empty config.worktree changes nothing, and git reads one only with
+        # extensions.worktreeConfig on; made here, the agent cannot make it, writable.
+        (layout.git_dir / "config.worktree").touch(exist_ok=True)
         out += [
             (layout.git_dir / name, True) for name in POINTERS if (layout.git_dir / name).exists()
         ]
