@@ -102,3 +102,14 @@ def test_git_claims_refuse_a_shared_database(remote: Path, tmp_path: Path, pn: P
     got = pn("claim-next", cwd=a, env=env)
     assert got.code == 1
     assert "run one loop per clone" in got.err
+
+
+def test_a_remote_out_of_reach_gives_the_claim_back(remote: Path, tmp_path: Path, pn: Pn) -> None:
+    a = clone(remote, tmp_path / "a", pn)
+    remote.rename(tmp_path / "gone.git")
+    got = pn("claim-next", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"})
+    assert got.code == 1
+    assert "cannot publish the claim of" in got.err
+    assert "released pn-" in got.err
+    held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
+    assert held == []

@@ -103,34 +103,37 @@ def claim_next(
         held = claim()
         if held is None:
             return None
-        for attempt in range(tries):
-            _commit(where, store, project, f"pn: claim {held.id} by {actor}", env)
-            pushed = where.git(
-                "push", "-q", where.remote, f"HEAD:refs/heads/{where.branch}", env=env
-            )
-            if pushed.code == 0:
-                return held
-            if not any(word in pushed.err for word in _REJECTED):
-                _give_back(store, held.id, actor)
-                raise GitFailed(
-                    f"cannot publish the claim of {held.id}: {_last(pushed.err)}; released it"
+        try:
+            for attempt in range(tries):
+                _commit(where, store, project, f"pn: claim {held.id} by {actor}", env)
+                pushed = where.git(
+                    "push", "-q", where.remote, f"HEAD:refs/heads/{where.branch}", env=env
                 )
-            theirs = _fetched_record(where, project, held.id, env)
-            if _lost(theirs, actor):
-                assert theirs is not None
-                _adopt(store, held.id, theirs)
-                held = None
-            _pull(where, store, project, env)
-            pause(wait * 2**attempt * (0.5 + _jitter()))
-            if held is None:
-                held = claim()
+                if pushed.code == 0:
+                    return held
+                if not any(word in pushed.err for word in _REJECTED):
+                    raise GitFailed(f"cannot publish the claim of {held.id}: {_last(pushed.err)}")
+                theirs = _fetched_record(where, project, held.id, env)
+                if _lost(theirs, actor):
+                    assert theirs is not None
+                    _adopt(store, held.id, theirs)
+                    held = None
+                _pull(where, store, project, env)
+                pause(wait * 2**attempt * (0.5 + _jitter()))
                 if held is None:
-                    return None
-        _give_back(store, held.id, actor)
-        raise PensaError(
-            f"could not publish the claim of {held.id} in {tries} tries: other machines kept "
-            f"pushing to {where.remote}/{where.branch} first; released it, try again"
-        )
+                    held = claim()
+                    if held is None:
+                        return None
+            raise PensaError(
+                f"could not publish the claim of {held.id} in {tries} tries: other machines "
+                f"kept pushing to {where.remote}/{where.branch} first; try again"
+            )
+        except PensaError as e:
+            # never left holding what no other machine can see: the work must not start
+            if held is not None:
+                _give_back(store, held.id, actor)
+                raise type(e)(f"{e}; released {held.id}") from e
+            raise
 
 
 def _jitter() -> float:
