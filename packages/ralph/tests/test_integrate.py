@@ -201,3 +201,21 @@ def test_the_lock_times_out_while_another_loop_holds_it(tmp_path: Path) -> None:
         locked(tmp_path, timeout=0),
     ):
         pass
+
+
+def test_a_busy_main_checkout_is_tried_again_not_taken_for_a_refusal(
+    main: Path, worktree: Path, git: Git
+) -> None:
+    (worktree / "x.txt").write_text("x")
+    git(worktree, "add", "x.txt")
+    git(worktree, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "x")
+    (main / ".git" / "index.lock").write_text("")  # a commit in progress there
+    layout = gitdirs.find(worktree)
+    assert layout is not None
+    integrator = Integrator(layout, Target("main", gitdirs.find(main)), env=None, tries=2)
+    with pytest.raises(IntegrationFailed, match="after 2 tries"):
+        integrator.run()
+    (main / ".git" / "index.lock").unlink()
+    done = integrator.run()
+    assert done is not None
+    assert git(main, "rev-parse", "main") == done.head

@@ -142,14 +142,17 @@ class Integrator:
             return None
         with locked(self.worktree.common_dir, timeout=self.lock_timeout):
             last = ""
-            for _ in range(self.tries):
+            for attempt in range(self.tries):
                 before = self._rev(self.ref)
                 self._rebase()
                 head = self._rev("HEAD")
                 moved = self._fast_forward(before, head)
                 if moved is None:
                     return Integrated(self._count(before, head), head)
-                last = moved  # the target moved meanwhile (a human's commit): rebase again
+                # the target moved meanwhile (a human's commit), or another git held the
+                # main checkout's index (a loop committing there): wait a little, go again
+                last = moved
+                time.sleep(0.2 * 2**attempt)  # a backoff, not a synchronisation
             raise IntegrationFailed(
                 f"cannot fast-forward {self.target.branch} after {self.tries} tries ({last}); "
                 f"the commits stay on this loop's branch"
@@ -193,7 +196,8 @@ class Integrator:
             if not done.ok:
                 lines = (done.stderr or done.stdout).strip().splitlines()
                 why = lines[-1] if lines else "no output"
-                if self._rev(self.ref) == before:  # not a race: the checkout refuses
+                busy = "index.lock" in done.stderr
+                if self._rev(self.ref) == before and not busy:  # not a race: it refuses
                     raise IntegrationFailed(
                         f"cannot fast-forward {self.target.branch} in {checkout.work_tree}: "
                         f"{why}; the commits stay on this loop's branch"
