@@ -84,3 +84,69 @@ def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, mod
         assert "database is locked" not in output
     assert project.pid_files() == []
     assert project.containers() == []
+
+
+def test_plan_and_build_loops_in_worktrees_meet_on_main(project: Project, model: Model) -> None:
+    """Issue 14: the same pair with --worktree: each loop commits in its own worktree, both
+    claim from the main checkout's database, and their commits reach main (and the remote)
+    after every iteration; nothing is left behind."""
+    task = project.create_task("an ordinary task")
+    bug = project.create_task("crash on empty input", kind="bug")
+    project.commit_all("chore: seed a task and a bug")
+    server = model(scenario("two-loops-worktree"))
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["sgf", *args, "--worktree"],
+            cwd=project.root,
+            env=project.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    build = start("build", "-a", "5")
+    plan = start("issues", "plan", "-a", "4")
+    try:
+        plan_out, _ = plan.communicate(timeout=220)
+        build_out, _ = build.communicate(timeout=220)
+    finally:
+        for loop in (build, plan):
+            if loop.poll() is None:
+                loop.kill()
+                loop.communicate()
+
+    assert plan.returncode == 0, plan_out[-3000:]
+    assert "ralph complete after 2 iteration(s)" in plan_out, plan_out[-3000:]
+    assert build.returncode == 0, build_out[-3000:]
+    assert "ralph complete after 3 iteration(s)" in build_out, build_out[-3000:]
+    [build_id] = [log.stem for log in project.logs() if log.stem.startswith("build-")]
+    [plan_id] = [log.stem for log in project.logs() if log.stem.startswith("issues-plan-")]
+    worked_in = {out.strip() for _, cmd, out in tool_results(server.requests) if "&& pwd" in cmd}
+    worktrees = project.root / ".sgf" / "worktrees"
+    assert {line.splitlines()[-1] for line in worked_in} == {
+        str(worktrees / build_id),
+        str(worktrees / plan_id),
+    }
+    issues = project.issues()
+    [fix] = [i for i in issues.values() if i.get("fixes") == bug]
+    assert [issues[i]["status"] for i in (task, fix["id"], bug)] == ["closed"] * 3
+    assert Counter(claimed(server.requests)) == Counter({task: 1, fix["id"]: 1})
+    for built in (task, fix["id"]):
+        actors = history(project, built)
+        assert (actors["claimed"], actors["closed"]) == ({build_id}, {build_id}), actors
+    assert history(project, fix["id"])["created"] == {plan_id}
+    subjects = project.git("log", "--format=%s", "main").splitlines()
+    for subject in (f"[{task}] implement", f"[{fix['id']}] implement", f"[{bug}] plan fix"):
+        assert subject in subjects
+        assert subject in project.remote_log()
+    assert (project.root / "work" / f"{task}.py").is_file()  # main's tree followed
+    assert (project.root / "plans" / f"{bug}.md").is_file()
+    assert project.git("status", "--porcelain") == ""
+    assert project.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    assert project.git("branch", "--list", "sgf/*") == ""
+    for output in (plan_out, build_out, *(log.read_text() for log in project.logs())):
+        assert "database is locked" not in output
+    assert project.pid_files() == []
+    assert project.containers() == []

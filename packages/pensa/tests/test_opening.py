@@ -32,8 +32,18 @@ def test_the_store_a_command_opens(
     project.ensure()
     for name in files:
         (Path(project.dir) / name).write_text("")
-    assert opening.choose(project, write=write) == expected
+    assert opening.choose(project, write=write)[:2] == expected[:2]
     assert opening.choose(None, write=write) == opening.Choice(on_disk=False, first_use=False)
+
+
+def test_a_shared_database_is_opened_and_never_a_first_use(tmp_path: Path) -> None:
+    project = at(tmp_path / "worktree" / ".pensa")
+    project.ensure()
+    (Path(project.dir) / "issues.jsonl").write_text("")
+    main = tmp_path / "main.sqlite"
+    main.write_text("")
+    chosen = opening.choose(project, write=False, shared=str(main))
+    assert chosen == opening.Choice(on_disk=True, first_use=False, db=str(main))
 
 
 def test_catch_up_merges_changed_files_and_says_a_first_use(tmp_path: Path, clock: Clock) -> None:

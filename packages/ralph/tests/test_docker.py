@@ -514,3 +514,100 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
     assert sorted(p.name for p in (project / ".git" / "hooks").iterdir()) == hooks_before
     pushed = git(project, "--git-dir", str(remote), "log", "-1", "--format=%s", "main")
     assert pushed == "feat: the agent's ordinary work"
+
+
+def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigure_git(
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    git: Git,
+    tmp_path: Path,
+) -> None:
+    """Issue 14: a checkout made by `git worktree add` commits inside the container (its
+    common git directory is mounted), while its pointers and the common config, hooks and
+    info/ stay read-only."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
+    agent = linked / "tools" / "fake_agent.py"
+    agent.parent.mkdir()
+    shutil.copy(AGENT, agent)
+    common = project / ".git"
+    admin = common / "worktrees" / "linked"
+    before = {p: p.read_bytes() for p in (linked / ".git", admin / "commondir", common / "config")}
+    attacks = [
+        "echo 'gitdir: /tmp' > .git",
+        f"echo /tmp > {admin}/commondir",
+        f"echo '[core] fsmonitor = {linked}/payload.sh' > {admin}/config.worktree",
+        f"git config core.fsmonitor {linked}/payload.sh",
+        f"touch {common}/hooks/post-commit",
+    ]
+    steps: list[list[object]] = [["sh", attack] for attack in attacks]
+    steps += [
+        ["commit", "from-worktree.txt", "feat: made in a linked worktree"],
+        ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
+        ["result"],
+    ]
+    env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
+    done = ralph(linked, env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
+    assert git(linked, "log", "-1", "--format=%s", "side") == "feat: made in a linked worktree"
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (common / "hooks" / "post-commit").exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "remote"),
+    [
+        ({}, False),
+        ({"DOCKER_HOST": "unix:///var/run/docker.sock"}, False),
+        ({"DOCKER_HOST": "tcp://build-box:2376"}, True),
+        ({"DOCKER_HOST": "ssh://me@build-box"}, True),
+        ({"RALPH_PROBE_MOUNTS": "1"}, True),
+    ],
+)
+def test_an_engine_on_another_machine_is_probed(env: dict[str, str], remote: bool) -> None:
+    from ralph.sandbox import remote_engine
+
+    assert remote_engine(env) is remote
+
+
+def test_an_engine_that_sees_the_project_passes_the_probe(
+    project: Path, docker_env: dict[str, str], script: Script, loop_id: str
+) -> None:
+    env = {**docker_env, "RALPH_PROBE_MOUNTS": "1", "RALPH_AUTO_PUSH": "false"}
+    steps = [["write", ".ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
+    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(project.glob(".ralph-probe-*")) == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare"
+)
+def test_an_engine_that_cannot_see_the_project_is_refused_before_any_agent_runs(
+    tmp_path: Path, docker_env: dict[str, str], loop_id: str
+) -> None:
+    """A project on a filesystem the engine does not see, as on a remote DOCKER_HOST without
+    shared storage: here a tmpfs mounted in a private mount namespace, where dockerd, outside
+    it, finds only the empty directory underneath."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    command = (
+        f'mount -t tmpfs none "{hidden}" && mkdir "{hidden}/project" && cd "{hidden}/project"'
+        f' && exec "{sys.executable}" -m ralph -a --loop-id {loop_id} 1 "do the work"'
+    )
+    env = {**docker_env, "RALPH_PROBE_MOUNTS": "1", "RALPH_COMMAND": "/bin/true"}
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"does not see {hidden}/project" in done.stderr
+    assert "at the same path" in done.stderr
+    assert "Iteration 1" not in done.stdout

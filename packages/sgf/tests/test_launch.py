@@ -238,3 +238,31 @@ def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
     assert same.returncode == 0, same.stderr
     verify = sgf(project, "verify", env=fake_ralph.env())  # another stage: its own file
     assert verify.returncode == 0, verify.stderr
+
+
+def test_the_prompt_guard_is_for_the_shared_tree_only(
+    project: Path, sgf: Run, fake_ralph: Any, git: Git
+) -> None:
+    """Issue 14: a loop in a worktree reads a prompt file of its own, so a running loop of
+    its stage does not stop it, and it never changes the shared tree's prompt."""
+    for stem in ("auth", "billing"):
+        (project / "specs" / f"{stem}.md").write_text(f"# {stem}\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "specs")
+    assert sgf(project, "build", "--spec", "auth", env=fake_ralph.env()).returncode == 0
+    assembled = project / ".sgf/prompts/.assembled/build.md"
+    before = assembled.read_text()
+    (project / ".sgf/run/build-auth-20260101T000000.pid").write_text(f"{os.getpid()}\n")
+
+    isolated = sgf(project, "build", "--spec", "billing", "--worktree", env=fake_ralph.env())
+    assert isolated.returncode == 0, isolated.stderr
+    argv = fake_ralph.calls()["argv"]
+    assert argv[argv.index("--integrate") + 1] == "main"
+    assert argv[argv.index("--integrate-checkout") + 1] == str(project)
+    loop_id = loop_id_of(fake_ralph.calls())
+    assert argv[-1] == str(project / ".sgf/prompts/.assembled" / f"{loop_id}.md")
+    assert fake_ralph.calls()["cwd"] == str(project / ".sgf/worktrees" / loop_id)
+    assert assembled.read_text() == before
+    shared = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
+    assert shared.returncode == 1
+    assert "is running and reads" in shared.stderr

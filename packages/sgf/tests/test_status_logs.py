@@ -59,7 +59,8 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     (running,) = data["running"]
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
-        "iteration", "iterations", "task", "task_title", "cost", "idle_seconds",
+        "iteration", "iterations", "task", "task_title", "cost", "idle_seconds", "group",
+        "worktree",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
     assert running["pid"] == os.getpid()

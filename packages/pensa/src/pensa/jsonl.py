@@ -88,7 +88,11 @@ def export(store: Store, project: Project) -> Summary:
     """Merge in edits made to the files on disk, then write the files of `project`."""
     from pensa import sync
 
-    texts = sync.export(store, project)
+    return summary(sync.export(store, project))
+
+
+def summary(texts: dict[str, str]) -> Summary:
+    """How many records the written files hold."""
     issues, deps, comments = (
         texts[n].count("\n") for n in ("issues.jsonl", "deps.jsonl", "comments.jsonl")
     )

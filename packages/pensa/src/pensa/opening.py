@@ -19,20 +19,23 @@ if TYPE_CHECKING:
 
 
 class Choice(NamedTuple):
-    """Whether to open the project's file (else an in-memory store), and whether this is a
-    fresh clone's first use."""
+    """Whether to open a database file (else an in-memory store), which one, and whether this
+    is a fresh clone's first use."""
 
     on_disk: bool
     first_use: bool
+    db: str = ""
 
 
-def choose(found: Project | None, *, write: bool) -> Choice:
-    """The store a command with these needs opens."""
+def choose(found: Project | None, *, write: bool, shared: str | None = None) -> Choice:
+    """The store a command with these needs opens. `shared` (PN_SHARED_DB) is the main
+    checkout's database a worktree loop uses instead of its own (pensa.shared)."""
     if found is None:
         return Choice(on_disk=False, first_use=False)
-    exists = os.path.exists(found.db)
-    first_use = not exists and os.path.exists(found.issues_jsonl)
-    return Choice(on_disk=write or first_use or exists, first_use=first_use)
+    db = os.path.abspath(shared) if shared else found.db
+    exists = os.path.exists(db)
+    first_use = not shared and not exists and os.path.exists(found.issues_jsonl)
+    return Choice(on_disk=write or first_use or exists, first_use=first_use, db=db)
 
 
 def catch_up(store: Store, found: Project, *, first_use: bool, write: bool) -> str | None:

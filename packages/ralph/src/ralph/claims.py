@@ -23,8 +23,10 @@ def release(
     """Release the claims `actor` holds; the ids released, or None when pn could not run.
 
     Only a loop's own actor is released: a `PN_ACTOR` the user chose names claims ralph
-    cannot tell apart from the user's own."""
-    if actor != loop_id or proc.which("pn") is None:
+    cannot tell apart from the user's own. `<loop-id>@<machine>` is the loop's own too: sgf
+    names loops that publish claims through git so (issue 14), as two machines may start
+    loops with one id in the same second."""
+    if actor.split("@", 1)[0] != loop_id or proc.which("pn") is None:
         return None
     argv = ["pn", "release", "--held-by", actor, "--actor", actor]
     argv += ["--reason", f"loop {loop_id} ended: {why}"]

@@ -178,6 +178,22 @@ def tuning_options(f: F) -> F:
     show_envvar=True,
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
+@click.option(
+    "--integrate",
+    metavar="BRANCH",
+    envvar="RALPH_INTEGRATE",
+    show_envvar=True,
+    help="A worktree loop: after each iteration with commits, rebase onto BRANCH and "
+    "fast-forward it; a conflict stops the loop (exit 1), the commits kept on its branch.",
+)
+@click.option(
+    "--integrate-checkout",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    envvar="RALPH_INTEGRATE_CHECKOUT",
+    show_envvar=True,
+    help="The checkout that has BRANCH (fast-forwarded with git merge --ff-only).",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -200,6 +216,8 @@ def cli(
     max_failed_iterations: int,
     stuck_threshold: int,
     record: Path | None,
+    integrate: str | None,
+    integrate_checkout: Path | None,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -238,6 +256,8 @@ def cli(
         ),
         stuck_threshold=stuck_threshold,
         record=record.resolve() if record else None,
+        integrate=integrate,
+        integrate_checkout=integrate_checkout.resolve() if integrate_checkout else None,
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),

@@ -88,3 +88,9 @@ class CommandFailed(RalphError):
         detail = stderr.strip().splitlines()[-5:] if stderr.strip() else ["no output"]
         lines = "\n  ".join(detail)
         super().__init__(f"`{shlex.join(argv)}` exited with {returncode}:\n  {lines}")
+
+
+class UnsafeRepository(RalphError):
+    """The checkout's git pointers lead somewhere git would take attacker configuration from."""
+
+    code = "unsafe_repository"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ralph import proc
+from ralph import gitdirs, proc
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
 
@@ -43,32 +43,17 @@ def _git(
     return proc.run([*HARDENED, *args], cwd=cwd, env=full, check=check)
 
 
-# What git reads from the git directory and may execute or include: config (hooksPath,
-# fsmonitor, filters, drivers, include.path, sshCommand, credential.helper, pager...),
-# the hooks, and info/ (attributes naming those drivers). The sandbox mounts them read-only.
-PROTECTED = ("config", "hooks", "info")
+def command(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> proc.Completed:
+    """Run a hardened git in `cwd` and return what it did (never raises on a non-zero exit)."""
+    return _git(cwd, *args, env=env)
 
 
-def protected_paths(project: Path) -> list[Path]:
-    """The git directory's executable configuration for the repository holding `project`.
-
-    Missing directories are created first (an empty `hooks/` or `info/` would otherwise be
-    created by the agent, on the host, writable). A linked worktree's `.git` file is not
-    followed: its common directory is outside the mount anyway."""
-    for folder in (project, *project.parents):
-        git_dir = folder / ".git"
-        if git_dir.is_dir():
-            out = []
-            for name in PROTECTED:
-                path = git_dir / name
-                if name != "config":
-                    path.mkdir(exist_ok=True)
-                if path.exists():
-                    out.append(path)
-            return out
-        if git_dir.exists():
-            return []
-    return []
+def protected_paths(project: Path) -> list[tuple[Path, bool]]:
+    """(path, read_only) bind mounts for the git directories of the checkout holding `project`
+    (gitdirs.py): the common directory of a linked worktree too, and read-only what git
+    reads and may execute (config, hooks, info/) or follows (a worktree's pointers)."""
+    layout = gitdirs.find(project)
+    return [] if layout is None else gitdirs.mounts(layout, project=project)
 
 
 def head(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:
@@ -142,8 +127,9 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def push(cwd: Path, *, env: Mapping[str, str] | None = None) -> Pushed:
-    """Push the current branch; when rejected, `git pull --rebase` and push once more."""
+def push(cwd: Path, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
+    """Push the current branch; when rejected, `git pull --rebase` and push again, up to
+    `tries` rounds (loops on other machines push too: issue 14)."""
     names = remotes(cwd, env=env)
     if not names:
         return Pushed(PushStatus.NO_REMOTE)
@@ -161,11 +147,14 @@ def push(cwd: Path, *, env: Mapping[str, str] | None = None) -> Pushed:
         return Pushed(PushStatus.PUSHED)
     if not any(word in first.stderr for word in _REJECTED):
         return Pushed(PushStatus.FAILED, _last_line(first.stderr))
-    pulled = _git(cwd, *pull_args, env=env)
-    if not pulled.ok:
-        _git(cwd, "rebase", "--abort", env=env)
-        return Pushed(PushStatus.FAILED, "pull --rebase failed: " + _last_line(pulled.stderr))
-    second = _git(cwd, *push_args, env=env)
-    if second.ok:
-        return Pushed(PushStatus.REBASED)
-    return Pushed(PushStatus.FAILED, _last_line(second.stderr))
+    for _ in range(tries):
+        pulled = _git(cwd, *pull_args, env=env)
+        if not pulled.ok:
+            _git(cwd, "rebase", "--abort", env=env)
+            return Pushed(PushStatus.FAILED, "pull --rebase failed: " + _last_line(pulled.stderr))
+        again = _git(cwd, *push_args, env=env)
+        if again.ok:
+            return Pushed(PushStatus.REBASED)
+        if not any(word in again.stderr for word in _REJECTED):
+            break
+    return Pushed(PushStatus.FAILED, _last_line(again.stderr))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, limits, proc, sentinel
+from ralph import format, git, gitdirs, integrate, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -83,6 +83,9 @@ class Loop:
         self.governor = Governor(config.budgets, clock=clock)
         self.stop_reason = ""
         self.record = Record(config.record, loop_id=config.loop_id)
+        # Read before any agent runs; checked after each iteration, before the host's git.
+        self.layout = gitdirs.find(config.project)
+        self.integrator = integrate.make(config, self.layout, env=env)
 
     @property
     def root(self) -> Path:
@@ -154,7 +157,12 @@ class Loop:
             started = now_iso()
             attempt = self._iteration(index)
             self._record_iteration(index, started, attempt, holding)
-            self._push_if_moved(before)  # interrupted iterations' commits too, before the next
+            if self.layout is not None:
+                gitdirs.unchanged(self.layout)  # raises: no host git on redirected pointers
+            if self.integrator is not None:
+                self._integrate()  # raises on a conflict: the loop stops, the branch is kept
+            else:
+                self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
                 return self._stop(Exit.INTERRUPTED, "interrupted")
             if sentinel.take(self.root, loop_id):
@@ -385,7 +393,23 @@ class Loop:
         self.out.note("New commits detected, pushing...")
         self._push()
 
+    def _integrate(self) -> None:
+        assert self.integrator is not None
+        done = self.integrator.run()
+        if done is None:
+            return
+        branch = self.integrator.target.branch
+        self.out.note(f"{branch} fast-forwarded to {done.head[:12]}: {done.commits} commit(s)")
+        if self.config.auto_push:
+            pushed = self.integrator.push()
+            if pushed.failed:
+                self.out.warning(f"push of {branch} failed: {pushed.detail}")
+            else:
+                self.out.note(f"push of {branch}: {pushed.status}")
+
     def _push_pending(self) -> None:
+        if self.integrator is not None:
+            return  # every iteration's commits went to the target branch already
         root, env = self.root, self.env
         if self.config.auto_push and git.head(root, env=env) and git.ahead(root, env=env) > 0:
             self._push()

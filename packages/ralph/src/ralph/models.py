@@ -74,6 +74,10 @@ class Config:
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
+    # A worktree loop (issue 14): after each iteration with commits, rebase onto this branch
+    # and fast-forward it, in `integrate_checkout` when that checkout has it (integrate.py).
+    integrate: str | None = None
+    integrate_checkout: Path | None = None
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
         """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.
@@ -82,12 +86,18 @@ class Config:
         container says "unknown" and concurrent loops' claims look like one actor's; a
         PN_ACTOR set on the host wins.
         """
-        return {
+        env = {
             "RALPH_LOOP_ID": self.loop_id,
             "PN_ACTOR": host.get("PN_ACTOR") or self.loop_id,
             # pn claim-next hands a task claimed this often without a close to a human
             "PN_STUCK_AFTER": str(self.stuck_threshold),
         }
+        # a worktree loop claims from the main checkout's pn; claims published through git
+        # (issue 14), with their retry knobs
+        for name in ("PN_SHARED_DB", "PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
+            if host.get(name):
+                env[name] = host[name]
+        return env
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
         """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""

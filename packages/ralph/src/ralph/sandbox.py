@@ -235,7 +235,52 @@ class DockerSandbox:
             raise TemplateMissing(self.config.template) from e
         self._check_network(client)
         self._make_home()
-        return [f"container {c}" for c in self.remove_leftovers()]
+        removed = [f"container {c}" for c in self.remove_leftovers()]
+        if remote_engine(self.env):
+            self._check_mounts(client)
+        return removed
+
+    def _check_mounts(self, client: DockerClient) -> None:
+        """Refuse an engine that does not see the project at its own path (issue 14).
+
+        Bind mounts name paths on the engine's machine: a remote engine (DOCKER_HOST) without
+        the project on shared storage at the same path would mount an empty directory, and
+        the agent would work on nothing. A marker written here must read back in there."""
+        import secrets
+
+        from docker.errors import DockerException
+
+        token = secrets.token_hex(8)
+        markers = [self.config.project / f".ralph-probe-{token}", self.state / "probe"]
+        try:
+            for marker in markers:
+                marker.write_text(token)
+            try:
+                seen = client.containers.run(
+                    self.config.template,
+                    command=["cat", *map(str, markers)],
+                    entrypoint=[],
+                    labels=self.labels(),
+                    user=f"{self.uid}:{self.gid}",
+                    mounts=self._mounts(None),
+                    network_mode="none",
+                    remove=True,
+                    stdout=True,
+                    stderr=False,
+                )
+            except DockerException:
+                seen = b""
+        finally:
+            for marker in markers:
+                marker.unlink(missing_ok=True)
+        if seen != (token * len(markers)).encode():
+            host = self.env.get("DOCKER_HOST") or "the configured engine"
+            raise SandboxFailed(
+                f"the Docker engine at {host} does not see {self.config.project} (or ralph's "
+                f"run directory {self.state.parent}) at the same path: containers would get "
+                "empty directories. Put the project on storage that machine mounts at the "
+                "same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine"
+            )
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
@@ -286,9 +331,16 @@ class DockerSandbox:
         if sgf.is_dir():  # agents must not edit prompts, config or backpressure
             mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
-        # through git: config, hooks and info/ are read-only (issue 9; README "Security").
-        for path in git.protected_paths(self.config.project):
-            mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
+        # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
+        # linked worktree gets its common directory, and its pointers read-only (issue 14).
+        for path, read_only in git.protected_paths(self.config.project):
+            mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
+        if shared := self.env.get("PN_SHARED_DB"):
+            # a worktree loop claims from the main checkout's database (issue 14): SQLite
+            # writes its journal beside the file, so the folder is mounted
+            folder = Path(shared).resolve().parent
+            if not folder.is_relative_to(self.config.project):
+                mounts.append(Mount(str(folder), str(folder), type="bind"))
         creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
         if not credentials.secrets(self.env) and creds.is_file():
             # read-write, so a token refresh inside the container persists on the host
@@ -423,6 +475,13 @@ def _cid(container: Container) -> str:
 
 def _short(container: Container) -> str:
     return _cid(container)[:12]
+
+
+def remote_engine(env: Mapping[str, str]) -> bool:
+    """Whether the engine may see another filesystem: DOCKER_HOST names one that is not a
+    local socket (tcp://, ssh://...), or RALPH_PROBE_MOUNTS=1 asks for the check anyway."""
+    host = env.get("DOCKER_HOST", "")
+    return env.get("RALPH_PROBE_MOUNTS") == "1" or bool(host and not host.startswith("unix://"))
 
 
 def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:

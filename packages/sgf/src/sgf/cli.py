@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
-from sgf.config import SandboxKind
+from sgf.config import Isolation, SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import ExitCode, Launch, Stage
 
@@ -88,7 +88,9 @@ def init(env: Env, stack: str | None, force: bool, git_init: bool) -> None:
     render.init_steps(steps, str(root))
 
 
-def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
+def stage_options(
+    *, spec: bool, afk: bool, count: bool, parallel: bool = False
+) -> Callable[[F], F]:
     """The options every stage command shares, plus --spec / -a / N where they apply."""
 
     def decorate(f: F) -> F:
@@ -136,6 +138,22 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
         if afk:
             options.append(click.option("-a", "--afk", is_flag=True, help="Run unattended."))
+            options.append(
+                click.option(
+                    "--worktree",
+                    is_flag=True,
+                    help="Run in a git worktree of its own (config: isolation).",
+                )
+            )
+        if parallel:
+            options.append(
+                click.option(
+                    "--parallel",
+                    type=click.IntRange(min=1),
+                    metavar="N",
+                    help="Run N loops at once, each in a worktree of its own (needs -a).",
+                )
+            )
         if count:
             options.append(click.argument("iterations", type=click.IntRange(min=1), required=False))
         for option in reversed(options):
@@ -145,12 +163,15 @@ def stage_options(*, spec: bool, afk: bool, count: bool) -> Callable[[F], F]:
     return decorate
 
 
-def run_stage(env: Env, request: Launch, *, stash: bool) -> int:
-    """Prepare and run one stage, report the outcome, return ralph's exit code."""
+def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = None) -> int:
+    """Prepare and run one stage (or `parallel` isolated loops of it), report the outcome,
+    return ralph's exit code."""
     from sgf import render
 
     stage = request.stage
     root = env.root()
+    if parallel:
+        return run_parallel(env, root, request, parallel, stash=stash)
     prepared = launch.prepare(root, request, stash=stash, env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
@@ -167,10 +188,29 @@ def run_stage(env: Env, request: Launch, *, stash: bool) -> int:
         stdin_is_terminal=sys.stdin.isatty(),
     )
     loop_id = str(prepared.loop_id)
-    if released := ending.release_leftovers(root, loop_id, code, env.environ):
+    if finished := launch.finish(root, prepared):
+        click.echo(f"sgf: {finished}", err=True)
+    if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
     return code
+
+
+def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bool) -> int:
+    """Run `count` isolated loops at once (sgf/parallel.py); report each; return one code."""
+    from sgf import parallel, render
+
+    loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
+    render.recovery(loops[0].recovery)
+    for number, loop in enumerate(loops, start=1):
+        click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
+    ended = parallel.run(
+        root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
+    )
+    for number, end in enumerate(ended, start=1):
+        for note in end.notes:
+            click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)
+    return parallel.overall([end.code for end in ended])
 
 
 def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape: bool) -> None:
@@ -192,6 +232,8 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
         max_time: str | None,
         spec: str | None = None,  # the options below exist only where `shape` says
         afk: bool = False,
+        worktree: bool = False,
+        parallel: int | None = None,
         iterations: int | None = None,
     ) -> int:
         request = Launch(
@@ -206,8 +248,9 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
             max_cost=max_cost,
             max_tokens=max_tokens,
             max_time=max_time,
+            isolation=Isolation.WORKTREE if worktree else None,
         )
-        return run_stage(env, request, stash=stash)
+        return run_stage(env, request, stash=stash, parallel=parallel)
 
     command.__doc__ = doc
     group.command(name)(command)
@@ -226,10 +269,12 @@ stage_command(
     cli,
     "build",
     Stage.BUILD,
-    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20",
+    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20\n"
+    "    sgf build -a 20 --parallel 4",
     spec=True,
     afk=True,
     count=True,
+    parallel=True,
 )
 stage_command(
     cli,

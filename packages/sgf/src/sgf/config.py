@@ -21,6 +21,20 @@ class SandboxKind(StrEnum):
     NONE = "none"
 
 
+class Isolation(StrEnum):
+    """Where a loop works: the one shared tree, or a git worktree of its own (issue 14)."""
+
+    SHARED = "shared"
+    WORKTREE = "worktree"
+
+
+class Claims(StrEnum):
+    """How loops claim: in this clone's database, or published through git (issue 14)."""
+
+    LOCAL = "local"
+    GIT = "git"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The keys of `.sgf/config.toml`, with the design's defaults."""
@@ -38,6 +52,8 @@ class Config:
     max_time: str | None = None
     max_failed_iterations: int | None = None  # None: ralph's default (3)
     stuck_threshold: int | None = None  # None: ralph's default (3)
+    isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
+    claims: Claims | None = None  # None: local (README "Running many loops")
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -51,10 +67,11 @@ def _check(key: str, value: Any, hint: Any) -> Any:
     """`value` from the file, checked against the Config field's type `hint`."""
     kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]
     kind = kinds[0]
-    if kind is SandboxKind:
-        if value not in {k.value for k in SandboxKind}:
-            raise ConfigError(f'{CONFIG}: {key} must be "docker" or "none", not {value!r}')
-        return SandboxKind(value)
+    if isinstance(kind, type) and issubclass(kind, StrEnum):
+        if value not in {k.value for k in kind}:
+            allowed = " or ".join(f'"{k.value}"' for k in kind)
+            raise ConfigError(f"{CONFIG}: {key} must be {allowed}, not {value!r}")
+        return kind(value)
     if kind is float:  # USD: an int is fine, a bool is a mistake
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise ConfigError(f"{CONFIG}: {key} must be a positive number of USD, not {value!r}")

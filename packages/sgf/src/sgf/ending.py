@@ -23,11 +23,14 @@ RALPH_CODES = frozenset(ExitCode)  # the exits ralph makes itself, having releas
 def release_leftovers(root: Path, loop_id: str, code: int, env: Mapping[str, str]) -> list[str]:
     """Give back what `loop_id` still holds after a ralph that died; the ids released.
 
-    Nothing is done after an exit ralph made itself, or when pn cannot be run."""
+    Nothing is done after an exit ralph made itself, or when pn cannot be run. The loop's
+    actor is `PN_ACTOR` when that is `<loop-id>@<machine>` (claims through git), else its id."""
     if code in RALPH_CODES or proc.which("pn", env) is None:
         return []
+    named = env.get("PN_ACTOR", "")
+    actor = named if named.startswith(loop_id + "@") else loop_id
     why = f"loop {loop_id} ended: ralph died (exit {code})"
-    argv = ["pn", "release", "--held-by", loop_id, "--actor", loop_id, "--reason", why, "--json"]
+    argv = ["pn", "release", "--held-by", actor, "--actor", actor, "--reason", why, "--json"]
     try:
         done = proc.run(argv, cwd=root, env=env, check=False, timeout=60)
     except SgfError:

@@ -81,3 +81,55 @@ def stash_all(root: Path, message: str) -> str | None:
         return None
     _git("stash", "push", "--include-untracked", "--message", message, cwd=root)
     return _git("rev-parse", "stash@{0}", cwd=root).stdout.strip()
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch checked out in `root`, or None on a detached HEAD."""
+    done = _git("symbolic-ref", "--short", "-q", "HEAD", cwd=root, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def rev(root: Path, ref: str) -> str | None:
+    """The commit `ref` names, or None when it names none."""
+    done = _git("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=root, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    """Tell whether commit `older` is reachable from `newer`."""
+    done = _git("merge-base", "--is-ancestor", older, newer, cwd=root, check=False)
+    return done.returncode == 0
+
+
+def count(root: Path, spec: str) -> int:
+    """How many commits `git rev-list SPEC` lists."""
+    return int(_git("rev-list", "--count", spec, cwd=root).stdout.strip() or 0)
+
+
+def worktree_add(root: Path, path: Path, branch: str, start: str) -> None:
+    """`git worktree add -b BRANCH PATH START`, hooks off like every host git here (so no
+    post-checkout `pn sync` makes the new worktree a database of its own)."""
+    _git("worktree", "add", "--quiet", "-b", branch, str(path), start, cwd=root)
+
+
+def worktree_remove(root: Path, path: Path) -> None:
+    """Remove a linked worktree and its administrative files (untracked files with it)."""
+    _git("worktree", "remove", "--force", str(path), cwd=root)
+    _git("worktree", "prune", cwd=root, check=False)
+
+
+def delete_branch(root: Path, branch: str) -> None:
+    """Delete a branch (the caller has checked it is merged)."""
+    _git("branch", "--quiet", "-D", branch, cwd=root)
+
+
+def common_dir(root: Path) -> Path:
+    """The repository's common git directory, absolute."""
+    out = _git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=root).stdout
+    return Path(out.strip())
+
+
+def config_value(root: Path, key: str) -> str | None:
+    """`git config --get KEY`, or None when unset."""
+    done = _git("config", "--get", key, cwd=root, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None

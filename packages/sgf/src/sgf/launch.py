@@ -8,8 +8,20 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import BinaryIO
 
+from sgf import (
+    claiming,
+    loopindex,
+    preflight,
+    proc,
+    prompts,
+    recovery,
+    relaunch,
+    runs,
+    sandbox,
+    terminal,
+    worktree,
+)
 from sgf import config as config_mod
-from sgf import loopindex, preflight, proc, prompts, recovery, relaunch, runs, sandbox, terminal
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
@@ -55,7 +67,11 @@ def unused_loop_id(root: Path, loop_id: LoopId) -> LoopId:
 
     Ids have one-second resolution; two launches within a second must not share a log.
     """
-    while runs.pid_path(root, str(loop_id)).exists() or runs.log_path(root, str(loop_id)).exists():
+    while (
+        runs.pid_path(root, str(loop_id)).exists()
+        or runs.log_path(root, str(loop_id)).exists()
+        or worktree.taken(root, str(loop_id))
+    ):
         loop_id = LoopId(loop_id.stage, loop_id.spec, loop_id.started + timedelta(seconds=1))
     return loop_id
 
@@ -64,13 +80,16 @@ def guard_shared_prompt(root: Path, stage: Stage, text: str) -> None:
     """Refuse to change the assembled prompt a running loop of the same stage reads.
 
     ralph re-reads `.assembled/<stage>.md` every iteration, so a second build loop for another
-    spec would silently retarget the first one.
+    spec would silently retarget the first one. Loops in worktrees read prompts of their own.
     """
     path = prompts.assembled(root, stage.prompt)
     running = [
         p.loop_id
         for p in runs.scan(root)
-        if p.alive() and (parsed := LoopId.parse(p.loop_id)) and parsed.stage is stage
+        if p.alive()
+        and (parsed := LoopId.parse(p.loop_id))
+        and parsed.stage is stage
+        and not worktree.is_isolated(root, p.loop_id)
     ]
     if running and path.exists() and path.read_text(encoding="utf-8") != text:
         raise SgfError(
@@ -90,6 +109,12 @@ class Prepared:
     recovery: recovery.Report
     warnings: list[str] = field(default_factory=list)
     request: Launch | None = None  # as asked, kept for `sgf top`'s restart
+    worktree: worktree.Worktree | None = None  # an isolated loop's own checkout
+    env: dict[str, str] = field(default_factory=dict)  # ralph's and its agents' on top of sgf's
+
+    def cwd(self, root: Path) -> Path:
+        """Where ralph runs: the loop's worktree, or the project."""
+        return self.worktree.path if self.worktree else root
 
 
 def prepare(
@@ -113,8 +138,12 @@ def prepare(
         "afk": request.is_afk(),
     }
     text = prompts.render(root, request.stage.prompt, variables)
-    guard_shared_prompt(root, request.stage, text)
-    prompt = prompts.write(root, request.stage.prompt, text)
+    isolated = request.isolated(config)
+    if isolated:  # a prompt file of its own: no other loop reads it (issue 14)
+        prompt = prompts.write(root, str(loop_id), text)
+    else:
+        guard_shared_prompt(root, request.stage, text)
+        prompt = prompts.write(root, request.stage.prompt, text)
     template = request.template or config.docker_template
     kind = request.sandbox or config.sandbox
     ralph = preflight.check(root, template=template, sandbox=kind, env=env)
@@ -122,11 +151,16 @@ def prepare(
     if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
         warnings += sandbox.staleness(root, template, env=env)
     report = recovery.prepare(
-        root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
+        root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now, isolated=isolated
     )
-    argv = request.ralph_argv(ralph, config, loop_id, prompt)
+    loop_env = claiming.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
+    tree = worktree.create(root, str(loop_id), env=env) if isolated else None
+    extra = tree.ralph_flags(root) if tree else []
+    if tree is not None:
+        loop_env.update(tree.env(root))
+    argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))
-    return Prepared(loop_id, argv, prompt, log, report, warnings, request)
+    return Prepared(loop_id, argv, prompt, log, report, warnings, request, tree, loop_env)
 
 
 def run(
@@ -144,7 +178,8 @@ def run(
     loop_id = str(prepared.loop_id)
     prepared.log.parent.mkdir(parents=True, exist_ok=True)
     # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
-    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id))}
+    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
+    cwd = prepared.cwd(root)
     started = runs.now_iso(now)
     code: int | None = None
     if prepared.request is not None:
@@ -159,11 +194,11 @@ def run(
             log.flush()
             plain = PlainLog(log)  # the terminal gets colours, the log plain text
             if on_terminal:
-                code = terminal.run_on_pty(prepared.argv, cwd=root, env=env, log=plain)
+                code = terminal.run_on_pty(prepared.argv, cwd=cwd, env=env, log=plain)
             else:
                 code = proc.run_teed(
                     prepared.argv,
-                    cwd=root,
+                    cwd=cwd,
                     env=env,
                     sinks=[out, plain],
                     foreground=stdin_is_terminal,
@@ -173,3 +208,10 @@ def run(
         outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"
         runs.record(root, runs.Outcome(loop_id, started, runs.now_iso(now), code, outcome))
     return code
+
+
+def finish(root: Path, prepared: Prepared) -> str | None:
+    """After ralph: remove an isolated loop's merged worktree, or say why it stays."""
+    if prepared.worktree is None:
+        return None
+    return worktree.finish(root, prepared.worktree).message(root)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from pathlib import Path
 
-from sgf.config import Config, SandboxKind
+from sgf.config import Config, Isolation, SandboxKind
 from sgf.errors import SpecNotFound
 
 STAMP = "%Y%m%dT%H%M%S"
@@ -108,6 +109,14 @@ class Launch:
     max_cost: float | None = None
     max_tokens: int | None = None
     max_time: str | None = None
+    isolation: Isolation | None = None
+
+    def isolated(self, config: Config) -> bool:
+        """Tell whether the loop runs in a worktree of its own (--worktree, or the config)."""
+        if self.isolation is not None:
+            return self.isolation is Isolation.WORKTREE
+        # a conversation (spec, issues log) happens in the tree the developer has open
+        return config.isolation is Isolation.WORKTREE and self.stage not in ONE_ITERATION
 
     def is_afk(self) -> bool:
         """Tell whether ralph runs unattended (-a): asked for, or verify/test-plan."""
@@ -119,8 +128,16 @@ class Launch:
             return self.iterations
         return 1 if self.stage in ONE_ITERATION else config.default_iterations
 
-    def ralph_argv(self, ralph: str, config: Config, loop_id: LoopId, prompt: Path) -> list[str]:
-        """Translate the request and `.sgf/config.toml` into ralph's command line.
+    def ralph_argv(
+        self,
+        ralph: str,
+        config: Config,
+        loop_id: LoopId,
+        prompt: Path,
+        extra: Sequence[str] = (),
+    ) -> list[str]:
+        """Translate the request and `.sgf/config.toml` into ralph's command line; `extra`
+        flags go before the positionals.
 
         The safety limit never clamps an explicit N: it is max(max_iterations, N).
         """
@@ -157,4 +174,4 @@ class Launch:
             argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
         if config.stuck_threshold is not None:
             argv += ["--stuck-threshold", str(config.stuck_threshold)]
-        return [*argv, str(count), str(prompt.resolve())]
+        return [*argv, *extra, str(count), str(prompt.resolve())]

@@ -126,3 +126,8 @@ def picture(root: Path, env: Mapping[str, str]) -> Picture:
         len(stuck),
         [Stuck(i.id, i.title) for i in stuck],
     )
+
+
+def sync(root: Path, env: Mapping[str, str]) -> None:
+    """`pn sync` in `root`: its database exists and holds the checkout's files."""
+    proc.run(["pn", "sync"], cwd=root, env={k: v for k, v in env.items() if k != "PN_SHARED_DB"})

@@ -293,3 +293,80 @@ def spawn_detached(
             )
     except FileNotFoundError as e:
         raise ProgramMissing(argv[0], "is it installed and on PATH?") from e
+
+
+class Job(NamedTuple):
+    """One of several ralphs run side by side: its command, and where its output goes."""
+
+    argv: Sequence[str]
+    cwd: Path
+    env: Mapping[str, str]
+    log: Sink  # the loop's own log: its output as is
+    label: bytes  # prefixed to each of its lines on the shared terminal
+
+
+def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
+    """Run ralphs side by side until all have exited; return their exit codes, in order.
+
+    Each gets its own process group and no stdin (they run AFK); their output goes to their
+    logs as is and to `out` in whole lines, each prefixed with its label. Signals sent to sgf
+    (Ctrl+C on the terminal reaches only sgf: the ralphs are in groups of their own) are
+    forwarded to every ralph still running, climbing the same ladder as `run_teed`.
+    """
+    import selectors
+
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        for job in jobs:
+            children.append(
+                subprocess.Popen(
+                    list(job.argv),
+                    cwd=job.cwd,
+                    env=dict(job.env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    process_group=0,
+                    preexec_fn=die_with_parent,  # sgf is single-threaded: safe here
+                )
+            )
+    except FileNotFoundError as e:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGTERM)
+            child.wait()
+        raise ProgramMissing(jobs[0].argv[0], "set SGF_RALPH or put ralph on PATH") from e
+
+    def send(sig: signal.Signals) -> None:
+        for child in children:
+            if child.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, sig)
+
+    pending = [b""] * len(children)
+    with forwarding(send), selectors.DefaultSelector() as selector:
+        for index, child in enumerate(children):
+            assert child.stdout is not None
+            selector.register(child.stdout, selectors.EVENT_READ, index)
+        while selector.get_map():
+            for key, _ in selector.select():
+                index = key.data
+                chunk = os.read(key.fd, 65536)
+                job = jobs[index]
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    if pending[index]:
+                        out.write(job.label + pending[index] + b"\n")
+                        out.flush()
+                    continue
+                job.log.write(chunk)
+                job.log.flush()
+                *lines, pending[index] = (pending[index] + chunk).split(b"\n")
+                for line in lines:
+                    out.write(job.label + line + b"\n")
+                out.flush()
+        codes = [child.wait() for child in children]
+    for child in children:
+        if child.stdout is not None:
+            child.stdout.close()
+    return [128 - code if code < 0 else code for code in codes]

@@ -7,6 +7,9 @@
   crashed loops' claims (see `crashed_claims`) and run `pn doctor --fix`.
 - No PID files (no crash): a dirty tree is the user's. Launching would let the agent's
   `git add -A` sweep it into a commit, so refuse unless asked to stash it as `sgf-stash <id>`.
+- Loops in worktrees of their own (issue 14) leave nothing in this tree: an isolated launch
+  ignores a dirty tree here, and a crashed isolated loop's worktree is removed when its branch
+  is merged (its leftovers stashed), else kept with its branch for a human.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sgf import git, pensa, runs
+from sgf import git, pensa, runs, worktree
 from sgf.errors import DirtyTree, SgfError
 from sgf.loops import LoopId
 
@@ -42,6 +45,29 @@ def _stash(root: Path, message: str) -> str | None:
     return git.stash_all(root, message)
 
 
+def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool) -> Report:
+    """Refuse a dirty tree (the agent's `git add -A` would sweep it up), or stash it when
+    asked; an isolated loop works elsewhere, so the tree is left alone unless asked."""
+    if not git.is_dirty(root) or (isolated and not stash_them):
+        return Report()
+    if not stash_them:
+        changes = git.status(root)
+        shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
+        raise DirtyTree(
+            f"the work tree has uncommitted changes:\n  {shown}\n"
+            "the agent commits with `git add -A` and would sweep them into its commit; "
+            "commit them, run again with --stash to stash them first, or isolate the loop "
+            "in a worktree of its own with --worktree"
+        )
+    message = f"sgf-stash {loop_id}"
+    return Report(stash=_stash(root, message), stash_message=message)
+
+
+def _loop_of(assignee: str | None) -> str:
+    """The loop id in an assignee: `<loop-id>`, or `<loop-id>@<machine>` (claims via git)."""
+    return (assignee or "").split("@", 1)[0]
+
+
 def crashed_claims(
     claims: list[pensa.Issue], crashed: list[str], since: datetime
 ) -> list[pensa.Issue]:
@@ -56,8 +82,8 @@ def crashed_claims(
     return [
         issue
         for issue in claims
-        if issue.assignee in crashed
-        or (LoopId.parse(issue.assignee or "") is None and issue.updated_at >= since)
+        if _loop_of(issue.assignee) in crashed
+        or (LoopId.parse(_loop_of(issue.assignee)) is None and issue.updated_at >= since)
     ]
 
 
@@ -68,28 +94,32 @@ def prepare(
     stash_user_changes: bool,
     env: Mapping[str, str],
     now: Callable[[], datetime],
+    isolated: bool = False,
 ) -> Report:
-    """Make the tree ready for a new loop per the rules above; return what happened."""
+    """Make the tree ready for a new loop per the rules above; return what happened.
+
+    An `isolated` loop works in a worktree of its own, so a dirty tree here is no reason to
+    refuse it; a crashed isolated loop's leftovers are in its worktree, not here."""
     pid_files = runs.scan(root)
     live = [p.loop_id for p in pid_files if p.alive()]
     if live:
         return Report(live=live)
     if not pid_files:
-        if not git.is_dirty(root):
-            return Report()
-        if not stash_user_changes:
-            changes = git.status(root)
-            shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
-            raise DirtyTree(
-                f"the work tree has uncommitted changes:\n  {shown}\n"
-                "the agent commits with `git add -A` and would sweep them into its commit; "
-                "commit them, or run again with --stash to stash them first"
-            )
-        message = f"sgf-stash {loop_id}"
-        return Report(stash=_stash(root, message), stash_message=message)
+        return _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
     crashed = [p.loop_id for p in pid_files]
     message = f"sgf-recovery {' '.join(crashed)} {runs.now_iso(now)}"
-    stash = _stash(root, message)
+    # A crashed loop of this tree left its leftovers here; one in a worktree left them there
+    # (issue 14), and then a dirty tree here is the user's, as without any crash.
+    if any(not worktree.is_isolated(root, c) for c in crashed):
+        stash = _stash(root, message)
+    else:
+        mine = _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
+        stash, message = mine.stash, mine.stash_message or message
+    warnings: list[str] = [
+        worktree.finish(root, tree).message(root)
+        for c in crashed
+        if (tree := worktree.found(root, c)) is not None
+    ]
     ended = runs.now_iso(now)
     for p in pid_files:
         p.path.unlink(missing_ok=True)
@@ -98,7 +128,6 @@ def prepare(
     # pn's timestamps have whole seconds; a claim in the loop's first second still counts.
     since = min(p.started for p in pid_files).replace(microsecond=0)
     released: list[str] = []
-    warnings: list[str] = []
     try:
         for issue in crashed_claims(pensa.in_progress(root, env), crashed, since):
             pensa.release(root, env, issue.id)

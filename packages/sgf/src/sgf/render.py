@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sgf.proc import Sink
     from sgf.recovery import Report
     from sgf.scaffold import Step
-    from sgf.status import Status
+    from sgf.status import Running, Status
 
 
 _CONTROLS = (*range(0x00, 0x20), *range(0x7F, 0xA0))
@@ -91,6 +91,15 @@ def recovery(report: Report) -> None:
         err.print(f"sgf: warning: {warning}")
 
 
+def _group(name: str | None, running: list[Running]) -> str:
+    """`3 at 14:30:00`: how many loops one `--parallel` run started, and when (its first id)."""
+    if not name:
+        return "-"
+    stamp = name.rsplit("T", 1)[-1]
+    when = f"{stamp[:2]}:{stamp[2:4]}:{stamp[4:6]}" if len(stamp) == 6 else name
+    return f"{sum(r.group == name for r in running)} at {when}"
+
+
 def _uptime(seconds: int) -> str:
     hours, rest = divmod(seconds, 3600)
     return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
@@ -110,14 +119,17 @@ def status(report: Status, *, as_json: bool) -> None:
         out.print(cell(f"warning: {warning}"))
     if report.running:
         table = Table(title="Running loops", title_justify="left")
-        for column in ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log"):
+        grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
+        heads = ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log")
+        for column in (("group",) if grouped else ()) + heads:
             table.add_column(column)
         for r in report.running:
             step = f"{r.iteration}/{r.iterations}" if r.iteration else "-"
             task = f"{r.task} {r.task_title}" if r.task else "-"
             idle = _uptime(r.idle_seconds) if r.idle_seconds is not None else "-"
             cells = (r.stage, r.loop_id, step, task, f"${r.cost:.4f}", _uptime(r.uptime_seconds))
-            table.add_row(*map(cell, (*cells, idle, r.log)))
+            group = (_group(r.group, report.running),) if grouped else ()
+            table.add_row(*map(cell, (*group, *cells, idle, r.log)))
         out.print(table)
     else:
         out.print("No loops running.")

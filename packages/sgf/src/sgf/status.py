@@ -30,6 +30,10 @@ class Running:
     task_title: str | None = None
     cost: float = 0.0  # USD so far, from the run record
     idle_seconds: int | None = None  # since the loop's log last grew
+    # Loops started together by `sgf build --parallel N` share one sgf process: the group
+    # is named after its first loop (issue 14). None for a loop on its own.
+    group: str | None = None
+    worktree: str | None = None  # an isolated loop's checkout, relative to the project
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
                 **progress,
             )
         )
+    running = _grouped(root, running)
     try:
         picture: pensa.Picture | None = pensa.picture(root, env)
         error = None
@@ -137,10 +142,33 @@ def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Runn
     """Each loop's current task: the in-progress issue its loop id holds."""
     from dataclasses import replace
 
-    held = {i.assignee: i for i in working if i.assignee}
+    held = {i.assignee.split("@", 1)[0]: i for i in working if i.assignee}  # <loop-id>@<machine>
     return [
         replace(r, task=held[r.loop_id].id, task_title=held[r.loop_id].title)
         if r.loop_id in held
         else r
         for r in running
     ]
+
+
+def _grouped(root: Path, running: list[Running]) -> list[Running]:
+    """Name the group of loops that share an sgf process; list each group together."""
+    from dataclasses import replace
+
+    from sgf import worktree
+
+    by_pid: dict[int, list[str]] = {}
+    for r in running:
+        by_pid.setdefault(r.pid, []).append(r.loop_id)
+    out = []
+    for r in running:
+        members = by_pid[r.pid]
+        path = worktree.path_of(root, r.loop_id)
+        out.append(
+            replace(
+                r,
+                group=min(members) if len(members) > 1 else None,
+                worktree=str(path.relative_to(root)) if path.is_dir() else None,
+            )
+        )
+    return sorted(out, key=lambda r: (r.group or r.loop_id, r.loop_id))

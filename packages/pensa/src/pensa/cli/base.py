@@ -107,13 +107,17 @@ class Env:
         from pensa.store import Store
 
         found = self.project(create=write)
-        choice = opening.choose(found, write=write)
+        # A worktree loop's database is the main checkout's (pensa.shared): never caught up.
+        shared = self.environ.get("PN_SHARED_DB")
+        choice = opening.choose(found, write=write, shared=shared)
         if found is None or not choice.on_disk:
             return self._resources.enter_context(Store.open(None))
         found.ensure()
-        store = self._resources.enter_context(Store.open(found.db))
-        if catch_up and (
-            said := opening.catch_up(store, found, first_use=choice.first_use, write=write)
+        store = self._resources.enter_context(Store.open(choice.db))
+        if (
+            catch_up
+            and not shared
+            and (said := opening.catch_up(store, found, first_use=choice.first_use, write=write))
         ):
             click.echo(said, err=True)
         return store

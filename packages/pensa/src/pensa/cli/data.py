@@ -18,15 +18,21 @@ def export(env: Env, stage: bool) -> None:
     files, so the commit carries them next to the code. Without a .pensa directory it does
     nothing.
     """
-    from pensa import git, jsonl
+    from pensa import git, jsonl, shared
 
     found = env.project(create=False)
     if found is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "staged": False}, "nothing to export")
         return
-    summary = jsonl.export(env.store(catch_up=False), found)  # export merges by itself
+    if shared.database(env.environ):  # a worktree loop's export: the database as it is
+        summary = jsonl.summary(shared.export(env.store(catch_up=False), found))
+    else:
+        summary = jsonl.export(env.store(catch_up=False), found)  # export merges by itself
     if stage or git.in_commit_hook(env.environ):
-        git.add(found.jsonl_files(), cwd=found.dir, env=env.environ)
+        # From where pn runs (a hook's cwd is the work tree's top): in a linked worktree git
+        # hands its hooks GIT_DIR, and with GIT_DIR set git takes the cwd for the top, so
+        # from `.pensa/` the files were staged as `issues.jsonl` at the root (issue 14).
+        git.add(found.jsonl_files(), cwd=env.cwd, env=env.environ)
         summary = summary._replace(staged=True)
     text = f"exported {summary.issues} issues, {summary.deps} deps, {summary.comments} comments"
     env.out.emit(summary.to_json(), text + (" (staged)" if summary.staged else ""))
@@ -63,8 +69,10 @@ def import_(env: Env, beads_path: str | None) -> None:
         env.out.emit(done.to_json(), beads_text(done))
         return
     from pensa import jsonl
+    from pensa.shared import refuse_import
 
     found = env.project(create=False)
+    refuse_import(env.environ)
     summary = jsonl.import_(found) if found is not None else None
     if summary is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "events_kept": 0}, "nothing to import")
@@ -76,9 +84,14 @@ def import_(env: Env, beads_path: str | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Record the files as in sync without merging them: they are exports of this database.",
+)
 @common
 @pass_env
-def sync(env: Env) -> None:
+def sync(env: Env, adopt: bool) -> None:
     """Merge .pensa/*.jsonl into the database; uncommitted work is kept (the git hooks).
 
     A three-way merge against the files as last synced: what changed only in the files is
@@ -90,11 +103,20 @@ def sync(env: Env) -> None:
     Example:
         git switch feature && pn sync
     """
+    from pensa import shared
     from pensa import sync as syncing
 
     found = env.project(create=False)
+    nothing = {"added": 0, "updated": 0, "removed": 0, "changed": False}
     if found is None or not found.exists():
-        env.out.emit({"added": 0, "updated": 0, "removed": 0, "changed": False}, "nothing to sync")
+        env.out.emit(nothing, "nothing to sync")
+        return
+    if shared.database(env.environ):
+        env.out.emit(nothing, f"nothing to sync: the database is shared ({shared.ENV})")
+        return
+    if adopt:
+        shared.adopt(env.store(write=True, catch_up=False), found)
+        env.out.emit(nothing, "adopted: the files are the sync base now")
         return
     done = syncing.sync(env.store(write=True, catch_up=False), found)
     text = (

@@ -1,0 +1,116 @@
+"""gitdirs.py: a checkout's git directories, its sandbox mounts, and redirected pointers."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ralph import gitdirs
+from ralph.errors import UnsafeRepository
+
+Git = Callable[..., str]
+Run = Callable[..., subprocess.CompletedProcess[str]]
+Script = Callable[..., str]
+
+
+@pytest.fixture
+def linked(project: Path, tmp_path: Path, git: Git) -> Path:
+    """A linked worktree of `project` on its own branch."""
+    path = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(path))
+    return path
+
+
+def test_a_plain_checkout_protects_config_hooks_and_info(project: Path) -> None:
+    layout = gitdirs.find(project / "README.md")
+    assert layout == gitdirs.Layout(project, project / ".git", project / ".git")
+    assert not layout.linked
+    git_dir = project / ".git"
+    assert gitdirs.mounts(layout, project=project) == [
+        (git_dir / "config", True),
+        (git_dir / "hooks", True),
+        (git_dir / "info", True),
+    ]
+
+
+def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
+    project: Path, linked: Path
+) -> None:
+    layout = gitdirs.find(linked)
+    assert layout is not None
+    common = (project / ".git").resolve()
+    assert layout.linked
+    assert layout.common_dir == common
+    assert layout.git_dir == common / "worktrees" / "linked"
+    assert gitdirs.mounts(layout, project=linked) == [
+        (common, False),
+        (linked / ".git", True),
+        (common / "worktrees" / "linked" / "commondir", True),
+        (common / "worktrees" / "linked" / "gitdir", True),
+        (common / "worktrees" / "linked" / "config.worktree", True),
+        (common / "config", True),
+        (common / "hooks", True),
+        (common / "info", True),
+    ]
+
+
+def test_outside_a_repository_there_is_no_layout(tmp_path: Path) -> None:
+    assert gitdirs.find(tmp_path) is None
+
+
+def test_a_commondir_planted_in_a_repositorys_own_git_dir_is_refused(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
+    with pytest.raises(UnsafeRepository, match=r"\.git/commondir exists"):
+        gitdirs.find(project)
+
+
+@pytest.mark.parametrize("text", ["garbage", "gitdir: /nowhere/at/all"])
+def test_a_dot_git_file_that_leads_nowhere_is_refused(tmp_path: Path, text: str) -> None:
+    (tmp_path / ".git").write_text(text + "\n")
+    with pytest.raises(UnsafeRepository):
+        gitdirs.find(tmp_path)
+
+
+def test_a_redirected_dot_git_file_is_noticed(linked: Path, tmp_path: Path, git: Git) -> None:
+    layout = gitdirs.find(linked)
+    assert layout is not None
+    gitdirs.unchanged(layout)  # nothing moved: no error
+    evil = tmp_path / "evil"
+    git(tmp_path, "init", "-q", str(evil))
+    (linked / ".git").write_text(f"gitdir: {evil / '.git'}\n")
+    with pytest.raises(UnsafeRepository, match="changed during the iteration"):
+        gitdirs.unchanged(layout)
+
+
+def test_ralph_stops_before_pushing_when_the_agent_redirects_its_git_dir(
+    linked: Path, remote: Path, tmp_path: Path, ralph: Run, script: Script, git: Git
+) -> None:
+    """On the host (--sandbox none) nothing is mounted read-only; the check still stops ralph
+    before its push reads the agent's pointer (a docker test proves the mounts)."""
+    evil = tmp_path / "evil"
+    git(tmp_path, "init", "-q", str(evil))
+    steps = [
+        ["commit", "work.txt", "feat: work"],
+        ["sh", f"printf 'gitdir: {evil}/.git\\n' > .git"],
+        ["result"],
+    ]
+    done = ralph("-a", "--loop-id", "wt", "2", script(default=steps), cwd=linked)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "changed during the iteration" in done.stderr
+    assert "Iteration 2" not in done.stdout
+    assert git(remote, "branch", "--list", "side") == ""  # never pushed
+
+
+def test_a_commondir_planted_in_the_common_dir_of_a_worktree_is_refused(
+    project: Path, linked: Path, tmp_path: Path
+) -> None:
+    layout = gitdirs.find(linked)
+    assert layout is not None
+    (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
+    with pytest.raises(UnsafeRepository, match="commondir exists"):
+        gitdirs.unchanged(layout)
