@@ -53,7 +53,7 @@ def test_rejected_push_pulls_with_rebase_and_pushes_again(
     pushed = rgit.push(project)
     assert pushed.status is rgit.PushStatus.REBASED
     log = git(remote, "log", "--format=%s", "main")
-    assert log.splitlines() == ["add ours.txt", "add theirs.txt", "init"]
+    assert log.splitlines() == ["add ours.txt", "add theirs.txt", "initial"]
     assert git(project, "merge-base", "--is-ancestor", theirs, "HEAD") == ""
     assert (project / "dirty.txt").read_text() == "uncommitted work survives"
 

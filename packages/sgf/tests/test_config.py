@@ -81,6 +81,8 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         max_time="8h",
         max_failed_iterations=4,
         stuck_threshold=2,
+        isolation=config.Isolation.WORKTREE,
+        claims=config.Claims.GIT,
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full
