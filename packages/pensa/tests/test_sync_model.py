@@ -9,7 +9,7 @@ clone merges its side branch, and all push and pull until they agree; then nothi
 is lost unless deleted, nothing deleted came back, no close was undone, every claim is
 still a claim (or a close), and all clones hold the same committed JSONL.
 
-`PENSA_MODEL_STEPS` scales it: the default (80 steps, two runs of 40) runs in CI; the slow suite
+`PENSA_MODEL_STEPS` scales it: the default (40 steps, one run) runs in CI; the slow suite
 sets thousands (`make test-slow`, PENSA_MODEL_STEPS=3000); each step costs about a second,
 mostly the pre-commit framework starting in every hook.
 """
@@ -32,7 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from .conftest import BIN, PN
 
 CLONES = ("a", "b")
-STEPS = int(os.environ.get("PENSA_MODEL_STEPS", "80"))
+STEPS = int(os.environ.get("PENSA_MODEL_STEPS", "40"))
 STEPS_PER_RUN = 40
 
 
