@@ -252,24 +252,28 @@ class DockerSandbox:
 
         token = secrets.token_hex(8)
         markers = [self.config.project / f".ralph-probe-{token}", self.state / "probe"]
+        seen, failure = b"", ""
         try:
             for marker in markers:
                 marker.write_text(token)
-            try:
-                seen = client.containers.run(
-                    self.config.template,
-                    command=["cat", *map(str, markers)],
-                    entrypoint=[],
-                    labels=self.labels(),
-                    user=f"{self.uid}:{self.gid}",
-                    mounts=self._mounts(None),
-                    network_mode="none",
-                    remove=True,
-                    stdout=True,
-                    stderr=False,
-                )
-            except DockerException:
-                seen = b""
+            for _ in range(3):  # an engine hiccup is not a verdict: ask again before refusing
+                try:
+                    seen = client.containers.run(
+                        self.config.template,
+                        command=["cat", *map(str, markers)],
+                        entrypoint=[],
+                        labels=self.labels(),
+                        user=f"{self.uid}:{self.gid}",
+                        mounts=self._mounts(None),
+                        network_mode="none",
+                        remove=True,
+                        stdout=True,
+                        stderr=False,
+                    )
+                    break
+                except DockerException as e:
+                    log.warning("mount probe failed: %s", e)
+                    failure = f" ({str(e).splitlines()[0][:200]})"
         finally:
             for marker in markers:
                 marker.unlink(missing_ok=True)
@@ -279,7 +283,7 @@ class DockerSandbox:
                 f"the Docker engine at {host} does not see {self.config.project} (or ralph's "
                 f"run directory {self.state.parent}) at the same path: containers would get "
                 "empty directories. Put the project on storage that machine mounts at the "
-                "same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine"
+                f"same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine{failure}"
             )
 
     def _check_network(self, client: DockerClient) -> None:
