@@ -10,19 +10,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.e2e_harness.readme import block_with, run_shell
+
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-
-
-def shell_block_with(text: str) -> str:
-    blocks = re.findall(r"^```sh\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
-    (found,) = [block for block in blocks if text in block]
-    return str(found)
 
 
 @pytest.fixture
@@ -42,23 +36,13 @@ def tools(tmp_path: Path) -> dict[str, str]:
 
 
 def sh(script: str, *, cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, f"{script}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
-    return done.stdout
+    return run_shell(script, cwd=cwd, env=env, timeout=600).stdout
 
 
 def test_the_readme_install_command_puts_three_tools_on_path(
     tools: dict[str, str], tmp_path: Path
 ) -> None:
-    block = shell_block_with("--with-executables-from pensa,ralph")
+    block = block_with("--with-executables-from pensa,ralph")
     printed = sh(block, cwd=ROOT, env=tools)
     assert re.fullmatch(r"sgf \S+\npn \S+\nralph \S+\n", printed), printed
     for tool in ("sgf", "pn", "ralph"):
@@ -73,7 +57,7 @@ def test_the_readme_install_command_puts_three_tools_on_path(
 def test_pensa_alone_installs_and_inits_any_repository(
     tools: dict[str, str], tmp_path: Path
 ) -> None:
-    block = shell_block_with("uv tool install ./packages/pensa")
+    block = block_with("uv tool install ./packages/pensa")
     install, use = block.split("\n", 1)
     sh(install, cwd=ROOT, env=tools)
     (tmp_path / "some-repo").mkdir()

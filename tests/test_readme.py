@@ -18,20 +18,13 @@ from pensa.cli.base import cli as pn_cli
 from ralph.cli import cli as ralph_cli
 from sgf.cli import cli as sgf_cli
 
+from tests.e2e_harness.readme import README, block_with, shell_blocks
+from tests.e2e_harness.readme import run_shell as run_block
+
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 BIN = Path(sys.executable).parent
 PROGRAMS: dict[str, click.Command] = {"pn": pn_cli, "sgf": sgf_cli, "ralph": ralph_cli}
 _ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
-
-
-def shell_blocks() -> list[str]:
-    return re.findall(r"^```sh\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
-
-
-def block_with(text: str) -> str:
-    (found,) = [block for block in shell_blocks() if text in block]
-    return found
 
 
 def commands(block: str) -> Iterator[list[str]]:
@@ -116,20 +109,6 @@ def shell_env(tmp_path: Path) -> dict[str, str]:
         "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
         "NO_COLOR": "1",
     }  # HOME and git's identity are the root conftest's isolated ones
-
-
-def run_block(script: str, *, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, f"{script}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
-    return done
 
 
 def test_the_first_project_block_runs(tmp_path: Path, shell_env: dict[str, str]) -> None:
