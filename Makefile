@@ -62,7 +62,7 @@ export COVERAGE_FILE := $(CURDIR)/.coverage
 
 test: env lint prereqs
 	rm -f .coverage .coverage.*
-	SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)" $(VENV)/bin/coverage run -m pytest
+	SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)" $(VENV)/bin/coverage run -m pytest --durations=20
 	$(VENV)/bin/coverage combine --quiet
 	for pkg in pensa ralph sgf; do \
 	  printf '%-6s %6s%%\n' $$pkg "$$($(VENV)/bin/coverage report --include="*/packages/$$pkg/src/*" --format=total)"; \
