@@ -9,12 +9,10 @@ imports pensa). A `kill -9` skips this; sgf's crash recovery releases those clai
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ralph import proc
-from ralph.errors import CommandFailed
+from ralph import pn
 
 
 def release(
@@ -26,18 +24,10 @@ def release(
     cannot tell apart from the user's own. `<loop-id>@<machine>` is the loop's own too: sgf
     names loops that publish claims through git so (issue 14), as two machines may start
     loops with one id in the same second."""
-    if actor.split("@", 1)[0] != loop_id or proc.which("pn") is None:
+    if actor.split("@", 1)[0] != loop_id:
         return None
-    argv = ["pn", "release", "--held-by", actor, "--actor", actor]
-    argv += ["--reason", f"loop {loop_id} ended: {why}"]
-    try:
-        done = proc.run([*argv, "--json"], cwd=project, env=env, check=False, timeout=60)
-    except CommandFailed:
-        return None
-    if not done.ok:
-        return None
-    try:
-        released = json.loads(done.stdout)
-    except ValueError:
+    args = ["release", "--held-by", actor, "--actor", actor]
+    released = pn.listing([*args, "--reason", f"loop {loop_id} ended: {why}"], cwd=project, env=env)
+    if released is None:
         return None
     return [str(issue["id"]) for issue in released if isinstance(issue, dict)]

@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ralph import proc
-from ralph.errors import CommandFailed
+from ralph import pn
 
 
 def now_iso() -> str:
@@ -46,23 +45,8 @@ class Record:
 
 def held(project: Path, actor: str, env: Mapping[str, str]) -> dict[str, str] | None:
     """The status of every issue assigned to `actor` ({id: status}); None without pn."""
-    if proc.which("pn") is None:
-        return None
-    try:
-        done = proc.run(
-            ["pn", "list", "--all", "-a", actor, "--json"],
-            cwd=project,
-            env=env,
-            check=False,
-            timeout=60,
-        )
-    except CommandFailed:
-        return None
-    if not done.ok:
-        return None
-    try:
-        issues = json.loads(done.stdout)
-    except ValueError:
+    issues = pn.listing(["list", "--all", "-a", actor], cwd=project, env=env)
+    if issues is None:
         return None
     return {str(i["id"]): str(i["status"]) for i in issues if isinstance(i, dict)}
 

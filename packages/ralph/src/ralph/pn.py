@@ -1,0 +1,34 @@
+"""ralph's questions to the `pn` program, asked through its command line (ralph never
+imports pensa).
+
+pn is optional to a loop: without it on PATH, or when it fails, times out or prints anything
+but a JSON list, the caller carries on without what pn would have told it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ralph import proc
+from ralph.errors import CommandFailed
+
+
+def listing(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
+) -> list[object] | None:
+    """Run `pn ARGS --json` and return the list it prints, or None when there is no answer."""
+    if proc.which("pn") is None:
+        return None
+    try:
+        done = proc.run(["pn", *args, "--json"], cwd=cwd, env=env, check=False, timeout=timeout)
+    except CommandFailed:  # could not start, or timed out
+        return None
+    if not done.ok:
+        return None
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, list) else None

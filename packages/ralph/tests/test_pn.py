@@ -1,0 +1,52 @@
+"""ralph asks pn through its command line and carries on when there is no answer."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ralph import pn
+
+
+@pytest.fixture
+def fake_pn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An executable `pn` first on PATH; each test writes the script it needs."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "pn"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return script
+
+
+def test_the_list_pn_prints_is_the_answer_and_json_is_asked_for(
+    fake_pn: Path, tmp_path: Path
+) -> None:
+    fake_pn.write_text('#!/bin/sh\nprintf \'["%s", "%s", "%s", {}]\' "$@"\n')
+    answer = pn.listing(["list", "--all"], cwd=tmp_path, env=dict(os.environ))
+    assert answer == ["list", "--all", "--json", {}]
+
+
+def test_no_pn_on_path_is_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert pn.listing(["list"], cwd=tmp_path, env=dict(os.environ)) is None
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    [
+        ("#!/bin/sh\necho '[]'\nexit 1\n", "pn failed"),
+        ("#!/bin/sh\necho 'not json'\n", "not JSON"),
+        ("#!/bin/sh\necho '{\"id\": 1}'\n", "JSON, but not a list"),
+        ("#!/nonexistent/interpreter\n", "pn cannot start"),
+        ("#!/bin/sh\nexec sleep 30\n", "pn times out"),
+    ],
+)
+def test_anything_but_a_json_list_is_no_answer(
+    fake_pn: Path, tmp_path: Path, script: str, why: str
+) -> None:
+    fake_pn.write_text(script)
+    assert pn.listing(["list"], cwd=tmp_path, env=dict(os.environ), timeout=0.5) is None, why
