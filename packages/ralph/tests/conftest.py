@@ -137,6 +137,18 @@ def spawn_ralph() -> Iterator[Spawn]:
         proc.communicate(timeout=30)
 
 
+def loop_containers(loop_id: str) -> list[str]:
+    """The ids of the containers, running or not, labelled with loop `loop_id`."""
+    from ralph.sandbox import LABEL_LOOP
+
+    return subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={LABEL_LOOP}={loop_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+
+
 def open_fds() -> set[int]:
     return {int(fd) for fd in os.listdir("/proc/self/fd")}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Script
+from .conftest import Run, Script
 
 BIN = Path(sys.executable).parent
 Spawn = Callable[..., "subprocess.Popen[str]"]
@@ -56,17 +56,10 @@ def released_by_loop(project: Path, issue: str, loop_id: str) -> list[str]:
 
 
 def test_exhausted_iterations_give_the_claim_back(
-    project: Path, env: dict[str, str], script: Script, task: str
+    project: Path, env: dict[str, str], ralph: Run, script: Script, task: str
 ) -> None:
     steps = [["sh", "pn claim-next --json"], ["result"]]
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-x", "1", script(default=steps)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = ralph("-a", "--loop-id", "build-x", "1", script(default=steps), env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert status(project, task) == ("open", None)
     assert f"released claims of build-x (iterations exhausted): {task}" in done.stdout
@@ -98,23 +91,18 @@ def test_a_signal_gives_the_claim_back(
 
 
 def test_a_user_chosen_actor_is_never_released_wholesale(
-    project: Path, env: dict[str, str], script: Script, task: str
+    project: Path, env: dict[str, str], ralph: Run, script: Script, task: str
 ) -> None:
     steps = [["sh", "pn claim-next --json"], ["result"]]
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-z", "1", script(default=steps)],
-        cwd=project,
-        env={**env, "PN_ACTOR": "alice"},
-        capture_output=True,
-        text=True,
-        check=False,
+    done = ralph(
+        "-a", "--loop-id", "build-z", "1", script(default=steps), env={**env, "PN_ACTOR": "alice"}
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert status(project, task) == ("in_progress", "alice")
 
 
 def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
-    project: Path, env: dict[str, str], script: Script, task: str
+    project: Path, env: dict[str, str], ralph: Run, script: Script, task: str
 ) -> None:
     """Issue 10: an agent that gives up on the same task each iteration does not eat the loop:
     after 3 claims the task goes to a human with a comment, and the loop moves on."""
@@ -125,14 +113,7 @@ def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
         "$(python3 -c \"import json; print(json.load(open('claimed.json'))['id'])\")"
     )
     steps = [["sh", give_up], ["result"]]
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-s", "4", script(default=steps)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = ralph("-a", "--loop-id", "build-s", "4", script(default=steps), env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     shown = pn(project, "show", task)
     assert isinstance(shown, dict)
@@ -155,7 +136,7 @@ def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
 
 
 def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
-    project: Path, env: dict[str, str], script: Script, task: str, tmp_path: Path
+    project: Path, env: dict[str, str], ralph: Run, script: Script, task: str, tmp_path: Path
 ) -> None:
     record = tmp_path / "runs" / "build-r.jsonl"
     close = (
@@ -163,11 +144,9 @@ def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
         "$(python3 -c \"import json; print(json.load(open('c.json'))['id'])\") --reason done"
     )
     steps = [["sh", close], ["result", {"total_cost_usd": 0.25, "num_turns": 4}]]
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-r", "--record", str(record),
-         "2", script(default=steps)],
-        cwd=project, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = ralph(
+        "-a", "--loop-id", "build-r", "--record", str(record), "2", script(default=steps), env=env
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     events = [json.loads(line) for line in record.read_text().splitlines()]
     assert [e["event"] for e in events] == [
@@ -187,18 +166,16 @@ def test_the_run_record_has_every_iteration_its_tasks_cost_and_the_stop_reason(
 
 
 def test_an_error_is_recorded_as_the_stop_reason_with_the_totals(
-    project: Path, env: dict[str, str], script: Script, tmp_path: Path
+    project: Path, env: dict[str, str], ralph: Run, script: Script, tmp_path: Path
 ) -> None:
     record = tmp_path / "runs" / "build-f.jsonl"
     steps = [
         ["rate_limit", {"status": "rejected", "errorCode": "credits_required"}],
         ["result", {"is_error": True, "result": "credit balance too low"}],
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-f", "--record", str(record),
-         "3", script(default=steps)],
-        cwd=project, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = ralph(
+        "-a", "--loop-id", "build-f", "--record", str(record), "3", script(default=steps), env=env
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     end = json.loads(record.read_text().splitlines()[-1])
     assert end["event"] == "end"
@@ -254,6 +231,7 @@ def test_an_error_is_recorded_as_the_stop_reason_with_the_totals(
 def test_every_other_ending_gives_the_claim_back_too(
     project: Path,
     env: dict[str, str],
+    ralph: Run,
     script: Script,
     task: str,
     why: str,
@@ -261,11 +239,7 @@ def test_every_other_ending_gives_the_claim_back_too(
     steps: list[list[object]],
     code: int,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "ralph", "-a", "--loop-id", "build-e", *args, "3",
-         script(default=steps)],
-        cwd=project, env=env, capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+    done = ralph("-a", "--loop-id", "build-e", *args, "3", script(default=steps), env=env)
     assert done.returncode == code, (why, done.stdout + done.stderr)
     assert status(project, task) == ("open", None), why
     assert released_by_loop(project, task, "build-e"), why

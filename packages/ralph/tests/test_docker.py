@@ -20,6 +20,8 @@ from ralph import proc
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
 from ralph.sandbox import LABEL_LOOP, DockerSandbox
 
+from .conftest import loop_containers
+
 pytestmark = pytest.mark.docker
 
 Script = Callable[..., str]
@@ -30,22 +32,12 @@ AGENT = Path(__file__).parent / "agents" / "fake_agent.py"
 SECRET = "sk-ant-test-secret-value-123"
 
 
-def containers(label: str) -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label={label}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.split()
-
-
 @pytest.fixture
 def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
     """A loop id unique to this test; the test fails if a container carrying it remains."""
     ident = f"test-{request.node.name[:40]}-{os.getpid()}".replace("[", "-").replace("]", "")
     yield ident
-    left = containers(f"{LABEL_LOOP}={ident}")
+    left = loop_containers(ident)
     if left:
         subprocess.run(["docker", "rm", "-f", *left], capture_output=True, check=False)
     assert left == [], f"containers left behind: {left}"
@@ -188,7 +180,7 @@ def test_secrets_reach_the_agent_but_never_docker_inspect(
     proc_ = spawn_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     try:
         wait_for(ready.exists, timeout=60, what="the agent in the container")
-        (cid,) = containers(f"{LABEL_LOOP}={loop_id}")
+        (cid,) = loop_containers(loop_id)
         raw = inspect_container(cid)
         inspect = json.loads(raw)[0]
         (secrets,) = [
@@ -245,12 +237,12 @@ def test_a_signal_stops_and_removes_the_container(
         project, docker_env, "-a", "--loop-id", loop_id, "3", script(default=steps)
     )
     wait_for(ready.exists, timeout=60, what="the agent in the container")
-    assert len(containers(f"{LABEL_LOOP}={loop_id}")) == 1
+    assert len(loop_containers(loop_id)) == 1
     ralph_.send_signal(sig)
     out, err = ralph_.communicate(timeout=60)
     assert ralph_.returncode == 130, err
     assert "Interrupted." in out
-    assert containers(f"{LABEL_LOOP}={loop_id}") == []
+    assert loop_containers(loop_id) == []
 
 
 def test_kill_9_leaves_a_container_that_the_next_start_removes(
@@ -275,14 +267,14 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     wait_for(ready.exists, timeout=60, what="the agent in the container")
     ralph_.kill()
     ralph_.communicate(timeout=30)
-    (orphan,) = containers(f"{LABEL_LOOP}={loop_id}")
+    (orphan,) = loop_containers(loop_id)
     mounts = json.loads(inspect_container(orphan))[0]["Mounts"]
     (secrets,) = [Path(m["Source"]) for m in mounts if Path(m["Source"]).suffix == ".sh"]
     assert secrets.exists()  # the dead ralph could not delete it
     done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything at all")
     assert done.returncode == 2, done.stderr
     assert f"removed leftover container {orphan[:12]}" in done.stdout
-    assert containers(f"{LABEL_LOOP}={loop_id}") == []
+    assert loop_containers(loop_id) == []
     assert not secrets.exists()  # removed with the orphan's container
     shutil.rmtree(secrets.parent)  # the rest of the dead ralph's per-run dir
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import loop_containers
+
 AGENT = Path(__file__).parent / "agents" / "tty_agent.py"
 WaitFor = Callable[..., None]
 
@@ -76,6 +78,14 @@ class Terminal:
 
 
 @pytest.fixture
+def tty_agent(project: Path) -> Path:
+    """The terminal-driving fake agent, copied into the project (a container sees it too)."""
+    agent = project / "tty_agent.py"
+    shutil.copy(AGENT, agent)
+    return agent
+
+
+@pytest.fixture
 def terminal(
     project: Path, ralph_env: dict[str, str], tmp_path: Path
 ) -> Iterator[Callable[..., Terminal]]:
@@ -124,12 +134,10 @@ def drive(term: Terminal, resize: tuple[int, int] | None = None) -> bytes:
 
 
 def test_keys_reach_the_agent_and_the_terminal_is_restored(
-    terminal: Callable[..., Terminal], project: Path, tmp_path: Path
+    terminal: Callable[..., Terminal], tty_agent: Path, project: Path, tmp_path: Path
 ) -> None:
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
     (project / "prompt.md").write_text("x" * 300_000)
-    term = terminal("--sandbox", "none", "--command", str(agent), "1", "--", "--model", "opus")
+    term = terminal("--sandbox", "none", "--command", str(tty_agent), "1", "--", "--model", "opus")
     seen = drive(term, resize=(45, 120))
     assert term.proc.returncode == 2, seen
     assert b"GOT:b'hello\\x03q'" in seen  # Ctrl+C went to the agent, not to ralph
@@ -145,26 +153,22 @@ def test_keys_reach_the_agent_and_the_terminal_is_restored(
 
 
 def test_inline_prompt_is_written_to_a_file_for_the_agent(
-    terminal: Callable[..., Terminal], project: Path
+    terminal: Callable[..., Terminal], tty_agent: Path
 ) -> None:
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
-    term = terminal("--sandbox", "none", "--command", str(agent), "1", "do the thing")
+    term = terminal("--sandbox", "none", "--command", str(tty_agent), "1", "do the thing")
     seen = drive(term)
     assert b"PROMPT:12" in seen
     assert termios.tcgetattr(term.slave) == term.before
 
 
 def test_bell_rings_when_no_sound_player_is_set(
-    terminal: Callable[..., Terminal], project: Path
+    terminal: Callable[..., Terminal], tty_agent: Path
 ) -> None:
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
     term = terminal(
         "--sandbox",
         "none",
         "--command",
-        str(agent),
+        str(tty_agent),
         "1",
         "go on",
         env={"RALPH_DING_COMMAND": "", "PATH": "/usr/bin:/bin"},
@@ -175,13 +179,11 @@ def test_bell_rings_when_no_sound_player_is_set(
 
 
 def test_the_sentinel_ends_an_interactive_session_nobody_quits(
-    terminal: Callable[..., Terminal], project: Path
+    terminal: Callable[..., Terminal], tty_agent: Path, project: Path
 ) -> None:
     """Issue 12: the agent cannot quit Claude Code; its sentinel ends the session for it."""
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
     term = terminal(
-        "--sandbox", "none", "--command", str(agent), "3", "go on",
+        "--sandbox", "none", "--command", str(tty_agent), "3", "go on",
         env={"TTY_AGENT_COMPLETE": "1", "RALPH_SENTINEL_GRACE": "0.5"},
     )  # fmt: skip
     seen = read_until(term.master, b"WROTE SENTINEL")
@@ -195,11 +197,9 @@ def test_the_sentinel_ends_an_interactive_session_nobody_quits(
 
 
 def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
-    terminal: Callable[..., Terminal], project: Path
+    terminal: Callable[..., Terminal], tty_agent: Path
 ) -> None:
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
-    term = terminal("--sandbox", "none", "--command", str(agent), "1", "go on")
+    term = terminal("--sandbox", "none", "--command", str(tty_agent), "1", "go on")
     read_until(term.master, b"READY")
     term.proc.terminate()
     assert term.proc.wait(timeout=30) == 130
@@ -210,13 +210,12 @@ def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
 @pytest.mark.parametrize("token", [None, "sk-ant-oat-tty-test-789"])
 def test_interactive_in_a_container_gets_a_real_tty(
     terminal: Callable[..., Terminal],
+    tty_agent: Path,
     project: Path,
     base_image: str,
     tmp_path: Path,
     token: str | None,
 ) -> None:
-    agent = project / "tty_agent.py"
-    shutil.copy(AGENT, agent)
     (project / "prompt.md").write_text("y" * 1000)
     term = terminal(
         "--sandbox",
@@ -226,7 +225,7 @@ def test_interactive_in_a_container_gets_a_real_tty(
         "--loop-id",
         f"tty-{os.getpid()}",
         "--command",
-        str(agent),
+        str(tty_agent),
         "1",
         env={"CLAUDE_CODE_OAUTH_TOKEN": token} if token else {"CLAUDE_CODE_OAUTH_TOKEN": ""},
     )
@@ -238,34 +237,17 @@ def test_interactive_in_a_container_gets_a_real_tty(
     assert f"TOKEN:{token}".encode() in seen  # sourced from the secrets file before exec
     assert termios.tcgetattr(term.slave) == term.before
     assert (tmp_path / "dinged").exists()
-    left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=springfield.loop-id=tty-{os.getpid()}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert left == []
+    assert loop_containers(f"tty-{os.getpid()}") == []
 
 
 def afk_on_terminal(project: Path, env: dict[str, str], steps: str) -> bytes:
-    master, slave = pty.openpty()
+    term = Terminal([sys.executable, "-m", "ralph", "-a", "1", steps], cwd=project, env=env)
     try:
-        ralph = subprocess.Popen(
-            [sys.executable, "-m", "ralph", "-a", "1", steps],
-            cwd=project,
-            env=env,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-            preexec_fn=_make_controlling_tty,
-        )
-        seen = read_until(master, b"max iterations")
-        assert ralph.wait(timeout=30) == 2
+        seen = read_until(term.master, b"max iterations")
+        assert term.proc.wait(timeout=30) == 2
         return seen
     finally:
-        os.close(master)
-        os.close(slave)
+        term.close()
 
 
 def test_afk_on_a_terminal_is_styled_and_the_agent_never_gets_the_terminal(

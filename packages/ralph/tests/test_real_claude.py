@@ -15,6 +15,8 @@ import pytest
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import parse_scenario
 
+from .conftest import loop_containers
+
 pytestmark = pytest.mark.claude
 
 COMPLETES = [
@@ -107,13 +109,7 @@ def test_real_claude_in_a_container_waits_out_a_usage_limit(
     assert "Iteration 2" not in done.stdout
     assert "after its result" not in done.stdout
     assert "sk-ant-oat01-test" not in done.stdout + done.stderr
-    left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=springfield.loop-id={loop_id}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert left == []
+    assert loop_containers(loop_id) == []
 
 
 def test_real_claude_reports_cost_and_max_cost_stops_the_loop(
