@@ -31,6 +31,24 @@ def git(cwd: Path, *args: str) -> str:
 Git = Callable[..., str]
 
 
+def pn(project: Path, env: dict[str, str], *args: str) -> Any:
+    """Run the real `pn ARGS --json` in `project`, failing the test on a non-zero exit."""
+    done = subprocess.run(
+        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 @pytest.fixture(name="git")
 def git_fixture() -> Git:
     """git(cwd, *args) -> stdout, failing the test on a non-zero exit."""

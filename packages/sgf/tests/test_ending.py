@@ -7,12 +7,13 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sgf import ending, launch
 from sgf.loops import Stage
+
+from .conftest import pn
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 
@@ -25,13 +26,6 @@ loop = sys.argv[sys.argv.index("--loop-id") + 1]
 subprocess.run(["pn", "claim-next", "--json"], env={{**os.environ, "PN_ACTOR": loop}}, check=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
-
-
-def pn(project: Path, env: dict[str, str], *args: str) -> Any:
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)
 
 
 def test_a_ralph_killed_with_sigkill_leaves_no_claim_behind(

@@ -14,6 +14,8 @@ import pytest
 
 from sgf import config as sgf_config
 
+from .conftest import alive
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]
@@ -186,14 +188,6 @@ def test_missing_ralph_is_an_error_before_anything_launches(
     assert list((project / ".sgf/run").glob("*")) == []
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
     project: Path,
@@ -217,22 +211,28 @@ def test_a_signal_reaches_ralph_once_and_sgf_exits_130_leaving_nothing(
     assert list((project / ".sgf/run").glob("*.pid")) == []
 
 
-def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
-    project: Path, sgf: Run, fake_ralph: Any, git: Git
-) -> None:
+@pytest.fixture
+def build_prompt(project: Path, sgf: Run, fake_ralph: Any, git: Git) -> Path:
+    """The shared tree's build prompt, assembled for spec auth by a loop that is still running
+    (this test process stands in for it); spec billing exists too."""
     for stem in ("auth", "billing"):
         (project / "specs" / f"{stem}.md").write_text(f"# {stem}\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "specs")
     assert sgf(project, "build", "--spec", "auth", env=fake_ralph.env()).returncode == 0
-    assembled = project / ".sgf/prompts/.assembled/build.md"
-    before = assembled.read_text()
     (project / ".sgf/run/build-auth-20260101T000000.pid").write_text(f"{os.getpid()}\n")
+    return project / ".sgf/prompts/.assembled/build.md"
+
+
+def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
+    project: Path, sgf: Run, fake_ralph: Any, build_prompt: Path
+) -> None:
+    before = build_prompt.read_text()
 
     other = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
     assert other.returncode == 1
     assert "loop build-auth-20260101T000000 is running and reads" in other.stderr
-    assert assembled.read_text() == before
+    assert build_prompt.read_text() == before
 
     same = sgf(project, "build", "--spec", "auth", env=fake_ralph.env())
     assert same.returncode == 0, same.stderr
@@ -241,18 +241,11 @@ def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
 
 
 def test_the_prompt_guard_is_for_the_shared_tree_only(
-    project: Path, sgf: Run, fake_ralph: Any, git: Git
+    project: Path, sgf: Run, fake_ralph: Any, build_prompt: Path
 ) -> None:
     """Issue 14: a loop in a worktree reads a prompt file of its own, so a running loop of
     its stage does not stop it, and it never changes the shared tree's prompt."""
-    for stem in ("auth", "billing"):
-        (project / "specs" / f"{stem}.md").write_text(f"# {stem}\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "specs")
-    assert sgf(project, "build", "--spec", "auth", env=fake_ralph.env()).returncode == 0
-    assembled = project / ".sgf/prompts/.assembled/build.md"
-    before = assembled.read_text()
-    (project / ".sgf/run/build-auth-20260101T000000.pid").write_text(f"{os.getpid()}\n")
+    before = build_prompt.read_text()
 
     isolated = sgf(project, "build", "--spec", "billing", "--worktree", env=fake_ralph.env())
     assert isolated.returncode == 0, isolated.stderr
@@ -262,7 +255,7 @@ def test_the_prompt_guard_is_for_the_shared_tree_only(
     loop_id = loop_id_of(fake_ralph.calls())
     assert argv[-1] == str(project / ".sgf/prompts/.assembled" / f"{loop_id}.md")
     assert fake_ralph.calls()["cwd"] == str(project / ".sgf/worktrees" / loop_id)
-    assert assembled.read_text() == before
+    assert build_prompt.read_text() == before
     shared = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
     assert shared.returncode == 1
     assert "is running and reads" in shared.stderr

@@ -110,13 +110,10 @@ def test_cli_refuses_to_launch_without_docker(
     assert not (project / ".sgf/run").exists() or not list((project / ".sgf/run").iterdir())
 
 
-def test_build_warns_when_the_sandbox_image_is_stale(
-    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
-) -> None:
-    from sgf import sandbox
-
-    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
-    bin_dir = tmp_path / "fakebin"
+def build_with_image_labels(
+    project: Path, sgf: Run, fake_ralph: Any, bin_dir: Path, labels: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`sgf build -a` with preflight on, against a `docker` whose image carries `labels`."""
     bin_dir.mkdir()
     (bin_dir / "docker").write_text(f"#!/bin/sh\necho '{json.dumps(labels)}'\nexit 0\n")
     (bin_dir / "docker").chmod(0o755)
@@ -124,6 +121,16 @@ def test_build_warns_when_the_sandbox_image_is_stale(
     env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     done = sgf(project, "build", "-a", env=env)
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_build_warns_when_the_sandbox_image_is_stale(
+    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+) -> None:
+    from sgf import sandbox
+
+    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
+    done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
     image = sgf_config.load(project).docker_template
     expected = f"sgf: warning: the sandbox image {image} is stale"
     assert expected in done.stderr
@@ -136,14 +143,7 @@ def test_build_warns_when_the_images_pn_differs_from_the_hosts(
     from sgf import sandbox
 
     labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.PN_LABEL: "0.0.1"}
-    bin_dir = tmp_path / "fakebin"
-    bin_dir.mkdir()
-    (bin_dir / "docker").write_text(f"#!/bin/sh\necho '{json.dumps(labels)}'\nexit 0\n")
-    (bin_dir / "docker").chmod(0o755)
-    env = {**fake_ralph.env(), "SGF_SKIP_PREFLIGHT": "", "ANTHROPIC_API_KEY": "sk-test"}
-    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
-    done = sgf(project, "build", "-a", env=env)
-    assert done.returncode == 0, done.stderr
+    done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
     image = sgf_config.load(project).docker_template
     host = sandbox.host_pn_version()
     expected = (

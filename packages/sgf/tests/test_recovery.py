@@ -12,17 +12,11 @@ from typing import Any
 
 import pytest
 
+from .conftest import pn
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]
-
-
-def pn(project: Path, env: dict[str, str], *args: str) -> Any:
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def make_mess(project: Path) -> None:

@@ -12,15 +12,9 @@ from typing import Any
 
 import pytest
 
+from .conftest import pn
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
-
-
-def pn(project: Path, env: dict[str, str], *args: str) -> Any:
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def seed_pensa(project: Path, env: dict[str, str]) -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import subprocess
 import termios
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from .conftest import SGF, alive
+
+WaitFor = Callable[..., None]
 
 
 def read_until(fd: int, needle: bytes, timeout: float = 30) -> bytes:
@@ -27,118 +33,88 @@ def read_until(fd: int, needle: bytes, timeout: float = 30) -> bytes:
     return seen
 
 
-def test_ctrl_c_on_the_terminal_reaches_ralph_once_and_the_terminal_is_restored(
-    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
-) -> None:
-    ready = tmp_path / "ready"
+class OnTerminal(NamedTuple):
+    """sgf started in a session of its own with a fresh pty's slave as its stdin, and the
+    pty's modes from before sgf could change them."""
+
+    child: subprocess.Popen[bytes]
+    master: int
+    slave: int
+    before: list[Any]
+
+
+@contextlib.contextmanager
+def sgf_on_terminal(
+    *args: str, cwd: Path, env: dict[str, str], **popen: Any
+) -> Iterator[OnTerminal]:
+    """Run `sgf ARGS` on a new pty (stdout and stderr too, unless given); afterwards kill it
+    if it still runs and close both ends."""
     master, slave = os.openpty()
     before = termios.tcgetattr(slave)
-    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
+    popen = {"stdout": slave, "stderr": slave, **popen}
     child = subprocess.Popen(
-        [str(sgf_bin), "build"],
-        cwd=project,
-        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready)), "TERM": "dumb"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+        [str(SGF), *args], cwd=cwd, env=env, stdin=slave, start_new_session=True, **popen
     )
     try:
-        output = read_until(master, b"fake ralph: done")
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        ralph_pid = int(ready.read_text())
-        assert os.isatty(slave)
-        os.write(master, b"\x03")  # Ctrl+C, as a keystroke
-        output += read_until(master, b"interrupted")
-        assert child.wait(timeout=30) == 130
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert fake_ralph.calls()["signals"] == ["SIGINT"]
-    assert termios.tcgetattr(slave) == before
-    try:
-        os.kill(ralph_pid, 0)
-        raise AssertionError("ralph is still running")
-    except ProcessLookupError:
-        pass
-    (log,) = (project / ".sgf/logs").glob("build-*.log")
-    assert b"fake ralph: done" in log.read_bytes()
-    assert list((project / ".sgf/run").glob("*.pid")) == []
-    os.close(master)
-    os.close(slave)
-
-
-def test_init_on_a_terminal_asks_for_the_stack(
-    repo: Path, tool_env: dict[str, str], git: Any
-) -> None:
-    master, slave = os.openpty()
-    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
-    child = subprocess.Popen(
-        [str(sgf_bin), "init"],
-        cwd=repo,
-        env={**tool_env, "TERM": "dumb"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    try:
-        shown = read_until(master, b"Stack")
-        assert b"tauri" in shown
-        os.write(master, b"go\r")
-        read_until(master, b"installed")
-        assert child.wait(timeout=60) == 0
+        yield OnTerminal(child, master, slave, before)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
         os.close(master)
         os.close(slave)
+
+
+def test_ctrl_c_on_the_terminal_reaches_ralph_once_and_the_terminal_is_restored(
+    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path, wait_for: WaitFor
+) -> None:
+    ready = tmp_path / "ready"
+    env = {**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready)), "TERM": "dumb"}
+    with sgf_on_terminal("build", cwd=project, env=env) as term:
+        output = read_until(term.master, b"fake ralph: done")
+        wait_for(ready.exists, 30, f"{ready} to appear")
+        ralph_pid = int(ready.read_text())
+        assert os.isatty(term.slave)
+        os.write(term.master, b"\x03")  # Ctrl+C, as a keystroke
+        output += read_until(term.master, b"interrupted")
+        assert term.child.wait(timeout=30) == 130
+        assert termios.tcgetattr(term.slave) == term.before
+    assert fake_ralph.calls()["signals"] == ["SIGINT"]
+    assert not alive(ralph_pid), "ralph is still running"
+    (log,) = (project / ".sgf/logs").glob("build-*.log")
+    assert b"fake ralph: done" in log.read_bytes()
+    assert list((project / ".sgf/run").glob("*.pid")) == []
+
+
+def test_init_on_a_terminal_asks_for_the_stack(repo: Path, tool_env: dict[str, str]) -> None:
+    with sgf_on_terminal("init", cwd=repo, env={**tool_env, "TERM": "dumb"}) as term:
+        shown = read_until(term.master, b"Stack")
+        assert b"tauri" in shown
+        os.write(term.master, b"go\r")
+        read_until(term.master, b"installed")
+        assert term.child.wait(timeout=60) == 0
     assert 'stack = "go"' in (repo / ".sgf/config.toml").read_text()
 
 
 def test_piped_output_with_a_terminal_keeps_ralph_in_the_foreground_and_ctrl_c_reaches_it_once(
-    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
+    project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path, wait_for: WaitFor
 ) -> None:
     """`sgf build -a | tee x`: stdin is the terminal, so ralph must not be a background job."""
     import fcntl
 
     ready = tmp_path / "ready"
-    master, slave = os.openpty()
-    sgf_bin = Path(tool_env["PATH"].split(os.pathsep)[0]) / "sgf"
 
     def take_terminal() -> None:  # runs in the child after setsid: the pty becomes its tty
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    child = subprocess.Popen(
-        [str(sgf_bin), "build", "-a"],
-        cwd=project,
-        env={**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))},
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=take_terminal,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+    env = {**tool_env, **fake_ralph.env(FAKE_RALPH_READY=str(ready))}
+    piped = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "preexec_fn": take_terminal}
+    with sgf_on_terminal("build", "-a", cwd=project, env=env, **piped) as term:
+        wait_for(ready.exists, 30, f"{ready} to appear")
         ralph_pid = int(ready.read_text())
-        assert os.getpgid(ralph_pid) == os.getpgid(child.pid)
-        os.write(master, b"\x03")  # the terminal sends SIGINT to its foreground group
-        out, err = child.communicate(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        os.close(master)
-        os.close(slave)
-    assert child.returncode == 130, err
+        assert os.getpgid(ralph_pid) == os.getpgid(term.child.pid)
+        os.write(term.master, b"\x03")  # the terminal sends SIGINT to its foreground group
+        out, err = term.child.communicate(timeout=30)
+    assert term.child.returncode == 130, err
     assert fake_ralph.calls()["signals"] == ["SIGINT"]
     assert b"fake ralph: done" in out

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -26,6 +25,8 @@ from sgf import loopindex
 from sgf.loopstate import LoopRow, State
 from sgf.top.app import Confirm, Help, TopApp
 from sgf.top.collect import Collector
+
+from .conftest import alive
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -114,14 +115,6 @@ def loops(project_template: Path, tmp_path: Path, tool_env: dict[str, str]) -> I
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -11,6 +9,8 @@ from typing import Any
 from sgf.loopstate import Task
 from sgf.top import board
 from sgf.top.board import Board, Boards, Claim
+
+from .conftest import pn
 
 TODAY = date(2026, 3, 1)
 STATUS = {"open": 4, "in_progress": 2, "ready": 3, "blocked": 1, "needs_human": 1}
@@ -81,13 +81,6 @@ def test_boards_ask_pn_again_only_when_pensa_changed_and_at_most_once_a_second(
     clock.t += 2
     day[0] = date(2026, 3, 2)
     assert boards.get(tmp_path).ready == 4  # a new day: "closed today" starts again
-
-
-def pn(project: Path, env: dict[str, str], *args: str) -> Any:
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)
 
 
 def test_read_asks_the_real_pn(project: Path, tool_env: dict[str, str]) -> None:
