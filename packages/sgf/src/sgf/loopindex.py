@@ -94,13 +94,18 @@ def entry_path(folder: Path, project: Path, loop_id: str) -> Path:
     return folder / f"{loop_id}@{digest}.json"
 
 
-def entries(env: Mapping[str, str]) -> list[Entry]:
-    """Every entry in the index, live or not, oldest first; none when there is no index."""
+def _entry_files(env: Mapping[str, str]) -> list[Path]:
+    """The index's entry files by name; none when there is no index, or it is not private."""
     folder = directory(env)
     if not folder.is_dir() or not _private(folder):
         return []
+    return sorted(folder.glob("*.json"))
+
+
+def entries(env: Mapping[str, str]) -> list[Entry]:
+    """Every entry in the index, live or not, oldest first; none when there is no index."""
     found = []
-    for path in sorted(folder.glob("*.json")):
+    for path in _entry_files(env):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:  # removed while we looked: its loop just ended
@@ -112,11 +117,8 @@ def entries(env: Mapping[str, str]) -> list[Entry]:
 
 def prune(env: Mapping[str, str]) -> list[str]:
     """Remove the entries of loops that are gone; their loop ids."""
-    folder = directory(env)
-    if not folder.is_dir() or not _private(folder):
-        return []
     removed = []
-    for path in sorted(folder.glob("*.json")):
+    for path in _entry_files(env):
         with contextlib.suppress(OSError):
             entry = Entry.parse(path.read_text(encoding="utf-8", errors="replace"))
             if entry is None or not entry.alive():
