@@ -369,3 +369,17 @@ def test_every_timeout_is_a_tuning_option_with_the_dataclass_default() -> None:
 
     tuned = {row[0] for row in TUNING} | {"idle"}  # idle is the public --idle-timeout
     assert tuned == {f.name for f in fields(Timeouts)}
+
+
+def test_each_setting_reads_the_ralph_variable_named_after_its_flag() -> None:
+    from ralph.cli import env_option
+
+    @env_option("--max-failed-iterations", type=int)
+    def command(max_failed_iterations: int) -> None: ...
+
+    (option,) = command.__click_params__  # type: ignore[attr-defined]  # click's decorator list
+    assert (option.envvar, option.show_envvar, option.show_default) == (
+        "RALPH_MAX_FAILED_ITERATIONS",
+        True,
+        True,
+    )

@@ -52,63 +52,51 @@ def tuning_options(f: F) -> F:
     return f
 
 
+def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that RALPH_<FLAG> sets too; --help shows the variable and any default."""
+    var = "RALPH_" + flag.removeprefix("--").replace("-", "_").upper()
+    return click.option(flag, envvar=var, show_envvar=True, show_default=True, **kwargs)
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ralph", message="%(prog)s %(version)s")
 @click.option("-a", "--afk", is_flag=True, help="AFK mode: headless agent, formatted stream.")
 @click.option("--loop-id", metavar="ID", help="Loop identifier shown in banners and labels.")
-@click.option(
+@env_option(
     "--template",
     metavar="IMAGE",
-    envvar="RALPH_TEMPLATE",
-    show_envvar=True,
     default="springfield-sandbox:latest",
-    show_default=True,
     help="Docker image each iteration's container is created from.",
 )
-@click.option(
+@env_option(
     "--auto-push",
     type=click.BOOL,
     metavar="BOOL",
-    envvar="RALPH_AUTO_PUSH",
-    show_envvar=True,
     default=True,
-    show_default=True,
     help="Push new commits after each iteration (true/false/yes/no/1/0).",
 )
-@click.option(
+@env_option(
     "--max-iterations",
     type=click.IntRange(min=1),
     metavar="N",
-    envvar="RALPH_MAX_ITERATIONS",
-    show_envvar=True,
     default=100,
-    show_default=True,
     help="Safety limit: a larger ITERATIONS is clamped.",
 )
-@click.option(
+@env_option(
     "--command",
-    "command",
     metavar="EXE",
-    envvar="RALPH_COMMAND",
-    show_envvar=True,
     default="claude",
-    show_default=True,
     help="Agent executable to run instead of claude (for testing).",
 )
-@click.option(
+@env_option(
     "--sandbox",
     type=click.Choice([k.value for k in SandboxKind]),
-    envvar="RALPH_SANDBOX",
-    show_envvar=True,
     default="docker",
-    show_default=True,
     help="docker: a container per iteration; none: the agent runs on the host.",
 )
-@click.option(
+@env_option(
     "--network",
     metavar="NAME",
-    envvar="RALPH_NETWORK",
-    show_envvar=True,
     help="Docker network for the container (host: reach the host's loopback).",
 )
 @click.option(
@@ -117,81 +105,60 @@ def tuning_options(f: F) -> F:
     metavar="PATH",
     help="Also write the transcript here, as plain text.",
 )
-@click.option(
+@env_option(
     "--idle-timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    envvar="RALPH_IDLE_TIMEOUT",
-    show_envvar=True,
     default=1800.0,
-    show_default=True,
     help="Stop an AFK agent that prints nothing for this many seconds.",
 )
-@click.option(
+@env_option(
     "--max-cost",
     type=click.FloatRange(min=0, min_open=True),
     metavar="USD",
-    envvar="RALPH_MAX_COST",
-    show_envvar=True,
     help="Start no iteration once the results' total_cost_usd reaches this (exit 2).",
 )
-@click.option(
+@env_option(
     "--max-tokens",
     type=click.IntRange(min=1),
     metavar="N",
-    envvar="RALPH_MAX_TOKENS",
-    show_envvar=True,
     help="Start no iteration once input + output + cache tokens reach N (exit 2).",
 )
-@click.option(
+@env_option(
     "--max-time",
     metavar="DURATION",
-    envvar="RALPH_MAX_TIME",
-    show_envvar=True,
     help="Wall-time budget (30s, 90m, 8h): an iteration running past it is stopped (exit 2).",
 )
-@click.option(
+@env_option(
     "--max-failed-iterations",
     type=click.IntRange(min=1),
     metavar="N",
-    envvar="RALPH_MAX_FAILED_ITERATIONS",
-    show_envvar=True,
     default=3,
-    show_default=True,
     help="Stop (exit 1) after N failed iterations in a row (exit != 0, no result, API error).",
 )
-@click.option(
+@env_option(
     "--stuck-threshold",
     type=click.IntRange(min=1),
     metavar="N",
-    envvar="RALPH_STUCK_THRESHOLD",
-    show_envvar=True,
     default=3,
-    show_default=True,
     help="A task claimed N times without a close leaves the queue for a human (PN_STUCK_AFTER).",
 )
-@click.option(
+@env_option(
     "--record",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="PATH",
-    envvar="RALPH_RECORD",
-    show_envvar=True,
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
-@click.option(
+@env_option(
     "--integrate",
     metavar="BRANCH",
-    envvar="RALPH_INTEGRATE",
-    show_envvar=True,
     help="A worktree loop: after each iteration with commits, rebase onto BRANCH and "
     "fast-forward it; a conflict stops the loop (exit 1), the commits kept on its branch.",
 )
-@click.option(
+@env_option(
     "--integrate-checkout",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     metavar="DIR",
-    envvar="RALPH_INTEGRATE_CHECKOUT",
-    show_envvar=True,
     help="The checkout that has BRANCH (fast-forwarded with git merge --ff-only).",
 )
 @tuning_options
