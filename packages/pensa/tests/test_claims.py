@@ -94,9 +94,9 @@ def test_release_held_gives_back_only_what_the_holder_has_in_progress(
     done = tracker.create("done", issue_type=TASK, actor="a").id
     theirs = tracker.create("theirs", issue_type=TASK, actor="a").id
     for issue in (*mine, done):
-        tracker.update(issue, actor="build-x", claim=True)
+        tracker.claim(issue, actor="build-x")
     tracker.close(done, actor="build-x")
-    tracker.update(theirs, actor="build-y", claim=True)
+    tracker.claim(theirs, actor="build-y")
 
     released = tracker.release_held("build-x", actor="build-x", reason="loop ended: interrupted")
 

@@ -153,6 +153,49 @@ def test_release_and_unclaim_reopen_and_clear_the_assignee(pnj: J) -> None:
     assert pnj("update", issue, "--unclaim")["assignee"] is None
 
 
+def test_claim_or_unclaim_with_fields_is_one_event(pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    claimed = pnj("update", issue, "--claim", "-p", "p1", "--label", "ui")
+    assert (claimed["status"], claimed["assignee"]) == ("in_progress", "agent-1")
+    assert (claimed["priority"], claimed["labels"]) == ("p1", ["ui"])
+    released = pnj("update", issue, "--unclaim", "--title", "y")
+    assert (released["status"], released["assignee"], released["title"]) == ("open", None, "y")
+    assert [(e["event_type"], e["detail"]) for e in pnj("history", issue)] == [
+        ("released", "title: x -> y, status: in_progress -> open, assignee: agent-1 -> none"),
+        (
+            "claimed",
+            "priority: p2 -> p1, status: open -> in_progress, assignee: none -> agent-1, "
+            "labels: +ui",
+        ),
+        ("created", "x"),
+    ]
+
+
+CLAIM_SETS_BOTH = "--claim/--unclaim set status and assignee; drop --status/-a"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--claim", "--unclaim"], "--claim and --unclaim contradict each other; pick one"),
+        (["--claim", "--unclaim", "--status", "open"], "--claim and --unclaim contradict"),
+        (["--claim", "--status", "open"], CLAIM_SETS_BOTH),
+        (["--unclaim", "-a", "bob"], CLAIM_SETS_BOTH),
+    ],
+)
+def test_update_refuses_claim_flags_that_contradict(
+    pn: Pn, pnj: J, flags: list[str], message: str
+) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    refused = pn("update", issue, *flags, "--json")
+    assert refused.code == 1
+    assert refused.error()["code"] == "invalid_argument"
+    assert refused.error()["error"].startswith(message)
+    plain = pn("update", issue, *flags)
+    assert (plain.code, plain.err) == (1, f"error: {refused.error()['error']}\n")
+    assert [e["event_type"] for e in pnj("history", issue)] == ["created"]
+
+
 def test_close_needs_force_for_someone_elses_claim_or_a_closed_issue(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--claim", env={"PN_ACTOR": "agent-2"})

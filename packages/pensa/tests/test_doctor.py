@@ -20,7 +20,7 @@ def test_a_claim_is_stale_by_its_latest_claim_not_its_last_update(
     tracker: Tracker, store: Store, clock: Clock
 ) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
-    tracker.update(issue, actor="ann", claim=True)
+    tracker.claim(issue, actor="ann")
     clock.advance(minutes=29)
     assert doctor.stale_claims(store, clock.now) == []
     clock.advance(minutes=20)
@@ -35,9 +35,9 @@ def test_every_current_claim_is_reported_as_information(
     first = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
     second = tracker.create("y", issue_type=IssueType.TASK, actor="a").id
     tracker.create("open, not claimed", issue_type=IssueType.TASK, actor="a")
-    tracker.update(first, actor="ann", claim=True)
+    tracker.claim(first, actor="ann")
     clock.advance(minutes=5)
-    tracker.update(second, actor="bob", claim=True)
+    tracker.claim(second, actor="bob")
     clock.advance(minutes=3)
     found = doctor.diagnose(store, None, now=clock.now)
     assert [(f.check, f.issue_id) for f in found] == [("claim", first), ("claim", second)]
@@ -48,7 +48,7 @@ def test_every_current_claim_is_reported_as_information(
 
 def test_fix_leaves_fresh_claims_alone(tracker: Tracker, store: Store, clock: Clock) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
-    tracker.update(issue, actor="ann", claim=True)
+    tracker.claim(issue, actor="ann")
     clock.advance(minutes=29)
     report = doctor.run(store, None, now=clock.now, fix=True, actor="doc")
     assert [f.check for f in report.findings] == ["claim"]
@@ -61,7 +61,7 @@ def test_a_claim_turns_stale_after_30_minutes_and_says_fix_releases_it(
     tracker: Tracker, store: Store, clock: Clock
 ) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
-    tracker.update(issue, actor="ann", claim=True)
+    tracker.claim(issue, actor="ann")
     clock.advance(minutes=45)
     [finding] = doctor.diagnose(store, None, now=clock.now)
     assert (finding.check, finding.issue_id, finding.is_problem) == ("stale_claim", issue, True)
@@ -84,7 +84,7 @@ def test_fix_releases_stale_claims_and_reports_what_it_did(
     tracker: Tracker, store: Store, clock: Clock
 ) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
-    tracker.update(issue, actor="ann", claim=True)
+    tracker.claim(issue, actor="ann")
     clock.advance(hours=1)
     report = doctor.run(store, None, now=clock.now, fix=True, actor="doc")
     assert [f.check for f in report.findings] == ["stale_claim"]

@@ -44,7 +44,7 @@ def apply(store: Store, ids: list[str], ops: list[Op], clock: Clock) -> None:
         elif kind == "close":
             tracker.close(first, actor="a", reason="r", force=True)
         elif tracker.get(first).status is Status.OPEN:
-            tracker.update(first, actor="a", claim=True)
+            tracker.claim(first, actor="a")
 
 
 def edges(store: Store) -> dict[str, list[str]]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
 
+from pensa.changes import Changes
 from pensa.errors import (
     AlreadyClaimed,
     Conflict,
@@ -17,7 +19,7 @@ from pensa.graph import Graph
 from pensa.models import Issue, IssueType, Priority, Status
 from pensa.store import Store
 from pensa.tracker import Tracker
-from pensa.views import Filters, list_issues, ready
+from pensa.views import HUMAN, Filters, list_issues, ready
 
 TASK = IssueType.TASK
 
@@ -35,7 +37,7 @@ def test_every_mutation_is_in_the_audit_log(tracker: Tracker, graph: Graph) -> N
     graph.add(a, b, actor="ann")
     graph.remove(a, b, actor="ann")
     tracker.update(a, actor="ann", priority=Priority.P1)
-    tracker.update(a, actor="bob", claim=True)
+    tracker.claim(a, actor="bob")
     tracker.release(a, actor="bob")
     tracker.add_comment(a, "note", actor="ann")
     tracker.close(a, actor="ann", reason="done")
@@ -54,17 +56,215 @@ def test_every_mutation_is_in_the_audit_log(tracker: Tracker, graph: Graph) -> N
     assert tracker.history(a)[5].detail == "priority: p2 -> p1"
 
 
-def test_claim_rules(tracker: Tracker) -> None:
+def last_event(tracker: Tracker, issue_id: str) -> tuple[str, str | None, str | None]:
+    """The newest event of the issue: type, actor and detail."""
+    event = tracker.history(issue_id)[0]
+    return event.event_type, event.actor, event.detail
+
+
+@pytest.mark.parametrize("assignee", [None, "bob", HUMAN])  # assigned is not claimed
+def test_claim_takes_an_open_issue_whoever_it_is_assigned_to(
+    tracker: Tracker, assignee: str | None
+) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", assignee=assignee).id
+    claimed = tracker.claim(issue, actor="ann")
+    assert (claimed.status, claimed.assignee) == (Status.IN_PROGRESS, "ann")
+    holder = assignee or "none"
+    detail = f"status: open -> in_progress, assignee: {holder} -> ann"
+    assert last_event(tracker, issue) == ("claimed", "ann", detail)
+
+
+def test_re_claiming_your_own_issue_changes_only_the_fields_given(tracker: Tracker) -> None:
     issue = tracker.create("x", issue_type=TASK, actor="a").id
-    assert tracker.update(issue, actor="ann", claim=True).assignee == "ann"
-    assert tracker.update(issue, actor="ann", claim=True).status is Status.IN_PROGRESS
-    with pytest.raises(AlreadyClaimed, match="already claimed by ann"):
-        tracker.update(issue, actor="bob", claim=True)
+    held = tracker.claim(issue, actor="ann")
+    assert tracker.claim(issue, actor="ann") == held
+    assert len(tracker.history(issue)) == 2  # a claim that changes nothing logs nothing
+    again = tracker.claim(issue, actor="ann", changes=Changes(priority=Priority.P0))
+    assert (again.status, again.assignee, again.priority) == (Status.IN_PROGRESS, "ann", "p0")
+    assert last_event(tracker, issue) == ("updated", "ann", "priority: p2 -> p0")
+
+
+@pytest.mark.parametrize("holder", ["ann", None])
+def test_claim_of_an_issue_in_progress_under_someone_else_is_refused(
+    tracker: Tracker, holder: str | None
+) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    before = tracker.update(issue, actor="a", status=Status.IN_PROGRESS, assignee=holder)
+    message = f"^{issue} is already claimed by {holder or 'nobody'}$"
+    with pytest.raises(AlreadyClaimed, match=message):
+        tracker.claim(issue, actor="bob", changes=Changes(priority=Priority.P0))
+    assert tracker.get(issue) == before  # nor are the changes that came with it written
+
+
+@pytest.mark.parametrize("holder", ["ann", None])
+def test_claim_of_a_closed_issue_is_refused_even_for_its_holder(
+    tracker: Tracker, holder: str | None
+) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", assignee=holder).id
     tracker.close(issue, actor="ann")
-    with pytest.raises(AlreadyClaimed, match="is closed"):
-        tracker.update(issue, actor="bob", claim=True)
-    with pytest.raises(InvalidArgument):
-        tracker.update(issue, actor="bob", claim=True, unclaim=True)
+    message = rf"^{issue} is closed \(holder: {holder or 'nobody'}\); only open issues can be"
+    with pytest.raises(AlreadyClaimed, match=message):
+        tracker.claim(issue, actor="ann")
+    assert tracker.get(issue).status is Status.CLOSED
+
+
+def test_a_claim_and_its_changes_are_one_write_and_one_event(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", labels=["old"]).id
+    bug = tracker.create("bug", issue_type=IssueType.BUG, actor="a").id
+    changes = Changes(
+        title="y", priority=Priority.P1, description="d", spec="auth", fixes=bug[:7], labels=["ui"]
+    )
+    claimed = tracker.claim(issue, actor="ann", changes=changes)
+    assert (claimed.title, claimed.priority, claimed.description) == ("y", "p1", "d")
+    assert (claimed.spec, claimed.fixes, claimed.labels) == ("auth", bug, ("old", "ui"))
+    assert (claimed.status, claimed.assignee) == (Status.IN_PROGRESS, "ann")
+    assert [e.event_type for e in tracker.history(issue)] == ["claimed", "created"]
+    assert last_event(tracker, issue)[2] == (
+        f"title: x -> y, priority: p2 -> p1, description: none -> d, spec: none -> auth, "
+        f"fixes: none -> {bug}, status: open -> in_progress, assignee: none -> ann, labels: +ui"
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        (Changes(title=" "), InvalidArgument),
+        (Changes(fixes="pn-00000000"), NotFound),
+        (Changes(labels=["a,b"]), InvalidArgument),
+    ],
+)
+def test_a_claim_or_release_with_a_bad_change_writes_nothing(
+    tracker: Tracker, changes: Changes, error: type[Exception]
+) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    with pytest.raises(error):
+        tracker.claim(issue, actor="ann", changes=changes)
+    held = tracker.claim(issue, actor="ann")
+    with pytest.raises(error):
+        tracker.release(issue, actor="ann", changes=changes)
+    assert tracker.get(issue) == held
+    assert [e.event_type for e in tracker.history(issue)] == ["claimed", "created"]
+
+
+def test_a_bad_change_is_named_before_a_refused_claim(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    tracker.claim(issue, actor="ann")
+    with pytest.raises(InvalidArgument, match="the title is empty"):
+        tracker.claim(issue, actor="bob", changes=Changes(title=""))
+
+
+def test_release_gives_a_held_issue_back_whoever_asks(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    tracker.claim(issue, actor="ann")
+    back = tracker.release(issue, actor="bob")
+    assert (back.status, back.assignee) == (Status.OPEN, None)
+    detail = "status: in_progress -> open, assignee: ann -> none"
+    assert last_event(tracker, issue) == ("released", "bob", detail)
+
+
+def test_release_from_the_human_is_a_return(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", assignee=HUMAN).id
+    back = tracker.release(issue, actor="alice")
+    assert (back.status, back.assignee) == (Status.OPEN, None)
+    assert last_event(tracker, issue) == ("returned", "alice", "assignee: human -> none")
+
+
+def test_release_and_its_changes_are_one_event(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    tracker.claim(issue, actor="ann")
+    changes = Changes(priority=Priority.P3, labels=["z"])
+    back = tracker.release(issue, actor="ann", changes=changes)
+    assert (back.status, back.assignee, back.priority, back.labels) == (
+        Status.OPEN,
+        None,
+        "p3",
+        ("z",),
+    )
+    assert last_event(tracker, issue) == (
+        "released",
+        "ann",
+        "priority: p2 -> p3, status: in_progress -> open, assignee: ann -> none, labels: +z",
+    )
+
+
+def test_release_of_an_issue_nobody_holds_changes_nothing(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a")
+    assert tracker.release(issue.id, actor="a") == issue
+    assert len(tracker.history(issue.id)) == 1
+
+
+def test_release_of_a_closed_issue_is_refused(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    closed, _ = tracker.close(issue, actor="a")
+    message = re.escape(f"{issue} is closed; reopen it with `pn reopen {issue}`")
+    with pytest.raises(InvalidStatusTransition, match=f"^{message}$"):
+        tracker.release(issue, actor="a", changes=Changes(priority=Priority.P0))
+    assert tracker.get(issue) == closed
+
+
+def test_update_refuses_to_close(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    message = re.escape(f"close {issue} with `pn close {issue} --reason ...`")
+    with pytest.raises(InvalidStatusTransition, match=f"^{message}$"):
+        tracker.update(issue, actor="a", status=Status.CLOSED, priority=Priority.P0)
+    assert tracker.get(issue).priority is Priority.P2
+
+
+@pytest.mark.parametrize("status", [Status.OPEN, Status.IN_PROGRESS])
+def test_update_cannot_move_a_closed_issue(tracker: Tracker, status: Status) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    closed, _ = tracker.close(issue, actor="a")
+    message = re.escape(f"{issue} is closed; reopen it with `pn reopen {issue}`")
+    with pytest.raises(InvalidStatusTransition, match=f"^{message}$"):
+        tracker.update(issue, actor="a", status=status)
+    assert tracker.get(issue) == closed
+
+
+def test_update_of_a_closed_issue_may_change_its_other_fields(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    tracker.close(issue, actor="a")
+    renamed = tracker.update(issue, actor="a", title="y", status=Status.CLOSED)  # closed already
+    assert (renamed.title, renamed.status) == ("y", Status.CLOSED)
+    assert last_event(tracker, issue) == ("updated", "a", "title: x -> y")
+
+
+def test_update_to_in_progress_is_logged_as_a_claim(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a").id
+    started = tracker.update(issue, actor="ann", status=Status.IN_PROGRESS)
+    assert (started.status, started.assignee) == (Status.IN_PROGRESS, None)
+    assert last_event(tracker, issue) == ("claimed", "ann", "status: open -> in_progress")
+    tracker.update(issue, actor="ann", status=Status.OPEN, assignee="bob")
+    detail = "assignee: none -> bob, status: in_progress -> open"
+    assert last_event(tracker, issue) == ("updated", "ann", detail)
+
+
+def test_update_that_changes_nothing_logs_nothing(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", labels=["ui"])
+    same = tracker.update(
+        issue.id, actor="a", title=" x ", status=Status.OPEN, priority=Priority.P2, labels=["ui"]
+    )
+    assert same == issue
+    assert len(tracker.history(issue.id)) == 1
+
+
+def test_update_clears_a_field_given_empty_text(tracker: Tracker) -> None:
+    bug = tracker.create("bug", issue_type=IssueType.BUG, actor="a").id
+    issue = tracker.create(
+        "x", issue_type=TASK, actor="a", assignee="bob", description="d", spec="s", fixes=bug
+    ).id
+    cleared = tracker.update(issue, actor="a", assignee="", description="", spec="", fixes="")
+    assert (cleared.assignee, cleared.description, cleared.spec, cleared.fixes) == (None,) * 4
+    assert last_event(tracker, issue)[2] == (
+        f"description: d -> none, spec: s -> none, fixes: {bug} -> none, assignee: bob -> none"
+    )
+
+
+def test_update_replaces_the_labels_for_pn_edit_then_adds(tracker: Tracker) -> None:
+    issue = tracker.create("x", issue_type=TASK, actor="a", labels=["a", "b"]).id
+    relabelled = tracker.update(issue, actor="a", replace_labels=["b", "c"], labels=["d"])
+    assert relabelled.labels == ("b", "c", "d")
+    assert last_event(tracker, issue) == ("updated", "a", "labels: +c +d -a")
+    assert tracker.update(issue, actor="a", replace_labels=[]).labels == ()
 
 
 def test_claim_next_skips_issues_assigned_to_someone_else(tracker: Tracker) -> None:
@@ -82,15 +282,6 @@ def test_claim_next_skips_issues_assigned_to_someone_else(tracker: Tracker) -> N
     bobs = claim("bob")
     assert bobs is not None
     assert bobs.title == "for bob"
-
-
-def test_release_of_a_closed_issue_is_refused(tracker: Tracker) -> None:
-    issue = tracker.create("x", issue_type=TASK, actor="a").id
-    tracker.close(issue, actor="a")
-    with pytest.raises(InvalidStatusTransition):
-        tracker.release(issue, actor="a")
-    with pytest.raises(InvalidStatusTransition):
-        tracker.update(issue, actor="a", status=Status.OPEN)
 
 
 def test_closing_an_unclaimed_or_own_issue_needs_no_force(tracker: Tracker) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pensa import ids
+from pensa.changes import NO_CHANGES, Changes, describe, moved
 from pensa.errors import (
     AlreadyClaimed,
     InvalidArgument,
@@ -102,16 +103,8 @@ class Tracker:
         """The issue with its dependencies, dependents and comments."""
         issue = self.get(issue_id)
         issue_id = issue.id
-        deps = select(
-            self.store,
-            [DEPENDENCIES_OF],
-            [issue_id],
-        )
-        dependents = select(
-            self.store,
-            [DEPENDENTS_OF],
-            [issue_id],
-        )
+        deps = select(self.store, [DEPENDENCIES_OF], [issue_id])
+        dependents = select(self.store, [DEPENDENTS_OF], [issue_id])
         is_bug = issue.issue_type is IssueType.BUG
         fixed_by = select(self.store, ["fixes = ?"], [issue_id]) if is_bug else []
         return IssueDetail(
@@ -185,93 +178,69 @@ class Tracker:
         description: str | None = None,
         spec: str | None = None,
         fixes: str | None = None,
-        claim: bool = False,
-        unclaim: bool = False,
         labels: Sequence[str] = (),
         replace_labels: Sequence[str] | None = None,
     ) -> Issue:
-        """Change fields; `claim`/`unclaim` take or give back the issue; `labels` are added,
-        `replace_labels` (`pn edit`) become the whole set. Empty text clears."""
-        if claim and unclaim:
-            raise InvalidArgument("--claim and --unclaim contradict each other; pick one")
-        if (claim or unclaim) and (status is not None or assignee is not None):
-            raise InvalidArgument("--claim/--unclaim set status and assignee; drop --status/-a")
+        """Change fields; `labels` are added, `replace_labels` (`pn edit`) become the whole
+        set. Empty text clears. The status moves between open and in_progress only: closing
+        and reopening have their own commands."""
+        changes = Changes(title, priority, description, spec, fixes, labels, replace_labels)
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            issue_id = issue.id
-            changes: dict[str, str | None] = {}
-            if title is not None:
-                changes["title"] = _clean_title(title)
-            if priority is not None:
-                changes["priority"] = priority.value
-            if description is not None:
-                changes["description"] = description or None
-            if spec is not None:
-                changes["spec"] = spec or None
-            if fixes is not None:
-                if fixes:
-                    fixes = _check_fixes(conn, fixes)
-                changes["fixes"] = fixes or None
+            columns = _columns(conn, changes)
             if assignee is not None:
-                changes["assignee"] = assignee or None
+                columns["assignee"] = assignee or None
             if status is not None and status is not issue.status:
                 if status is Status.CLOSED:
                     raise InvalidStatusTransition(
-                        f"close {issue_id} with `pn close {issue_id} --reason ...`"
+                        f"close {issue.id} with `pn close {issue.id} --reason ...`"
                     )
                 if issue.status is Status.CLOSED:
-                    raise InvalidStatusTransition(
-                        f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`"
-                    )
-                changes["status"] = status.value
+                    raise _is_closed(issue.id)
+                columns["status"] = status.value
+            # Setting in_progress by hand takes the issue as --claim does, so it logs a claim:
+            # doctor's claim age and claim-next's stuck count read `claimed` events.
+            event = "claimed" if columns.get("status") == Status.IN_PROGRESS.value else "updated"
+            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
+
+    def claim(self, issue_id: str, *, actor: str, changes: Changes = NO_CHANGES) -> Issue:
+        """Take an open issue: in_progress, assigned to `actor`, with `changes` in the same
+        transaction and event (`pn update ID --claim -p p1`). Re-claiming an issue you hold
+        changes only the fields; a closed one or one someone else holds is refused."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = find(conn, issue_id)
+            columns = _columns(conn, changes)
             event = "updated"
-            if claim:
-                if issue.status is Status.OPEN:
-                    changes.update(status=Status.IN_PROGRESS.value, assignee=actor)
-                    event = "claimed"
-                elif issue.status is Status.CLOSED:
-                    raise AlreadyClaimed(
-                        f"{issue_id} is closed (holder: {issue.assignee or 'nobody'}); "
-                        "only open issues can be claimed"
-                    )
-                elif issue.assignee != actor:
-                    raise AlreadyClaimed(
-                        f"{issue_id} is already claimed by {issue.assignee or 'nobody'}"
-                    )
-            if unclaim:
-                if issue.status is Status.CLOSED:
-                    raise InvalidStatusTransition(
-                        f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`"
-                    )
-                changes.update(status=Status.OPEN.value, assignee=None)
-                # A stuck issue handed back by a human starts a fresh count of claims.
-                event = "returned" if issue.assignee == HUMAN else "released"
-            if changes.get("status") == Status.IN_PROGRESS.value and event == "updated":
+            if issue.status is Status.OPEN:
+                columns.update(status=Status.IN_PROGRESS.value, assignee=actor)
                 event = "claimed"
-            changed = {k: v for k, v in changes.items() if getattr(issue, k) != v}
-            kept = issue.labels if replace_labels is None else replace_labels
-            new_labels = clean_labels([*kept, *labels])
-            if new_labels != issue.labels:
-                changed["labels"] = encode_labels(new_labels)
-            if not changed:
-                return issue
-            set_fields(conn, issue_id, changed, now)
-            detail = ", ".join(
-                f"{k}: {_shown(getattr(issue, k))} -> {_shown(v)}"
-                for k, v in changed.items()
-                if k != "labels"
-            )
-            if "labels" in changed:
-                moved = " ".join(
-                    [
-                        *(f"+{x}" for x in new_labels if x not in issue.labels),
-                        *(f"-{x}" for x in issue.labels if x not in new_labels),
-                    ]
+            elif issue.status is Status.CLOSED:
+                raise AlreadyClaimed(
+                    f"{issue.id} is closed (holder: {issue.assignee or 'nobody'}); "
+                    "only open issues can be claimed"
                 )
-                detail = f"{detail}, labels: {moved}" if detail else f"labels: {moved}"
-            log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
-            return get(conn, issue_id)
+            elif issue.assignee != actor:
+                raise AlreadyClaimed(
+                    f"{issue.id} is already claimed by {issue.assignee or 'nobody'}"
+                )
+            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
+
+    def release(self, issue_id: str, *, actor: str, changes: Changes = NO_CHANGES) -> Issue:
+        """Give the issue back: open, no assignee, whoever held it, with `changes` in the
+        same transaction and event (`pn release`, `pn update --unclaim`). A closed issue is
+        refused: reopen it instead."""
+        now = self.stamp()
+        with self.store.write() as conn:
+            issue = find(conn, issue_id)
+            columns = _columns(conn, changes)
+            if issue.status is Status.CLOSED:
+                raise _is_closed(issue.id)
+            columns.update(status=Status.OPEN.value, assignee=None)
+            # A stuck issue handed back by a human starts a fresh count of claims.
+            event = "returned" if issue.assignee == HUMAN else "released"
+            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
 
     def relabel(
         self,
@@ -290,18 +259,9 @@ class Tracker:
             if labels == issue.labels:
                 return issue
             set_fields(conn, issue.id, {"labels": encode_labels(labels)}, now)
-            detail = " ".join(
-                [
-                    *(f"+{x}" for x in labels if x not in issue.labels),
-                    *(f"-{x}" for x in issue.labels if x not in labels),
-                ]
-            )
+            detail = moved(issue.labels, labels)
             log_event(conn, issue.id, "labeled", actor=actor, detail=detail, at=now)
             return get(conn, issue.id)
-
-    def release(self, issue_id: str, *, actor: str) -> Issue:
-        """Give a claim back: status open, no assignee (`update --unclaim`)."""
-        return self.update(issue_id, actor=actor, unclaim=True)
 
     def release_held(self, holder: str, *, actor: str, reason: str | None = None) -> list[Issue]:
         """Give back every in-progress issue held by `holder` (a loop that ended), in one
@@ -390,9 +350,51 @@ class Tracker:
         return notes.history(self.store, issue_id)
 
 
-def _shown(value: object) -> str:
-    """A field's value in an event's detail: `none` for unset, never Python's `None`."""
-    return "none" if value is None else str(value)
+def _columns(conn: sqlite3.Connection, changes: Changes) -> dict[str, str | None]:
+    """The columns `changes` sets, as stored; refuses an empty title and a `fixes` that
+    names no bug."""
+    columns: dict[str, str | None] = {}
+    if changes.title is not None:
+        columns["title"] = _clean_title(changes.title)
+    if changes.priority is not None:
+        columns["priority"] = changes.priority.value
+    if changes.description is not None:
+        columns["description"] = changes.description or None
+    if changes.spec is not None:
+        columns["spec"] = changes.spec or None
+    if changes.fixes is not None:
+        columns["fixes"] = _check_fixes(conn, changes.fixes) if changes.fixes else None
+    return columns
+
+
+def _write(
+    conn: sqlite3.Connection,
+    issue: Issue,
+    columns: dict[str, str | None],
+    changes: Changes,
+    *,
+    event: str,
+    actor: str,
+    now: str,
+) -> Issue:
+    """Write the columns and labels that differ from `issue`, with one event saying what
+    changed; the issue as it is now. When nothing differs, nothing is written or logged."""
+    changed = {name: value for name, value in columns.items() if getattr(issue, name) != value}
+    kept = issue.labels if changes.replace_labels is None else changes.replace_labels
+    labels = clean_labels([*kept, *changes.labels])
+    if labels != issue.labels:
+        changed["labels"] = encode_labels(labels)
+    if not changed:
+        return issue
+    set_fields(conn, issue.id, changed, now)
+    detail = describe(issue, changed, labels)
+    log_event(conn, issue.id, event, actor=actor, detail=detail, at=now)
+    return get(conn, issue.id)
+
+
+def _is_closed(issue_id: str) -> InvalidStatusTransition:
+    """The error for changing a closed issue's status other than by reopening it."""
+    return InvalidStatusTransition(f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`")
 
 
 __all__ = ["ISSUE_COLUMNS", "Tracker", "find", "get", "not_found"]

@@ -137,20 +137,38 @@ def update(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
     ) and not (claim or unclaim or labels):
         raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
-    issue = env.tracker(write=True).update(
-        issue_id,
-        actor=env.actor,
-        title=title,
-        status=status,
-        priority=priority,
-        assignee=assignee,
-        description=description,
-        spec=spec,
-        fixes=fixes,
-        claim=claim,
-        unclaim=unclaim,
-        labels=labels,
-    )
+    tracker = env.tracker(write=True)
+    if claim or unclaim:
+        from pensa.changes import Changes
+        from pensa.errors import InvalidArgument
+
+        if claim and unclaim:
+            raise InvalidArgument("--claim and --unclaim contradict each other; pick one")
+        if status is not None or assignee is not None:
+            raise InvalidArgument("--claim/--unclaim set status and assignee; drop --status/-a")
+        changes = Changes(
+            title=title,
+            priority=priority,
+            description=description,
+            spec=spec,
+            fixes=fixes,
+            labels=labels,
+        )
+        take_or_give_back = tracker.claim if claim else tracker.release
+        issue = take_or_give_back(issue_id, actor=env.actor, changes=changes)
+    else:
+        issue = tracker.update(
+            issue_id,
+            actor=env.actor,
+            title=title,
+            status=status,
+            priority=priority,
+            assignee=assignee,
+            description=description,
+            spec=spec,
+            fixes=fixes,
+            labels=labels,
+        )
     env.out.issue(issue)
 
 
