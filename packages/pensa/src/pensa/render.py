@@ -8,6 +8,7 @@ keeps the exact stamps and the canonical words.
 
 from __future__ import annotations
 
+import codecs
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -265,9 +266,20 @@ class Output:
 
         Console(width=self.width, highlight=False).print(markup)
 
-    def raw(self, json_text: str) -> None:
-        """Print JSON text already rendered (by SQLite) as is."""
-        sys.stdout.write(json_text + "\n")
+    def raw(self, json_utf8: bytes) -> None:
+        """Print JSON already rendered (by SQLite, as UTF-8) as is.
+
+        The bytes go straight to the binary stream under a UTF-8 stdout, which would encode
+        the decoded text back into the same bytes; any other stdout gets text."""
+        stream = sys.stdout
+        binary = getattr(stream, "buffer", None)
+        if binary is None or codecs.lookup(stream.encoding or "ascii").name != "utf-8":
+            stream.write(json_utf8.decode())
+            stream.write("\n")
+            return
+        stream.flush()  # whatever was written as text comes first
+        binary.write(json_utf8)
+        binary.write(b"\n")
 
     def issue(self, issue: Issue | None, *, empty: str = "(nothing)") -> None:
         """Print one issue (or JSON null / the `empty` text when there is none)."""
