@@ -81,7 +81,7 @@ class Env:
         self.out = Output(as_json=as_json, color=color, width=width)
         self.now = now
         self.actor_flag: str | None = None
-        self._actor: str | None = None
+        self._actor: Callable[[], str] | None = None
         self._resources = contextlib.ExitStack()
 
     def close(self) -> None:
@@ -91,8 +91,14 @@ class Env:
     @property
     def actor(self) -> str:
         """Who is acting, resolved on first use (reads never pay for it)."""
+        return self._actor_lookup()()
+
+    def _actor_lookup(self) -> Callable[[], str]:
+        """Start finding the actor, once; a write starts it first so that git runs while the
+        database opens (`projects.actor_lookup`), and the run's end collects it if unused."""
         if self._actor is None:
-            self._actor = projects.actor(self.actor_flag, self.cwd, self.environ)
+            self._actor = projects.actor_lookup(self.actor_flag, self.cwd, self.environ)
+            self._resources.callback(self._actor)  # reap git even if no event needed it
         return self._actor
 
     def project(self, *, create: bool) -> Project | None:
@@ -103,6 +109,8 @@ class Env:
 
     def store(self, *, write: bool = False, catch_up: bool = True) -> Store:
         """The project database, opened and caught up as `pensa.opening` says."""
+        if write:
+            self._actor_lookup()
         from pensa import opening
         from pensa.store import Store
 
@@ -124,12 +132,16 @@ class Env:
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""
+        if write:
+            self._actor_lookup()
         from pensa.tracker import Tracker
 
         return Tracker(self.store(write=write), now=self.now)
 
     def graph(self, *, write: bool = False) -> Graph:
         """The dependency graph over this run's store."""
+        if write:
+            self._actor_lookup()
         from pensa.graph import Graph
 
         return Graph(self.store(write=write), now=self.now)
