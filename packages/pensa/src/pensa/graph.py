@@ -222,4 +222,6 @@ class Graph:
 
     def cycles(self) -> list[list[str]]:
         """Every dependency cycle (only possible if the database was edited by hand)."""
-        return cycles_among(self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2"))
+        return cycles_among(
+            self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2")
+        )
