@@ -78,7 +78,7 @@ def test_a_missing_program_answers_127_at_once(tmp_path: Path) -> None:
     assert started.wait() == git.Done(127, "", "nope") == started.wait()
 
 
-def test_a_write_finds_the_actor_before_it_opens_the_database_and_a_run_reaps_git(
+def test_a_tracker_write_starts_finding_the_actor_and_the_run_s_end_reaps_git(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pensa.cli.base import Env
@@ -98,7 +98,9 @@ def test_a_write_finds_the_actor_before_it_opens_the_database_and_a_run_reaps_gi
 
     monkeypatch.setattr(project, "actor_lookup", spy)
     env = Env(cwd=str(repo), environ={**os.environ, "PN_ACTOR": ""}, as_json=True, color=False)
-    env.store(write=True)
+    env.store(write=True)  # `pn sync` writes without an actor: no git for it
+    assert order == []
+    env.tracker(write=True)
     assert order == ["lookup"]
     env.close()  # the command never asked: the run's end collects git all the same
     assert order == ["lookup", "answered"]

@@ -158,8 +158,9 @@ def diagnose(
 ) -> list[Finding]:
     """Every check, read-only; each in-progress issue gives one `claim` or `stale_claim`.
 
-    SQLite's `quick_check` runs by default (0.18 s at 100k issues); `full` runs the complete
-    `integrity_check` (0.49 s), which also checks that every index matches its table."""
+    SQLite's `quick_check` runs by default (0.07 s at 100k issues, `pensa.integrity`); `full`
+    runs the complete `integrity_check` (0.49 s), which also checks that every index matches
+    its table."""
     found = [c.finding(now) for c in claims(store)]
     for child, parent in orphaned_deps(store):
         found.append(

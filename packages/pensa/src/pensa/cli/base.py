@@ -91,14 +91,15 @@ class Env:
     @property
     def actor(self) -> str:
         """Who is acting, resolved on first use (reads never pay for it)."""
-        return self._actor_lookup()()
+        return self.expect_actor()()
 
-    def _actor_lookup(self) -> Callable[[], str]:
-        """Start finding the actor, once; a write starts it first so that git runs while the
-        database opens (`projects.actor_lookup`), and the run's end collects it if unused."""
+    def expect_actor(self) -> Callable[[], str]:
+        """Start finding the actor (once): a command that logs events calls this before it
+        opens the database, so that `git config user.name` runs meanwhile
+        (`projects.actor_lookup`). The run's end collects git if nothing asked after all."""
         if self._actor is None:
             self._actor = projects.actor_lookup(self.actor_flag, self.cwd, self.environ)
-            self._resources.callback(self._actor)  # reap git even if no event needed it
+            self._resources.callback(self._actor)
         return self._actor
 
     def project(self, *, create: bool) -> Project | None:
@@ -109,8 +110,6 @@ class Env:
 
     def store(self, *, write: bool = False, catch_up: bool = True) -> Store:
         """The project database, opened and caught up as `pensa.opening` says."""
-        if write:
-            self._actor_lookup()
         from pensa import opening
         from pensa.store import Store
 
@@ -133,7 +132,7 @@ class Env:
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""
         if write:
-            self._actor_lookup()
+            self.expect_actor()
         from pensa.tracker import Tracker
 
         return Tracker(self.store(write=write), now=self.now)
@@ -141,7 +140,7 @@ class Env:
     def graph(self, *, write: bool = False) -> Graph:
         """The dependency graph over this run's store."""
         if write:
-            self._actor_lookup()
+            self.expect_actor()
         from pensa.graph import Graph
 
         return Graph(self.store(write=write), now=self.now)

@@ -47,8 +47,10 @@ def claim_next(
         pn claim-next --spec auth --json
         pn claim-next -t task -t chore --json
     """
-    store = env.store(write=True)  # first: it starts finding the actor (Env._actor_lookup)
+    env.expect_actor()
     from pensa import claims, gitclaims
+
+    store = env.store(write=True)
 
     def claim() -> Issue | None:
         return claims.claim_next(
