@@ -170,10 +170,22 @@ def test_text_that_is_not_utf8_fails_as_reading_it_as_text_does(tmp_path: Path) 
             store.rows(Query(())._sql(ISSUE_JSON))
 
 
-def test_utf8_column_leaves_the_connection_reading_text(store: Store) -> None:
+def test_utf8_column_leaves_the_connection_reading_text_and_the_collector_as_it_was(
+    store: Store,
+) -> None:
+    import gc
+
+    assert gc.isenabled()
     assert store.utf8_column("SELECT 'ü'") == ["ü".encode()]
     assert store.rows("SELECT 'ü'") == [("ü",)]
     assert store.conn.text_factory is str
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.utf8_column("SELECT 1")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_the_covering_index_holds_every_column_of_the_json(store: Store) -> None:
