@@ -112,6 +112,48 @@ def test_orphans_and_dangling_fixes_are_found_and_repaired(
     assert tracker.get(task).fixes is None
 
 
+def test_orphaned_deps_are_what_one_query_over_both_ends_finds_in_its_order(
+    tracker: Tracker, store: Store
+) -> None:
+    ids = [tracker.create(f"i{n}", issue_type=IssueType.TASK, actor="a").id for n in range(4)]
+    raw = sqlite3.connect(store.path or "")  # another tool, without foreign keys
+    raw.executemany(
+        "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
+        [
+            (ids[2], "pn-gone0001"),
+            ("pn-gone0002", ids[0]),
+            ("pn-gone0000", "pn-gone0001"),  # both ends missing: reported once
+            (ids[1], ids[3]),
+            (ids[0], "pn-0"),
+        ],
+    )
+    raw.commit()
+    raw.close()
+    both_ends = store.rows(
+        "SELECT issue_id, depends_on_id FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
+        "OR depends_on_id NOT IN (SELECT id FROM issues) ORDER BY 1, 2"
+    )
+    assert doctor.orphaned_deps(store) == both_ends
+    assert len(both_ends) == 4
+
+
+def test_dangling_fixes_are_found_and_cleared_in_creation_order(
+    tracker: Tracker, store: Store, clock: Clock
+) -> None:
+    bugs = [tracker.create(f"bug {n}", issue_type=IssueType.BUG, actor="a").id for n in range(3)]
+    tasks = [
+        tracker.create(f"task {n}", issue_type=IssueType.TASK, actor="a", fixes=bug).id
+        for n, bug in enumerate(reversed(bugs))  # the last task fixes the first bug
+    ]
+    raw = sqlite3.connect(store.path or "")  # another tool, without foreign keys
+    raw.execute("UPDATE issues SET issue_type = 'task' WHERE issue_type = 'bug'")
+    raw.commit()
+    raw.close()
+    found = [f.issue_id for f in doctor.diagnose(store, None, now=clock.now)]
+    report = doctor.run(store, None, now=clock.now, fix=True, actor="doc")
+    assert found == [f.issue_id for f in report.fixes] == tasks
+
+
 def test_work_the_database_holds_and_the_files_lack_is_not_drift(
     tmp_path: Path, clock: Clock
 ) -> None:

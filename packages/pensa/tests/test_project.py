@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pensa import git, project
 
@@ -48,3 +52,55 @@ def test_hook_detection() -> None:
     assert git.in_commit_hook({"PRE_COMMIT": "1"})
     assert git.in_commit_hook({"GIT_INDEX_FILE": ".git/index.lock"})
     assert not git.in_commit_hook({})
+
+
+def test_the_actor_lookup_starts_git_at_once_and_answers_the_same_every_time(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[list[str]] = []
+    spawn = git.spawn
+
+    def spy(argv: list[str], **kwargs: Any) -> git.Started:
+        started.append(list(argv))
+        return spawn(argv, **kwargs)
+
+    monkeypatch.setattr(git, "spawn", spy)
+    lookup = project.actor_lookup(None, str(repo), {**os.environ, "USER": "user"})
+    assert started == [["git", "-C", str(repo), "config", "user.name"]]  # before any answer
+    assert lookup() == lookup() == "Test User"
+    assert len(started) == 1
+    assert project.actor_lookup("flag", str(repo), {})() == "flag"
+    assert len(started) == 1  # a flag needs no git
+
+
+def test_a_missing_program_answers_127_at_once(tmp_path: Path) -> None:
+    started = git.spawn(["no-such-program-here"], env={"PATH": str(tmp_path)}, missing="nope")
+    assert started.wait() == git.Done(127, "", "nope") == started.wait()
+
+
+def test_a_tracker_write_starts_finding_the_actor_and_the_run_s_end_reaps_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pensa.cli.base import Env
+
+    order: list[str] = []
+    lookup = project.actor_lookup
+
+    def spy(*args: Any) -> Callable[[], str]:
+        order.append("lookup")
+        finish = lookup(*args)
+
+        def answered() -> str:
+            order.append("answered")
+            return finish()
+
+        return answered
+
+    monkeypatch.setattr(project, "actor_lookup", spy)
+    env = Env(cwd=str(repo), environ={**os.environ, "PN_ACTOR": ""}, as_json=True, color=False)
+    env.store(write=True)  # `pn sync` writes without an actor: no git for it
+    assert order == []
+    env.tracker(write=True)
+    assert order == ["lookup"]
+    env.close()  # the command never asked: the run's end collects git all the same
+    assert order == ["lookup", "answered"]

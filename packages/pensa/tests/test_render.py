@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
+import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from pensa.models import Issue, IssueType, Priority, Status
-from pensa.render import Output, ago, segments, status_bars, table
+from pensa.render import IOV_MAX, Output, ago, segments, status_bars, table, write_all
 
 from .conftest import PN
 
@@ -196,3 +199,70 @@ def test_status_on_a_terminal_draws_bars_and_piped_keeps_the_table(tmp_path: Pat
     piped = subprocess.run([PN, "status"], env=env, capture_output=True, text=True, check=True)
     assert "█" not in piped.stdout
     assert piped.stdout.splitlines()[0].split() == ["type", "open", "in_progress", "closed"]
+
+
+class ShortWrites:
+    """A writev that takes at most `limit` bytes a call, the way a signal or a full pipe
+    cuts a write short, and records what it was given."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.written = b""
+        self.calls: list[int] = []
+
+    def __call__(self, fd: int, pieces: Sequence[bytes]) -> int:
+        self.calls.append(len(pieces))
+        taken = b"".join(pieces)[: self.limit]
+        self.written += taken
+        return len(taken)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7, 1000])
+def test_write_all_goes_on_where_a_short_write_stopped(limit: int) -> None:
+    pieces = [b"[", b"", b"abc", b",defgh", b"\xc3\xbc", b"]\n"]
+    writev = ShortWrites(limit)
+    write_all(5, pieces, writev=writev)
+    assert writev.written == b"".join(pieces)
+    assert pieces == [b"[", b"", b"abc", b",defgh", b"\xc3\xbc", b"]\n"]  # untouched
+
+
+def test_write_all_hands_the_kernel_at_most_iov_max_pieces_a_call() -> None:
+    pieces = [b"x"] * (IOV_MAX * 2 + 1)
+    writev = ShortWrites(len(pieces))
+    write_all(5, pieces, writev=writev)
+    assert writev.written == b"x" * len(pieces)
+    assert writev.calls == [IOV_MAX, IOV_MAX, 1]
+
+
+def test_raw_json_goes_to_the_file_descriptor_as_is(tmp_path: Path) -> None:
+    pieces = [b'[{"t":"\xc3\xbc"}', b',{"t":"b"}', b"]"]
+    path = tmp_path / "out"
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.write("before ")  # text already buffered comes first
+        saved, sys.stdout = sys.stdout, stream
+        try:
+            Output(as_json=True, color=False).raw(pieces)
+        finally:
+            sys.stdout = saved
+    assert path.read_bytes() == b'before [{"t":"\xc3\xbc"},{"t":"b"}]\n'
+
+
+def raw_to(stream: io.TextIOBase) -> None:
+    saved, sys.stdout = sys.stdout, stream
+    try:
+        Output(as_json=True, color=False).raw([b'[{"t":"\xc3\xbc"}', b"]"])
+    finally:
+        sys.stdout = saved
+
+
+def test_raw_json_is_text_for_a_stream_without_a_file_descriptor() -> None:
+    stream = io.StringIO()
+    raw_to(stream)
+    assert stream.getvalue() == '[{"t":"ü"}]\n'
+
+
+def test_raw_json_is_text_in_the_stream_s_encoding_when_it_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    with open(path, "w", encoding="latin-1") as stream:
+        raw_to(stream)
+    assert path.read_bytes() == '[{"t":"ü"}]\n'.encode("latin-1")

@@ -29,7 +29,13 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
         assert (
             second.rows("SELECT name FROM migrations")
             == names
-            == [("m001_initial",), ("m002_sync",), ("m003_labels",), ("m004_status_indexes",)]
+            == [
+                ("m001_initial",),
+                ("m002_sync",),
+                ("m003_labels",),
+                ("m004_status_indexes",),
+                ("m005_ready_indexes",),
+            ]
         )
 
 
@@ -167,3 +173,28 @@ def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path)
             ("pn-3", None, None),
         ]
         assert ("m003_labels",) in store.rows("SELECT name FROM migrations")
+
+
+def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, migration in enumerate(MIGRATIONS[:4], start=1):
+        migration(conn)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.executemany(
+        "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at) "
+        "VALUES (?, 't', 'task', ?, 'c', 'u')",
+        [("pn-1", "open"), ("pn-2", "in_progress"), ("pn-3", "closed")],
+    )
+    conn.close()
+    with Store.open(path) as store:
+        assert store.version() == len(MIGRATIONS) == 5
+        indexed = {
+            name: {r[0] for r in store.rows(f"SELECT id FROM issues INDEXED BY {name} WHERE {w}")}
+            for name, w in (
+                ("issues_open", "status = 'open'"),
+                ("issues_unclosed", "status > 'closed'"),
+            )
+        }
+        assert indexed == {"issues_open": {"pn-1"}, "issues_unclosed": {"pn-1", "pn-2"}}
+        assert store.rows("PRAGMA integrity_check") == [("ok",)]

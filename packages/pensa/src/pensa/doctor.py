@@ -8,8 +8,8 @@ import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa import jsonl
-from pensa.cycles import find_cycles
+from pensa import integrity, jsonl
+from pensa.cycles import cycles_among
 from pensa.errors import PensaError
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
@@ -42,6 +42,13 @@ CHECKS = {
     "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
 }
 INFORMATIONAL = frozenset({"claim"})
+# Issues whose `fixes` names no bug. `likelihood` (a no-op) tells the planner that few
+# issues have `fixes`, so it reads them from issues_fixes instead of scanning the table:
+# 9 ms -> 0.1 ms at 100k issues.
+DANGLING_FIXES = (
+    "issues WHERE likelihood(fixes IS NOT NULL, 0.001) AND fixes NOT IN "
+    "(SELECT id FROM issues WHERE issue_type = 'bug')"
+)
 
 
 class Finding(NamedTuple):
@@ -92,10 +99,11 @@ class Claim(NamedTuple):
 
     def finding(self, now: datetime) -> Finding:
         """`stale_claim` once stale, else the informational `claim`."""
-        minutes = max(0, int(self.age(now).total_seconds() // 60))
+        age = self.age(now)  # once: doctor makes one finding per claim, 5k at 100k issues
+        minutes = max(0, int(age.total_seconds() // 60))
         holder = f"claimed by {self.assignee}" if self.assignee else "with no assignee, claimed"
         message = f"{self.issue_id} is in progress, {holder} {minutes} min ago ({self.claimed_at})"
-        if not self.is_stale(now):
+        if age <= STALE_AFTER:
             return Finding(
                 "claim",
                 f"{message}; if it was abandoned, `pn release {self.issue_id}` hands it back",
@@ -128,18 +136,33 @@ def stale_claims(store: Store, now: datetime) -> list[Claim]:
     return [c for c in claims(store) if c.is_stale(now)]
 
 
+def orphaned_deps(store: Store) -> list[tuple[str, str]]:
+    """The dependencies naming an issue that does not exist, by child then parent.
+
+    One query per end, each reading deps in the order of the ids it looks up (the table by
+    child, deps_parent by parent), so that the lookups walk the id index in order rather
+    than all over it: 34 ms -> 16 ms at 100k issues."""
+    children = store.rows(
+        "SELECT issue_id, depends_on_id FROM deps "
+        "WHERE issue_id NOT IN (SELECT id FROM issues) ORDER BY issue_id"
+    )
+    parents = store.rows(
+        "SELECT issue_id, depends_on_id FROM deps "
+        "WHERE depends_on_id NOT IN (SELECT id FROM issues) ORDER BY depends_on_id"
+    )
+    return sorted({(str(c), str(p)) for c, p in (*children, *parents)})
+
+
 def diagnose(
     store: Store, project: Project | None, *, now: datetime, full: bool = False
 ) -> list[Finding]:
     """Every check, read-only; each in-progress issue gives one `claim` or `stale_claim`.
 
-    SQLite's `quick_check` runs by default (0.18 s at 100k issues); `full` runs the complete
-    `integrity_check` (0.49 s), which also checks that every index matches its table."""
+    SQLite's `quick_check` runs by default (0.07 s at 100k issues, `pensa.integrity`); `full`
+    runs the complete `integrity_check` (0.49 s), which also checks that every index matches
+    its table."""
     found = [c.finding(now) for c in claims(store)]
-    for child, parent in store.rows(
-        "SELECT issue_id, depends_on_id FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
-        "OR depends_on_id NOT IN (SELECT id FROM issues) ORDER BY 1, 2"
-    ):
+    for child, parent in orphaned_deps(store):
         found.append(
             Finding(
                 "orphaned_dep",
@@ -147,10 +170,7 @@ def diagnose(
                 child,
             )
         )
-    for issue_id, fixes in store.rows(
-        "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
-        "(SELECT id FROM issues WHERE issue_type = 'bug') ORDER BY seq"
-    ):
+    for issue_id, fixes in store.rows(f"SELECT id, fixes FROM {DANGLING_FIXES} ORDER BY seq"):
         found.append(
             Finding(
                 "dangling_fixes",
@@ -169,17 +189,17 @@ def diagnose(
                 issue_id,
             )
         )
-    edges: dict[str, list[str]] = {}
-    for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
-        edges.setdefault(child, []).append(parent)
-    for cycle in find_cycles(edges):
+    for cycle in cycles_among(store.rows("SELECT issue_id, depends_on_id FROM deps")):
         path = " -> ".join([*cycle, cycle[0]])
         fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
         found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
     found.extend(_drift(store, project))
-    verdict = store.rows("PRAGMA integrity_check" if full else "PRAGMA quick_check")
-    if [r[0] for r in verdict] != ["ok"]:
-        detail = "; ".join(str(r[0]) for r in verdict[:5])
+    if full:
+        verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
+    else:
+        verdict = integrity.quick_check(store)
+    if verdict != ["ok"]:
+        detail = "; ".join(verdict[:5])
         found.append(
             Finding(
                 "integrity",
@@ -303,10 +323,7 @@ def run(
         ).rowcount
         if gone:
             fixes.append(Finding("orphaned_comment", f"removed {gone} orphaned comments"))
-        for (issue_id,) in conn.execute(
-            "SELECT id FROM issues WHERE fixes IS NOT NULL AND fixes NOT IN "
-            "(SELECT id FROM issues WHERE issue_type = 'bug')"
-        ).fetchall():
+        for (issue_id,) in conn.execute(f"SELECT id FROM {DANGLING_FIXES} ORDER BY seq").fetchall():
             conn.execute("UPDATE issues SET fixes = NULL WHERE id = ?", (issue_id,))
             log_event(conn, issue_id, "updated", actor=actor, detail="fixes: cleared", at=stamp)
             fixes.append(Finding("dangling_fixes", f"cleared fixes of {issue_id}", issue_id))

@@ -33,14 +33,56 @@ def _read_all(fd: int) -> bytes:
 
 def run(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Done:
     """Run `git -C cwd ARGS` with stdin from /dev/null and capture its output."""
-    return program(["git", "-C", cwd, *args], env=env, missing="git not found")
+    return start(args, cwd=cwd, env=env).wait()
+
+
+def start(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Started:
+    """`run`, but return as soon as git is started: `wait()` collects it."""
+    return spawn(["git", "-C", cwd, *args], env=env, missing="git not found")
 
 
 def program(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Done:
-    """Run `argv` with stdin from /dev/null and capture its output (127 when not found).
+    """Run `argv` with stdin from /dev/null and capture its output (127 when not found)."""
+    return spawn(argv, env=env, missing=missing).wait()
+
+
+class Started:
+    """A program started by `spawn`; `wait()` reads its output and reaps it, once.
 
     stdout is read to the end before stderr: the commands used here write at most a few
     lines to stderr, far below a pipe's buffer, so this cannot deadlock."""
+
+    def __init__(self, pid: int, out_r: int, err_r: int) -> None:
+        self._pid, self._out_r, self._err_r = pid, out_r, err_r
+        self._done: Done | None = None
+
+    @classmethod
+    def finished(cls, done: Done) -> Started:
+        """A program that never ran (not found), already answered."""
+        started = cls(0, -1, -1)
+        started._done = done
+        return started
+
+    def wait(self) -> Done:
+        """Its exit code and output, waiting for it to end (again: the same answer)."""
+        if self._done is None:
+            try:
+                out, err = _read_all(self._out_r), _read_all(self._err_r)
+            finally:
+                os.close(self._out_r)
+                os.close(self._err_r)
+                _, status = os.waitpid(self._pid, 0)
+            self._done = Done(
+                os.waitstatus_to_exitcode(status),
+                out.decode(errors="replace"),
+                err.decode(errors="replace"),
+            )
+        return self._done
+
+
+def spawn(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Started:
+    """Start `argv` with stdin from /dev/null and its output in pipes; not found, it is
+    answered at once with exit code 127 and `missing`."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -58,20 +100,10 @@ def program(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Don
     except FileNotFoundError:  # e.g. no git installed: behave as outside a repository
         for fd in (out_r, out_w, err_r, err_w, devnull):
             os.close(fd)
-        return Done(127, "", missing)
+        return Started.finished(Done(127, "", missing))
     for fd in (out_w, err_w, devnull):
         os.close(fd)
-    try:
-        out, err = _read_all(out_r), _read_all(err_r)
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-        _, status = os.waitpid(pid, 0)
-    return Done(
-        os.waitstatus_to_exitcode(status),
-        out.decode(errors="replace"),
-        err.decode(errors="replace"),
-    )
+    return Started(pid, out_r, err_r)
 
 
 def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:
@@ -82,7 +114,12 @@ def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:
 
 def user_name(cwd: str, env: Mapping[str, str]) -> str | None:
     """`git config user.name`, or None when unset."""
-    done = run(["config", "user.name"], cwd=cwd, env=env)
+    return user_name_of(start(["config", "user.name"], cwd=cwd, env=env))
+
+
+def user_name_of(started: Started) -> str | None:
+    """The answer of a started `git config user.name`: the name, or None when unset."""
+    done = started.wait()
     return done.out.strip() or None if done.code == 0 else None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from pensa.cycles import find_cycles
+from pensa.cycles import cycles_among
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
 from pensa.store import log_event
@@ -222,9 +222,6 @@ class Graph:
 
     def cycles(self) -> list[list[str]]:
         """Every dependency cycle (only possible if the database was edited by hand)."""
-        edges: dict[str, list[str]] = {}
-        for child, parent in self.store.rows(
-            "SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2"
-        ):
-            edges.setdefault(child, []).append(parent)
-        return find_cycles(edges)
+        return cycles_among(
+            self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2")
+        )

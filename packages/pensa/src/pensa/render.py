@@ -8,13 +8,15 @@ keeps the exact stamps and the canonical words.
 
 from __future__ import annotations
 
+import codecs
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from pensa.inert import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
@@ -32,11 +34,38 @@ GAP = "  "
 MIN_TITLE = 12
 
 
+# How many buffers one writev may take: 1024 on Linux and macOS; POSIX promises 16 (and
+# sysconf says -1 when it does not know).
+IOV_MAX = max(16, os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 16)
+
+
 def dumps(data: Any) -> str:
     """Compact JSON, UTF-8 as is: the stdout contract of `--json`."""
-    import json  # lists print JSON built by SQLite and never need the module
+    from pensa import jsontext  # not `json`: its import alone cost 1.3 ms (pensa.jsontext)
 
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return jsontext.dumps(data)
+
+
+def write_all(
+    fd: int, pieces: Sequence[bytes], *, writev: Callable[[int, Sequence[bytes]], int] = os.writev
+) -> None:
+    """Write the pieces to `fd`, in order, in as few system calls as the kernel allows.
+
+    `pn ready --json` prints 11k issues at 100k: one `writev` takes up to IOV_MAX pieces as
+    they are, where joining them first built 4.6 MB more (2 ms). A short write (a signal, a
+    full pipe) goes on from the byte where it stopped."""
+    pending = list(pieces)
+    done = 0
+    while done < len(pending):
+        batch = pending[done : done + IOV_MAX]
+        written = writev(fd, batch)
+        if written == sum(map(len, batch)):  # the usual case, without a loop in Python
+            done += len(batch)
+            continue
+        while written >= len(pending[done]):
+            written -= len(pending[done])
+            done += 1
+        pending[done] = pending[done][written:]
 
 
 def ago(stamp: str, now: datetime) -> str:
@@ -265,9 +294,22 @@ class Output:
 
         Console(width=self.width, highlight=False).print(markup)
 
-    def raw(self, json_text: str) -> None:
-        """Print JSON text already rendered (by SQLite) as is."""
-        sys.stdout.write(json_text + "\n")
+    def raw(self, pieces: list[bytes]) -> None:
+        """Print JSON already rendered by SQLite, in pieces of UTF-8, as is.
+
+        Under a UTF-8 stdout, which would encode the decoded text back into the same bytes,
+        the pieces go straight to its file descriptor; any other stdout gets text."""
+        stream = sys.stdout
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            fd = -1
+        if fd < 0 or codecs.lookup(stream.encoding or "ascii").name != "utf-8":
+            stream.write(b"".join(pieces).decode())
+            stream.write("\n")
+            return
+        stream.flush()  # whatever was written as text comes first
+        write_all(fd, [*pieces, b"\n"])
 
     def issue(self, issue: Issue | None, *, empty: str = "(nothing)") -> None:
         """Print one issue (or JSON null / the `empty` text when there is none)."""

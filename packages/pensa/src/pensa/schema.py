@@ -114,9 +114,28 @@ def m004_status_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX issues_status_id ON issues (status, id)")
 
 
+def m005_ready_indexes(conn: sqlite3.Connection) -> None:
+    """Indexes for `pn ready --json` (issue 12: <= 2x the start-up floor at 100k issues).
+
+    `issues_open` holds every column of the JSON, for open issues only, in ready's order: the
+    open issues are read in order from ~3.5 MB of index rather than fetched row by row from
+    all over the table. It leads with `status` so that the planner, which has no statistics,
+    prefers it to issues_status for `status = 'open'`; SQLite uses a partial index only when
+    the query repeats its WHERE term (views.READY does). `issues_unclosed` answers "is this
+    dependency still open?" (views.BLOCKED) from 0.5 MB of index, without the issue's row.
+    At 100k issues the ready query goes from 48 to 23 ms, for 4 MB more in the file."""
+    conn.execute(
+        "CREATE INDEX issues_open ON issues (status, priority, seq, id, title, description, "
+        "issue_type, spec, fixes, assignee, created_at, updated_at, closed_at, close_reason, "
+        "labels) WHERE status = 'open'"
+    )
+    conn.execute("CREATE INDEX issues_unclosed ON issues (id, status) WHERE status > 'closed'")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_sync,
     m003_labels,
     m004_status_indexes,
+    m005_ready_indexes,
 )

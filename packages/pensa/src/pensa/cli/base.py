@@ -81,7 +81,7 @@ class Env:
         self.out = Output(as_json=as_json, color=color, width=width)
         self.now = now
         self.actor_flag: str | None = None
-        self._actor: str | None = None
+        self._actor: Callable[[], str] | None = None
         self._resources = contextlib.ExitStack()
 
     def close(self) -> None:
@@ -91,8 +91,15 @@ class Env:
     @property
     def actor(self) -> str:
         """Who is acting, resolved on first use (reads never pay for it)."""
+        return self.expect_actor()()
+
+    def expect_actor(self) -> Callable[[], str]:
+        """Start finding the actor (once): a command that logs events calls this before it
+        opens the database, so that `git config user.name` runs meanwhile
+        (`projects.actor_lookup`). The run's end collects git if nothing asked after all."""
         if self._actor is None:
-            self._actor = projects.actor(self.actor_flag, self.cwd, self.environ)
+            self._actor = projects.actor_lookup(self.actor_flag, self.cwd, self.environ)
+            self._resources.callback(self._actor)
         return self._actor
 
     def project(self, *, create: bool) -> Project | None:
@@ -124,12 +131,16 @@ class Env:
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""
+        if write:
+            self.expect_actor()
         from pensa.tracker import Tracker
 
         return Tracker(self.store(write=write), now=self.now)
 
     def graph(self, *, write: bool = False) -> Graph:
         """The dependency graph over this run's store."""
+        if write:
+            self.expect_actor()
         from pensa.graph import Graph
 
         return Graph(self.store(write=write), now=self.now)

@@ -47,6 +47,7 @@ def claim_next(
         pn claim-next --spec auth --json
         pn claim-next -t task -t chore --json
     """
+    env.expect_actor()
     from pensa import claims, gitclaims
 
     store = env.store(write=True)

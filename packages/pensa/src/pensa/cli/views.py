@@ -31,7 +31,7 @@ def show_issues(env: Env, query: views.Query) -> None:
     """Print the issues `query` selects: JSON straight from SQLite, else records rendered."""
     store = env.store()
     if env.out.as_json:
-        env.out.raw(query.json(store))
+        env.out.raw(query.json_utf8(store))
     else:
         env.out.issues(query.issues(store))
 

@@ -1,0 +1,197 @@
+"""The read queries at scale: `ready` against an oracle in Python, with and without the
+indexes it is planned around (schema.m005_ready_indexes), and the plan itself."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pensa.models import IssueType, Priority, Status
+from pensa.store import Store
+from pensa.views import BLOCKED, ISSUE_JSON, Filters, Query, ready_query
+
+READY_INDEXES = ("issues_open", "issues_unclosed")
+TYPES = ("bug", "task", "test", "chore")
+STATUSES = ("open", "in_progress", "closed")
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """600 issues of every type, status, priority and a few assignees (`human` too), with
+    labels, text that needs escaping, and 500 random dependencies: inserted with SQL."""
+    rng = random.Random(12)
+    path = tmp_path_factory.mktemp("big") / "db.sqlite"
+    with Store.open(path) as store:
+        with store.write() as conn:
+            for n in range(600):
+                status = rng.choice(STATUSES)
+                conn.execute(
+                    "INSERT INTO issues (id, title, description, issue_type, status, priority, "
+                    "spec, assignee, created_at, updated_at, labels) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        f"pn-{n:08x}",
+                        rng.choice(["plain", 'quote " and \\ slash', "ünïcode ✓", "tab\there"]),
+                        rng.choice([None, "line one\nline two", "x"]),
+                        rng.choice(TYPES),
+                        status,
+                        f"p{rng.randrange(4)}",
+                        rng.choice([None, "auth", "db"]),
+                        rng.choice([None, None, "ann", "human"]) if status != "closed" else None,
+                        f"2026-01-01T00:00:00.{n:06d}Z",
+                        f"2026-01-02T00:00:00.{n:06d}Z",
+                        rng.choice([None, '["a"]', '["a","b"]']),
+                    ),
+                )
+            edges = {(rng.randrange(600), rng.randrange(600)) for _ in range(500)}
+            conn.executemany(
+                "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
+                [(f"pn-{a:08x}", f"pn-{b:08x}") for a, b in edges if a != b],
+            )
+        yield store
+
+
+FIELDS = ("id", "issue_type", "status", "priority", "spec", "assignee")
+
+
+def oracle(store: Store, filters: Filters) -> list[dict[str, Any]]:
+    """`ready` computed in Python from every issue and every edge, as JSON objects."""
+    issues = {
+        row[0]: dict(zip(FIELDS, row[:6], strict=True))
+        | {"seq": row[6], "labels": json.loads(row[7] or "[]")}
+        for row in store.rows(
+            "SELECT id, issue_type, status, priority, spec, assignee, seq, labels FROM issues"
+        )
+    }
+    waits: dict[str, list[str]] = {}
+    for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
+        waits.setdefault(child, []).append(parent)
+    chosen = [
+        i
+        for i in issues.values()
+        if i["status"] == "open"
+        and i["issue_type"] != "bug"
+        and all(issues[p]["status"] == "closed" for p in waits.get(i["id"], ()))
+        and (i["assignee"] != "human" or filters.assignee == "human")
+        and all(
+            i[k] == str(v)
+            for k, v in (
+                ("priority", filters.priority),
+                ("assignee", filters.assignee),
+                ("issue_type", filters.issue_type),
+                ("spec", filters.spec),
+            )
+            if v is not None
+        )
+        and set(filters.labels) <= set(i["labels"])
+    ]
+    chosen.sort(key=lambda i: (i["priority"], i["seq"]))
+    everything = {r.id: r for r in Query(()).issues(store)}
+    return [everything[i["id"]].to_json() for i in chosen]
+
+
+FILTERS = [
+    Filters(),
+    Filters(issue_type=IssueType.TASK),
+    Filters(priority=Priority.P1),
+    Filters(spec="auth"),
+    Filters(assignee="human"),
+    Filters(assignee="ann"),
+    Filters(labels=("b",)),
+]
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_ready_is_what_the_oracle_computes(big: Store, filters: Filters) -> None:
+    query = ready_query(filters)
+    assert json.loads(query.json(big)) == oracle(big, filters)
+    assert [i.to_json() for i in query.issues(big)] == oracle(big, filters)
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_ready_prints_the_same_bytes_without_its_indexes(big: Store, filters: Filters) -> None:
+    query = ready_query(filters)
+    with_indexes = b"".join(query.json_utf8(big))
+    big.rows("SAVEPOINT without")
+    try:
+        for name in READY_INDEXES:
+            big.rows(f"DROP INDEX {name}")
+        assert b"".join(query.json_utf8(big)) == with_indexes
+    finally:
+        big.rows("ROLLBACK TO without")
+        big.rows("RELEASE without")
+    assert {r[0] for r in big.rows("SELECT name FROM sqlite_master")} >= set(READY_INDEXES)
+
+
+def test_ready_reads_only_its_indexes(big: Store) -> None:
+    """The plan that makes `pn ready --json` fit its budget at 100k issues (issue 12): the
+    open issues from the covering issues_open, each dependency's status from
+    issues_unclosed, no row of the table itself."""
+    sql = ready_query(Filters())._sql(ISSUE_JSON)
+    plan = " | ".join(str(r[3]) for r in big.rows(f"EXPLAIN QUERY PLAN {sql}"))
+    assert "COVERING INDEX issues_open" in plan, plan
+    assert "COVERING INDEX issues_unclosed" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+
+def test_blocked_compares_statuses_the_way_the_index_needs() -> None:
+    """BLOCKED says `status > 'closed'` for "not closed": true only while every other
+    status sorts after 'closed' (a new status must keep that or change the index)."""
+    assert sorted(s.value for s in Status)[0] == Status.CLOSED.value
+    assert "status > 'closed'" in BLOCKED
+
+
+def test_the_json_is_printed_in_pieces_that_join_to_the_array(big: Store) -> None:
+    pieces = ready_query(Filters()).json_utf8(big)
+    assert pieces[0].startswith(b"[{")
+    assert pieces[-1] == b"]"
+    assert all(p.startswith(b",{") for p in pieces[1:-1])
+    assert ready_query(Filters(spec="nowhere")).json_utf8(big) == [b"[]"]
+
+
+def test_text_that_is_not_utf8_fails_as_reading_it_as_text_does(tmp_path: Path) -> None:
+    """Only a hand edit can put such bytes in; the command fails rather than print them."""
+    from pensa.errors import StorageError
+
+    with Store.open(tmp_path / "db.sqlite") as store:
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO issues (id, title, issue_type, created_at, updated_at) "
+                "VALUES ('pn-1', CAST(x'ff41' AS TEXT), 'task', 'c', 'u')"
+            )
+        with pytest.raises(StorageError, match="decode"):
+            Query(()).json_utf8(store)
+        with pytest.raises(StorageError, match="decode"):
+            store.rows(Query(())._sql(ISSUE_JSON))
+
+
+def test_utf8_column_leaves_the_connection_reading_text_and_the_collector_as_it_was(
+    store: Store,
+) -> None:
+    import gc
+
+    assert gc.isenabled()
+    assert store.utf8_column("SELECT 'ü'") == ["ü".encode()]
+    assert store.rows("SELECT 'ü'") == [("ü",)]
+    assert store.conn.text_factory is str
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.utf8_column("SELECT 1")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_covering_index_holds_every_column_of_the_json(store: Store) -> None:
+    """A field added to the JSON must be added to issues_open (a new migration), or ready
+    would fetch every row from the table again."""
+    from pensa.models import ISSUE_FIELDS
+
+    columns = {r[2] for r in store.rows("PRAGMA index_info(issues_open)")}
+    assert set(ISSUE_FIELDS) <= columns
