@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,9 +11,13 @@ import pytest
 
 
 def loaded(args: list[str], cwd: Path) -> set[str]:
+    # Without coverage's start-up hook: under `make test` it would load modules of its own
+    # (json among them) into the pn process being inspected.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "pensa", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
