@@ -23,6 +23,7 @@ from pensa.models import (
     IssueType,
     Priority,
     Status,
+    Vocabulary,
     decode_labels,
     encode_labels,
     parse_timestamp,
@@ -162,6 +163,9 @@ def _no_surrogates(value: Any) -> bool:
 
 def parse_line(raw: bytes, where: str) -> Record | None:
     """Decode and shape-check one JSONL line; None for a blank line."""
+    record = _plain_object(raw)
+    if record is not None:
+        return record
     if len(raw) > MAX_LINE_BYTES:
         raise InvalidData(f"{where}: line longer than {MAX_LINE_BYTES} bytes")
     try:
@@ -188,45 +192,173 @@ def parse_line(raw: bytes, where: str) -> Record | None:
     return record
 
 
+_DECODER = json.JSONDecoder()
+
+
+def _plain_object(raw: bytes) -> Record | None:
+    """The object on a line as pensa writes it; None for any other line, which `parse_line`
+    then checks step by step (and says what is wrong with it).
+
+    Such a line passes every check of `parse_line` by construction: it is short, starts
+    with `{` (not blank, no conflict marker), has at most MAX_DEPTH brackets, holds no
+    escape that could make a surrogate, is UTF-8, and its object ends at its last character.
+    `raw_decode` from index 0 is `json.loads` less skipping white space (there is none) and
+    the check for text after the object (the same `end` test).
+    """
+    if (
+        len(raw) > MAX_LINE_BYTES
+        or not raw.startswith(b"{")
+        or b"\\u" in raw
+        or raw.count(b"{") + raw.count(b"[") > MAX_DEPTH
+    ):
+        return None
+    record: Record  # it starts with "{"
+    try:
+        text = raw.decode("utf-8")
+        record, end = _DECODER.raw_decode(text)
+    except ValueError:  # not UTF-8, not JSON
+        return None
+    return record if end == len(text) else None
+
+
+class _Check(NamedTuple):
+    """How `check_record` looks at one known field."""
+
+    key: str
+    kind: int  # _STRING, _REQUIRED (a non-empty string) or _LIST
+    time: bool  # also an RFC 3339 time
+
+
+_STRING, _REQUIRED, _LIST = 0, 1, 2
+
+
+def _checks(name: str) -> tuple[_Check, ...]:
+    required = REQUIRED[name]
+    return tuple(
+        _Check(
+            key,
+            _LIST if key in LIST_FIELDS else _REQUIRED if key in required else _STRING,
+            key in TIME_FIELDS,
+        )
+        for key in FIELDS[name]
+    )
+
+
+_CHECKS = {name: _checks(name) for name in FIELDS}
+_REQUIRED_KEYS = {name: frozenset(keys) for name, keys in REQUIRED.items()}
+_VOCABULARIES: tuple[tuple[str, type[Vocabulary], frozenset[str]], ...] = tuple(
+    (key, vocab, frozenset(m.value for m in vocab))
+    for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority))
+)
+
+
 def check_record(record: Record, name: str, where: str) -> None:
     """Required fields present, known fields strings, times RFC 3339, vocabularies valid."""
-    fields, required = FIELDS[name], REQUIRED[name]
-    missing = [k for k in required if k not in record]
-    if missing:
+    if not record.keys() >= _REQUIRED_KEYS[name]:
+        missing = [k for k in REQUIRED[name] if k not in record]
         raise InvalidData(f"{where}: missing field(s) {', '.join(missing)}")
-    for key in fields:
-        value = record.get(key)
+    get = record.get
+    for key, kind, time in _CHECKS[name]:
+        value = get(key)
         if value is None:
             continue
-        if key in LIST_FIELDS:
+        if kind == _LIST:
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                 raise InvalidData(f"{where}: field {key} must be an array of non-empty strings")
             continue
-        if not isinstance(value, str) or (key in required and not value):
+        if not isinstance(value, str) or (kind == _REQUIRED and not value):
             raise InvalidData(f"{where}: field {key} must be a non-empty string")
-        if key in TIME_FIELDS:
+        if time:
             try:
                 parse_timestamp(value)
             except ValueError as e:
                 raise InvalidData(f"{where}: {key} is not an RFC 3339 time: {value!r}") from e
     if name == "issues.jsonl":
-        for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
+        for key, vocab, words in _VOCABULARIES:
+            if record[key] in words:  # files hold the canonical words
+                continue
             try:
-                vocab.parse(record[key], exact=True)  # files hold the canonical words
+                vocab.parse(record[key], exact=True)  # raises, naming the allowed words
             except InvalidArgument as e:
                 raise InvalidData(f"{where}: {e}") from e
+
+
+class _Plain(NamedTuple):
+    """A file kind's fields by position, for `_surely_valid`."""
+
+    fields: tuple[str, ...]
+    required: tuple[int, ...]
+    lists: tuple[int, ...]
+    times: tuple[int, ...]
+    words: tuple[tuple[int, frozenset[str]], ...]
+
+
+def _plain(name: str) -> _Plain:
+    fields = FIELDS[name]
+    at = {key: n for n, key in enumerate(fields)}
+    words = _VOCABULARIES if name == "issues.jsonl" else ()
+    return _Plain(
+        fields,
+        tuple(at[k] for k in REQUIRED[name]),
+        tuple(at[k] for k in fields if k in LIST_FIELDS),
+        tuple(at[k] for k in fields if k in TIME_FIELDS),
+        tuple((at[key], allowed) for key, _, allowed in words),
+    )
+
+
+_PLAIN = {name: _plain(name) for name in FIELDS}
+_STRING_OR_UNSET = frozenset({str, type(None)})
+
+
+def _surely_valid(record: Record, plain: _Plain) -> bool:
+    """Whether `check_record` accepts `record`, decided quickly for the usual record: every
+    known field a string or unset, lists unset, the required ones non-empty, the words
+    canonical, the times readable. False: `check_record` decides, and says why.
+
+    It looks at each known field once, by position, in C where it can: with it 100k issues
+    are checked in 0.14 s instead of 0.2 s (and 0.4 s before either)."""
+    fields, required, lists, times, words = plain
+    values = tuple(map(record.get, fields))
+    if not _STRING_OR_UNSET.issuperset(map(type, values)):
+        return False
+    for at in required:
+        if not values[at]:
+            return False
+    for at in lists:
+        if values[at] is not None:
+            return False
+    for at, allowed in words:
+        if values[at] not in allowed:
+            return False
+    checked = None
+    for at in times:
+        value = values[at]
+        # An issue's times are often one moment (updated_at and closed_at when closed).
+        if value is not None and value != checked:
+            try:
+                parse_timestamp(value)
+            except ValueError:
+                return False
+            checked = value
+    return True
 
 
 def parse_file(data: bytes, name: str, *, label: str | None = None) -> list[tuple[int, Record]]:
     """Every record of one JSONL file's bytes, with its line number."""
     label = label or name
+    plain = _PLAIN[name]
     out: list[tuple[int, Record]] = []
     for number, raw in enumerate(data.splitlines(), start=1):
-        where = f"{label}:{number}"
-        record = parse_line(raw, where)
+        # The quick tests first; the checks that name the line only when they fail.
+        record = _plain_object(raw)
         if record is None:
-            continue
-        check_record(record, name, where)
+            where = f"{label}:{number}"
+            record = parse_line(raw, where)
+            if record is None:
+                continue
+            check_record(record, name, where)
+        elif not _surely_valid(record, plain):
+            check_record(record, name, f"{label}:{number}")
         out.append((number, record))
     return out
 
@@ -261,12 +393,20 @@ def issue_record(row: tuple[Any, ...]) -> Record:
     return with_extra(record, row[-1])
 
 
+_ISSUE_KEYS = frozenset(ISSUE_FIELDS)
+
+
 def issue_row(record: Record) -> tuple[tuple[Any, ...], str | None]:
     """The column values (`ISSUE_FIELDS` order) and `extra` text of an issue record."""
-    known, extra = split_extra(record, ISSUE_FIELDS)
-    values = tuple(
-        encode_labels(known.get(k)) if k in LIST_FIELDS else known.get(k) for k in ISSUE_FIELDS
-    )
+    # Read straight off the record rather than through split_extra's two dicts: at 100k
+    # issues (`pn import`) 0.1 s instead of 0.4 s.
+    values = tuple(map(record.get, ISSUE_FIELDS))
+    if not LIST_FIELDS.isdisjoint(record):
+        values = tuple(
+            encode_labels(v) if k in LIST_FIELDS else v
+            for k, v in zip(ISSUE_FIELDS, values, strict=True)
+        )
+    extra = None if _ISSUE_KEYS.issuperset(record) else split_extra(record, ISSUE_FIELDS)[1]
     return values, extra
 
 

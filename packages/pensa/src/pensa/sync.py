@@ -53,19 +53,21 @@ class Synced(NamedTuple):
 
 def read_files(project: Project) -> dict[str, bytes]:
     """The committed files' bytes (missing: empty); a directory in the way is an error."""
-    out: dict[str, bytes] = {}
-    for name in FILES:
-        path = os.path.join(project.dir, name)
-        try:
-            with open(path, "rb") as f:
-                out[name] = f.read()
-        except FileNotFoundError:
-            out[name] = b""
-        except IsADirectoryError as e:
-            raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
-        except OSError as e:
-            raise InvalidData(f"cannot read {path}: {e.strerror or e}") from e
-    return out
+    return {name: read_file(project, name) for name in FILES}
+
+
+def read_file(project: Project, name: str) -> bytes:
+    """One committed file's bytes (missing: empty); a directory in the way is an error."""
+    path = os.path.join(project.dir, name)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return b""
+    except IsADirectoryError as e:
+        raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
+    except OSError as e:
+        raise InvalidData(f"cannot read {path}: {e.strerror or e}") from e
 
 
 def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
