@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from pensa.errors import InvalidData
 from pensa.freshness import FILES, MISSING, fingerprints
 from pensa.models import ISSUE_FIELDS
-from pensa.snapshot import COMMENT_FIELDS, Record, Snapshot, issue_row, split_extra
+from pensa.records import COMMENT_FIELDS, Record
+from pensa.snapshot import Snapshot, issue_row, split_extra
 
 if TYPE_CHECKING:
     import sqlite3
