@@ -18,7 +18,6 @@ import os
 import sqlite3
 from itertools import chain
 from operator import eq, itemgetter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.cycles import find_cycles
@@ -156,7 +155,7 @@ def _check_deps(deps: Table, kinds: dict[str, str]) -> None:
 
 
 def _check_deps_by_line(
-    numbers: list[int], pairs: list[tuple[str, str]], kinds: dict[str, str]
+    numbers: Sequence[int], pairs: list[tuple[str, str]], kinds: dict[str, str]
 ) -> None:
     first_line: dict[tuple[str, str], int] = {}
     for number, pair in zip(numbers, pairs, strict=True):
@@ -277,9 +276,9 @@ def _insert_table(
         return
     columns = _columns(table, fields)
     rows = list(zip(*columns.values(), strict=True))
-    if order:
-        names = list(columns)
-        rows.sort(key=itemgetter(*(names.index(k) for k in order)))
+    names = list(columns)
+    for key in reversed(order):  # stable sorts, last key first: no key tuples to build
+        rows.sort(key=itemgetter(names.index(key)))
     _insert_rows(conn, name, tuple(columns), rows)
 
 
@@ -294,7 +293,7 @@ def _columns(table: Table, fields: tuple[str, ...]) -> dict[str, Sequence[Any]]:
     columns: dict[str, Sequence[Any]] = {}
     for key in fields:
         values = table.columns[key]
-        if values.count(None) == len(values):
+        if all(v is None for v in values):
             continue
         columns[key] = (
             [None if v is None else encode_labels(v) for v in values]
@@ -341,23 +340,27 @@ LEFTOVER_PREFIX = "db.sqlite.import-"
 def _rebuild_damaged(project: Project) -> Imported:
     """Build a new database beside one that cannot be opened, and swap it in."""
     contents = _validate(project)
-    tmp = Path(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
+    tmp = os.path.join(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.tmp")
+    _unlink(tmp)
     try:
         with (
-            Store.open(str(tmp)) as store,
+            Store.open(tmp) as store,
             _rebuild_settings(store.conn),
             store.write() as conn,
         ):
             _insert(conn, contents)
             record_base(conn, contents.files, fingerprints(project))
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
+        _unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
         os.replace(tmp, project.db)
     finally:
-        tmp.unlink(missing_ok=True)
-        Path(f"{tmp}-journal").unlink(missing_ok=True)
+        _unlink(tmp)
+        _unlink(f"{tmp}-journal")
     return contents.imported(events_kept=0)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def remove_leftovers(project: Project) -> list[str]:
