@@ -56,22 +56,26 @@ def rebuild(project: Project) -> Imported:
     damaged to open is rebuilt beside it and swapped in.
     """
     with _no_collection():
-        try:
-            store = Store.open(project.db)
-        except StorageError:
-            return _rebuild_damaged(project)
-        with store:
-            prints = fingerprints(project)
-            with _rebuild_settings(store.conn), store.write() as conn:
-                contents = _validate(project)
-                for table in ("comments", "deps", "tombstones", "issues"):
-                    conn.execute(f"DELETE FROM {table}")
-                with _indexes_rebuilt(conn):
-                    _insert(conn, contents)
-                conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
-                events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-                record_base(conn, contents.files, prints)
-        return contents.imported(events_kept)
+        return _rebuild(project)
+
+
+def _rebuild(project: Project) -> Imported:
+    try:
+        store = Store.open(project.db)
+    except StorageError:
+        return _rebuild_damaged(project)
+    with store:
+        prints = fingerprints(project)
+        with _rebuild_settings(store.conn), store.write() as conn:
+            contents = _validate(project)
+            for table in ("comments", "deps", "tombstones", "issues"):
+                conn.execute(f"DELETE FROM {table}")
+            with _indexes_rebuilt(conn):
+                _insert(conn, contents)
+            conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
+            events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            record_base(conn, contents.files, prints)
+    return contents.imported(events_kept)
 
 
 # --- reading and checking -----------------------------------------------------------------
@@ -114,17 +118,20 @@ def _validate(project: Project) -> _Contents:
     return _Contents(files, issues, deps, comments, table("deleted.jsonl"))
 
 
+_ID, _TYPE, _FIXES = (ISSUE_FIELDS.index(key) for key in ("id", "issue_type", "fixes"))
+
+
 def _kinds(issues: Table) -> dict[str, str]:
     """Each issue's type by id; ids are unique and `fixes` names a bug."""
-    ids = issues.columns["id"]
-    kinds = dict(zip(ids, issues.columns["issue_type"], strict=True))
-    if len(kinds) < len(ids):  # an id twice: name the first repeat
+    kinds = dict(map(itemgetter(_ID, _TYPE), issues.rows))
+    if len(kinds) < len(issues.rows):  # an id twice: name the first repeat
         seen: set[str] = set()
-        for number, issue_id in zip(issues.numbers, ids, strict=True):
-            if issue_id in seen:
-                raise InvalidData(f"issues.jsonl:{number}: duplicate id {issue_id}")
-            seen.add(issue_id)
-    for number, fixes in zip(issues.numbers, issues.columns["fixes"], strict=True):
+        for number, row in zip(issues.numbers, issues.rows, strict=True):
+            if row[_ID] in seen:
+                raise InvalidData(f"issues.jsonl:{number}: duplicate id {row[_ID]}")
+            seen.add(row[_ID])
+    for number, row in zip(issues.numbers, issues.rows, strict=True):
+        fixes = row[_FIXES]
         if fixes is not None and kinds.get(fixes) != "bug":
             why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
             raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
@@ -133,9 +140,9 @@ def _kinds(issues: Table) -> dict[str, str]:
 
 def _check_deps(deps: Table, kinds: dict[str, str]) -> None:
     """Both ends exist and differ, no edge twice, no cycle."""
-    children, parents = deps.columns["issue_id"], deps.columns["depends_on_id"]
-    pairs = list(zip(children, parents, strict=True))
-    # Whole columns first (C loops); line by line only to name the line that is wrong.
+    pairs: list[tuple[str, str]] = deps.rows  # (issue_id, depends_on_id)
+    children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+    # All edges at once first (C loops); line by line only to name the line that is wrong.
     if not (
         kinds.keys() >= set(children)
         and kinds.keys() >= set(parents)
@@ -172,16 +179,15 @@ def _check_deps_by_line(
 
 def _check_comments(comments: Table, kinds: dict[str, str]) -> None:
     """Each comment is on an issue that exists, and no id comes twice."""
+    at_id, at_issue = COMMENT_FIELDS.index("id"), COMMENT_FIELDS.index("issue_id")
     seen: set[str] = set()
-    for number, comment_id, issue_id in zip(
-        comments.numbers, comments.columns["id"], comments.columns["issue_id"], strict=True
-    ):
+    for number, row in zip(comments.numbers, comments.rows, strict=True):
         where = f"comments.jsonl:{number}"
-        if issue_id not in kinds:
-            raise InvalidData(f"{where}: dangling reference to {issue_id} (no such issue)")
-        if comment_id in seen:
-            raise InvalidData(f"{where}: duplicate id {comment_id}")
-        seen.add(comment_id)
+        if row[at_issue] not in kinds:
+            raise InvalidData(f"{where}: dangling reference to {row[at_issue]} (no such issue)")
+        if row[at_id] in seen:
+            raise InvalidData(f"{where}: duplicate id {row[at_id]}")
+        seen.add(row[at_id])
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -189,9 +195,10 @@ def _check_comments(comments: Table, kinds: dict[str, str]) -> None:
 
 @contextlib.contextmanager
 def _no_collection() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while the records are built. They are
-    plain dicts of strings (no cycles to find), but each new batch of them started another
-    pass over all the earlier ones: 100k issues parse in 0.55 s instead of 0.7 s."""
+    """Hold off Python's cyclic garbage collector while the records are built and used. They
+    are plain dicts of strings (no cycles to find), but each new batch of them started
+    another pass over all the earlier ones: 100k issues parse in 0.55 s instead of 0.7 s.
+    Leave it only once they are gone: the first collection after it would walk them all."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -272,41 +279,42 @@ def _insert_table(
     *,
     order: tuple[str, ...] = (),
 ) -> None:
-    if not table.records:
+    if not table.rows:
         return
-    columns = _columns(table, fields)
-    rows = list(zip(*columns.values(), strict=True))
-    names = list(columns)
+    columns, rows = _shaped(table, fields)
     for key in reversed(order):  # stable sorts, last key first: no key tuples to build
-        rows.sort(key=itemgetter(names.index(key)))
-    _insert_rows(conn, name, tuple(columns), rows)
+        rows.sort(key=itemgetter(columns.index(key)))
+    _insert_rows(conn, name, columns, rows)
 
 
-def _columns(table: Table, fields: tuple[str, ...]) -> dict[str, Sequence[Any]]:
-    """The values to insert, by column: the checked columns as they are (labels as their
-    JSON text), then `extra` (unknown fields as canonical JSON).
+def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], list[Row]]:
+    """The columns to insert and each record's values for them: the checked row (labels as
+    their JSON text), then `extra` (unknown fields as canonical JSON) if any record has one.
 
-    A column no record sets is left out: it is an optional field, whose column defaults to
+    A field no record sets is left out: it is an optional one, whose column defaults to
     NULL. Python's sqlite3 binds each None through its adapter lookup (0.17 us); at 100k
     issues the unset `fixes`, `labels` and `extra` cost 0.05 s.
     """
-    columns: dict[str, Sequence[Any]] = {}
-    for key in fields:
-        values = table.columns[key]
-        if all(v is None for v in values):
-            continue
-        columns[key] = (
-            [None if v is None else encode_labels(v) for v in values]
-            if key in LIST_FIELDS
-            else values
-        )
+    rows = table.rows
+    for at, key in enumerate(fields):
+        if key in LIST_FIELDS:
+            rows = [
+                row if row[at] is None else (*row[:at], encode_labels(row[at]), *row[at + 1 :])
+                for row in rows
+            ]
+    kept = [at for at in range(len(fields)) if any(row[at] is not None for row in rows)]
+    columns = tuple(fields[at] for at in kept)
+    if len(kept) < len(fields):
+        rows = list(map(itemgetter(*kept), rows))  # (every record has its required fields)
     known = frozenset(fields)
     if not all(map(known.issuperset, table.records)):
-        columns["extra"] = [
+        extras = [
             None if known.issuperset(record) else split_extra(record, fields)[1]
             for record in table.records
         ]
-    return columns
+        columns += ("extra",)
+        rows = [(*row, extra) for row, extra in zip(rows, extras, strict=True)]
+    return columns, list(rows)
 
 
 # Rows per INSERT statement. Every run of an INSERT into `issues` builds three ephemeral
