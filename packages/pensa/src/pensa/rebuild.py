@@ -223,10 +223,11 @@ _REBUILD_PRAGMAS = {
     # Debian's SQLite overwrites every deleted row with zeros (SQLITE_SECURE_DELETE);
     # emptying tables that are refilled at once need not: -0.1 s at 100k.
     "secure_delete": 0,
-    # Room for every page the rebuild changes (about 50 MB at 100k issues), so none is
-    # spilled to the file before COMMIT, which waits for an fsync of the journal each time:
-    # on a busy disk that alone took the insert from 1 s to 6 s.
-    "cache_size": -256 * 1024,  # KiB
+    # Changed pages stay in memory until COMMIT (about 50 MB at 100k issues) instead of
+    # being spilled to the file once the 2 MB cache is full: each spill waits for an fsync
+    # of the journal (on a busy disk the insert went from 1 s to 6 s) and takes SQLite's
+    # EXCLUSIVE lock early, shutting readers out for the rest of the import.
+    "cache_spill": 0,
 }
 
 
@@ -290,10 +291,6 @@ def _insert_table(
 def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], list[Row]]:
     """The columns to insert and each record's values for them: the checked row (labels as
     their JSON text), then `extra` (unknown fields as canonical JSON) if any record has one.
-
-    A field no record sets is left out: it is an optional one, whose column defaults to
-    NULL. Python's sqlite3 binds each None through its adapter lookup (0.17 us); at 100k
-    issues the unset `fixes`, `labels` and `extra` cost 0.05 s.
     """
     rows = table.rows
     for at, key in enumerate(fields):
@@ -302,19 +299,14 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
                 row if row[at] is None else (*row[:at], encode_labels(row[at]), *row[at + 1 :])
                 for row in rows
             ]
-    kept = [at for at in range(len(fields)) if any(row[at] is not None for row in rows)]
-    columns = tuple(fields[at] for at in kept)
-    if len(kept) < len(fields):
-        rows = list(map(itemgetter(*kept), rows))  # (every record has its required fields)
     known = frozenset(fields)
-    if not all(map(known.issuperset, table.records)):
-        extras = [
-            None if known.issuperset(record) else split_extra(record, fields)[1]
-            for record in table.records
-        ]
-        columns += ("extra",)
-        rows = [(*row, extra) for row, extra in zip(rows, extras, strict=True)]
-    return columns, list(rows)
+    if all(map(known.issuperset, table.records)):
+        return fields, list(rows)
+    extras = [
+        None if known.issuperset(record) else split_extra(record, fields)[1]
+        for record in table.records
+    ]
+    return (*fields, "extra"), [(*row, extra) for row, extra in zip(rows, extras, strict=True)]
 
 
 # Rows per INSERT statement. Every run of an INSERT into `issues` builds three ephemeral
