@@ -353,8 +353,8 @@ def _rebuild_damaged(project: Project) -> Imported:
         _unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
         os.replace(tmp, project.db)
     finally:
-        _unlink(tmp)
-        _unlink(f"{tmp}-journal")
+        for leftover in (tmp, f"{tmp}-journal", f"{tmp}.lock"):  # (the writers' lock file)
+            _unlink(leftover)
     return contents.imported(events_kept=0)
 
 
