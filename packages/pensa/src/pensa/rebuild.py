@@ -323,11 +323,10 @@ def _insert_rows(
     limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(columns)
     per = max(1, min(ROWS_PER_INSERT, limit))
     whole = len(rows) - len(rows) % per
-    flat = list(chain.from_iterable(rows[:whole]))
-    step = per * len(columns)
     insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
     conn.executemany(
-        insert + ", ".join([one] * per), (flat[i : i + step] for i in range(0, len(flat), step))
+        insert + ", ".join([one] * per),
+        (list(chain.from_iterable(rows[i : i + per])) for i in range(0, whole, per)),
     )
     conn.executemany(insert + one, rows[whole:])
 
