@@ -7,13 +7,14 @@ import gc
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from pensa import jsonl
-from pensa.errors import InvalidData
+from pensa import jsonl, rebuild
+from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
 from pensa.project import Project, at
 from pensa.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
@@ -301,3 +302,29 @@ def test_a_database_too_damaged_to_open_is_rebuilt_beside_it(project: Project) -
     assert (summary.issues, summary.events_kept) == (1, 0)
     assert rows(project, "SELECT id, labels FROM issues") == [("pn-1", '["x"]')]
     assert sorted(p.name for p in Path(project.dir).iterdir() if "import" in p.name) == []
+
+
+def test_the_thread_that_frees_the_records_is_gone_after_an_import(project: Project) -> None:
+    write(project, "issues.jsonl", issue("pn-1"), issue("pn-2"))
+    before = threading.enumerate()
+    assert jsonl.import_(project) is not None
+    assert threading.enumerate() == before
+
+
+def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(project, "issues.jsonl", issue("pn-1"))
+    jsonl.import_(project)
+    before = Path(project.db).read_bytes()
+    write(project, "issues.jsonl", issue("pn-1"), issue("pn-2"))
+
+    def broken(conn: sqlite3.Connection, files: object, prints: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(rebuild, "record_base", broken)
+    threads = threading.enumerate()
+    with pytest.raises(StorageError):
+        jsonl.import_(project)
+    assert threading.enumerate() == threads
+    assert Path(project.db).read_bytes() == before
