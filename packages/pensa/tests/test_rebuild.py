@@ -82,7 +82,7 @@ def test_the_schema_checks_only_what_the_import_checks_itself(tmp_path: Path) ->
 
 
 def test_the_schema_references_only_what_the_import_checks_itself(tmp_path: Path) -> None:
-    """The rebuild turns foreign keys off: every reference must be one `_validate` proves
+    """The rebuild turns foreign keys off: every reference must be one `pensa.contents` proves
     (dangling deps and comments, fixes naming a bug)."""
     with Store.open(tmp_path / "db.sqlite") as store:
         names = [n for (n,) in store.rows("SELECT name FROM sqlite_master WHERE type='table'")]

@@ -4,10 +4,12 @@ Every line is checked inside one write transaction that then replaces the databa
 contents, so a bad line leaves the database exactly as it was; events of issues that still
 exist are kept. Unknown fields go to each row's `extra` column.
 
-Issue 12 asks for 100k issues in 2 s. Where the time went, and what each step buys, is
-noted where it is spent: the files are read once and checked a column at a time
-(`pensa.records`), the rows come straight from those columns, and the transaction runs with
-settings that only a rebuild of already-checked data can afford (`_REBUILD_PRAGMAS`).
+Issue 12 asks for 100k issues in 2 s (bench/bench_pensa.py; it took 4 to 5 s before).
+What each step buys is noted where it is spent: the files are read once, on short paths,
+into checked rows (`pensa.records`, `pensa.contents`), which go in 200 to a statement, in a
+transaction with settings only a rebuild of already-checked data can afford
+(`_REBUILD_PRAGMAS`), while the garbage collector waits and a second thread frees the
+records as SQLite finishes.
 """
 
 from __future__ import annotations
@@ -18,20 +20,20 @@ import os
 import sqlite3
 import threading
 from itertools import chain
-from operator import eq, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.cycles import find_cycles
-from pensa.errors import InvalidData, StorageError
+from pensa.contents import Contents, read_contents
+from pensa.errors import StorageError
 from pensa.freshness import fingerprints
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
-from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table, read_table
+from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.snapshot import split_extra
 from pensa.store import Store
-from pensa.sync import read_file, record_base
+from pensa.sync import record_base
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator
 
     from pensa.project import Project
 
@@ -68,7 +70,7 @@ def _rebuild(project: Project) -> Imported:
     with store, contextlib.ExitStack() as meanwhile:
         prints = fingerprints(project)
         with _rebuild_settings(store.conn), store.write() as conn:
-            contents = _validate(project)
+            contents = read_contents(project)
             files, counts = contents.files, contents.counts()
             for table in ("comments", "deps", "tombstones", "issues"):
                 conn.execute(f"DELETE FROM {table}")
@@ -83,113 +85,6 @@ def _rebuild(project: Project) -> Imported:
     return Imported(*counts, events_kept)
 
 
-# --- reading and checking -----------------------------------------------------------------
-
-
-class _Contents(NamedTuple):
-    """The committed files as read (the next sync's base) and their checked records."""
-
-    files: dict[str, bytes]
-    issues: Table
-    deps: Table
-    comments: Table
-    tombstones: Table
-
-    def counts(self) -> tuple[int, int, int]:
-        """How many issues, deps and comments there are."""
-        return len(self.issues.rows), len(self.deps.rows), len(self.comments.rows)
-
-
-def _validate(project: Project) -> _Contents:
-    """Read and check every file, in order, each read once: what is checked is what is
-    imported and what is recorded as the base."""
-    files: dict[str, bytes] = {}
-
-    def table(name: str) -> Table:
-        files[name] = read_file(project, name)
-        return read_table(files[name], name)
-
-    issues = table("issues.jsonl")
-    kinds = _kinds(issues)
-    deps = table("deps.jsonl")
-    _check_deps(deps, kinds)
-    comments = table("comments.jsonl")
-    _check_comments(comments, kinds)
-    return _Contents(files, issues, deps, comments, table("deleted.jsonl"))
-
-
-_ID, _TYPE, _FIXES = (ISSUE_FIELDS.index(key) for key in ("id", "issue_type", "fixes"))
-
-
-def _kinds(issues: Table) -> dict[str, str]:
-    """Each issue's type by id; ids are unique and `fixes` names a bug."""
-    kinds = dict(map(itemgetter(_ID, _TYPE), issues.rows))
-    if len(kinds) < len(issues.rows):  # an id twice: name the first repeat
-        seen: set[str] = set()
-        for number, row in zip(issues.numbers, issues.rows, strict=True):
-            if row[_ID] in seen:
-                raise InvalidData(f"issues.jsonl:{number}: duplicate id {row[_ID]}")
-            seen.add(row[_ID])
-    for number, row in zip(issues.numbers, issues.rows, strict=True):
-        fixes = row[_FIXES]
-        if fixes is not None and kinds.get(fixes) != "bug":
-            why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
-            raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
-    return kinds
-
-
-def _check_deps(deps: Table, kinds: dict[str, str]) -> None:
-    """Both ends exist and differ, no edge twice, no cycle."""
-    pairs: list[tuple[str, str]] = deps.rows  # (issue_id, depends_on_id)
-    children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
-    # All edges at once first (C loops); line by line only to name the line that is wrong.
-    if not (
-        kinds.keys() >= set(children)
-        and kinds.keys() >= set(parents)
-        and not any(map(eq, children, parents))
-        and len(set(pairs)) == len(pairs)
-    ):
-        _check_deps_by_line(deps.numbers, pairs, kinds)
-    edges: dict[str, list[str]] = {}
-    for child, parent in pairs:
-        edges.setdefault(child, []).append(parent)
-    cycles = find_cycles(edges)
-    if cycles:
-        cycle = cycles[0]
-        line = deps.numbers[pairs.index((cycle[0], cycle[1 % len(cycle)]))]
-        path = " -> ".join([*cycle, cycle[0]])
-        raise InvalidData(f"deps.jsonl:{line}: dependency cycle {path}")
-
-
-def _check_deps_by_line(
-    numbers: Sequence[int], pairs: list[tuple[str, str]], kinds: dict[str, str]
-) -> None:
-    first_line: dict[tuple[str, str], int] = {}
-    for number, pair in zip(numbers, pairs, strict=True):
-        where = f"deps.jsonl:{number}"
-        for end in pair:
-            if end not in kinds:
-                raise InvalidData(f"{where}: dangling reference to {end} (no such issue)")
-        if pair[0] == pair[1]:
-            raise InvalidData(f"{where}: {pair[0]} depends on itself")
-        if pair in first_line:
-            raise InvalidData(f"{where}: duplicate of line {first_line[pair]}")
-        first_line[pair] = number
-
-
-def _check_comments(comments: Table, kinds: dict[str, str]) -> None:
-    """Each comment is on an issue that exists, and no id comes twice."""
-    at_id, at_issue = COMMENT_FIELDS.index("id"), COMMENT_FIELDS.index("issue_id")
-    seen: set[str] = set()
-    for number, row in zip(comments.numbers, comments.rows, strict=True):
-        where = f"comments.jsonl:{number}"
-        if row[at_issue] not in kinds:
-            raise InvalidData(f"{where}: dangling reference to {row[at_issue]} (no such issue)")
-        if row[at_id] in seen:
-            raise InvalidData(f"{where}: duplicate id {row[at_id]}")
-        seen.add(row[at_id])
-
-
 # --- writing ------------------------------------------------------------------------------
 
 
@@ -197,7 +92,7 @@ def _check_comments(comments: Table, kinds: dict[str, str]) -> None:
 def _no_collection() -> Iterator[None]:
     """Hold off Python's cyclic garbage collector while the records are built and used. They
     are plain dicts of strings (no cycles to find), but each new batch of them started
-    another pass over all the earlier ones: 100k issues parse in 0.55 s instead of 0.7 s.
+    another pass over all the earlier ones: 0.07 s of the whole import at 100k issues.
     Leave it only once they are gone: the first collection after it would walk them all."""
     was_enabled = gc.isenabled()
     gc.disable()
@@ -209,11 +104,11 @@ def _no_collection() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _freed_meanwhile(garbage: list[_Contents]) -> Iterator[None]:
+def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
     """Free what `garbage` holds (its last references) on a second thread until the block
     ends: 100k records take 0.09 s of Python to free, while building the indexes and
-    committing take 0.3 s inside SQLite, which lets go of the GIL, so on a second core the
-    freeing costs nothing."""
+    committing take 0.3 s inside SQLite, which lets go of the GIL meanwhile; with a second
+    core free, the freeing costs nothing."""
     thread = threading.Thread(target=garbage.clear, name="pensa-import-free")
     thread.start()
     try:
@@ -224,23 +119,22 @@ def _freed_meanwhile(garbage: list[_Contents]) -> Iterator[None]:
 
 # The rebuild's own connection settings, set before its transaction (SQLite ignores
 # `foreign_keys` inside one) and put back after it. None of them weakens the all-or-nothing
-# commit: the rollback journal and `synchronous` stay as they are.
+# commit: the rollback journal and `synchronous` stay as they are. (Figures: the whole
+# import of 100k issues and 50k deps with the setting left at its default.)
 _REBUILD_PRAGMAS = {
-    # `_validate` has already proven every reference (deps, comments, fixes), so SQLite need
-    # not check them again; without the checks `DELETE FROM issues` empties the table at
-    # once instead of looking up four child tables per row: 0.75 s -> 0.01 s at 100k.
+    # `pensa.contents` has already proven every reference (deps, comments, fixes), so
+    # SQLite need not look them up again, four child tables for each issue deleted and the
+    # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages:
+    # +1.0 s with them on.
     "foreign_keys": 0,
-    # Likewise the CHECK constraints (the three vocabularies, no self-dependency): testing
-    # each row against the IN lists took 0.12 s of the 0.4 s insert at 100k. NOT NULL and
-    # UNIQUE stay on; tests/test_rebuild.py fails when the schema gains a CHECK.
+    # Likewise the CHECK constraints (the three vocabularies, no self-dependency), each an
+    # IN list tested per row: +0.2 s. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
+    # fails when the schema gains a CHECK the import does not make itself.
     "ignore_check_constraints": 1,
-    # Debian's SQLite overwrites every deleted row with zeros (SQLITE_SECURE_DELETE);
-    # emptying tables that are refilled at once need not: -0.1 s at 100k.
-    "secure_delete": 0,
-    # Changed pages stay in memory until COMMIT (about 50 MB at 100k issues) instead of
-    # being spilled to the file once the 2 MB cache is full: each spill waits for an fsync
-    # of the journal (on a busy disk the insert went from 1 s to 6 s) and takes SQLite's
-    # EXCLUSIVE lock early, shutting readers out for the rest of the import.
+    # Changed pages (about 50 MB) stay in memory until COMMIT instead of being spilled to
+    # the file once the 2 MB cache is full: each spill waits for an fsync of the journal
+    # (+0.03 s on an idle disk, the insert from 1 s to 6 s on a busy one) and takes
+    # SQLite's EXCLUSIVE lock early, shutting readers out for the rest of the import.
     "cache_spill": 0,
 }
 
@@ -276,7 +170,7 @@ def _indexes_rebuilt(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute(sql)
 
 
-def _insert(conn: sqlite3.Connection, contents: _Contents) -> None:
+def _insert(conn: sqlite3.Connection, contents: Contents) -> None:
     """Bulk-insert the records, unknown fields into `extra`; issues and comments in creation
     order (`seq`)."""
     by_age = ("created_at", "id")
@@ -323,9 +217,9 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
     return (*fields, "extra"), [(*row, extra) for row, extra in zip(rows, extras, strict=True)]
 
 
-# Rows per INSERT statement. Every run of an INSERT into `issues` builds three ephemeral
-# tables for its CHECK (... IN (...)) lists and reads and writes sqlite_sequence
-# (AUTOINCREMENT); one run per 200 rows instead of one per row: 0.77 s -> 0.43 s at 100k.
+# Rows per INSERT statement. Each run of a statement has a fixed cost (Python's set-up of
+# the run, and AUTOINCREMENT's read and write of sqlite_sequence): one run per 200 rows
+# instead of one per row takes 0.2 s off the import at 100k issues.
 ROWS_PER_INSERT = 200
 
 
@@ -352,7 +246,7 @@ LEFTOVER_PREFIX = "db.sqlite.import-"
 
 def _rebuild_damaged(project: Project) -> Imported:
     """Build a new database beside one that cannot be opened, and swap it in."""
-    contents = _validate(project)
+    contents = read_contents(project)
     tmp = os.path.join(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.tmp")
     _unlink(tmp)
     try:
