@@ -234,8 +234,8 @@ def _plain_objects(data: bytes) -> list[Record] | None:
     The tests that can look at the whole file at once do (one decode; no line holds a \\u
     if the file does not), and each object is parsed where it stands in the file's text,
     not from a copy of its line: 100k issue lines in 0.32 s instead of 0.36 s."""
-    if b"\r" in data or b"\\u" in data:  # (without \r, lines end at \n alone)
-        return None
+    if b"\r" in data or (b"\\" in data and b"\\u" in data):  # (a byte is found faster)
+        return None  # (without \r, lines end at \n alone)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -97,10 +97,10 @@ def _base_is(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str
     }:
         return False
     for name, (data, _) in wanted.items():
-        view = memoryview(data)
         with conn.blobopen("sync_base", "content", stored[name][2]) as blob:
             for start in range(0, len(data), BLOB_SLICE):
-                if blob.read(BLOB_SLICE) != view[start : start + BLOB_SLICE]:
+                # bytes against bytes: a memcmp (a memoryview compares byte by byte)
+                if blob.read(BLOB_SLICE) != data[start : start + BLOB_SLICE]:
                     return False
     return True
 
