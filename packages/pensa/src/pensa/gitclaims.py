@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from pensa.models import Issue
     from pensa.project import Project
-    from pensa.snapshot import Record
+    from pensa.records import Record
     from pensa.store import Store
 
 ENV = "PN_CLAIMS"

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pensa.snapshot import DepKey, Record, Snapshot
+from pensa.records import Record
+from pensa.snapshot import DepKey, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -15,48 +15,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.errors import InvalidArgument, InvalidData
 from pensa.freshness import FILES
-from pensa.models import (
-    ISSUE_FIELDS,
-    LIST_FIELDS,
-    IssueType,
-    Priority,
-    Status,
-    decode_labels,
-    encode_labels,
-    parse_timestamp,
-)
+from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
+from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 
 if TYPE_CHECKING:
     import sqlite3
 
-Record = dict[str, Any]
 DepKey = tuple[str, str]
-
-COMMENT_FIELDS = ("id", "issue_id", "actor", "text", "created_at")
-DEP_FIELDS = ("issue_id", "depends_on_id")
-TOMBSTONE_FIELDS = ("id", "deleted_at")
-ISSUE_REQUIRED = ("id", "title", "issue_type", "status", "priority", "created_at", "updated_at")
-TIME_FIELDS = ("created_at", "updated_at", "closed_at", "deleted_at")
-
-FIELDS = {
-    "issues.jsonl": ISSUE_FIELDS,
-    "deps.jsonl": DEP_FIELDS,
-    "comments.jsonl": COMMENT_FIELDS,
-    "deleted.jsonl": TOMBSTONE_FIELDS,
-}
-REQUIRED = {
-    "issues.jsonl": ISSUE_REQUIRED,
-    "deps.jsonl": DEP_FIELDS,
-    "comments.jsonl": COMMENT_FIELDS,
-    "deleted.jsonl": TOMBSTONE_FIELDS,
-}
-# Untrusted JSONL may nest without end (a RecursionError deep in json) or carry numbers of
-# millions of digits; both are refused before parsing.
-MAX_DEPTH = 64
-MAX_LINE_BYTES = 4 * 1024 * 1024
-CONFLICT_MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 
 
 class Snapshot(NamedTuple):
@@ -118,117 +84,6 @@ def with_extra(record: Record, extra: str | None) -> Record:
 
 
 # --- parsing ------------------------------------------------------------------------------
-
-
-def _depth_ok(text: str) -> bool:
-    """Whether brackets nest at most MAX_DEPTH deep (strings skipped; cheap, no recursion)."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return True
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
-
-
-def _no_surrogates(value: Any) -> bool:
-    """Whether no string in `value` holds a lone surrogate (not encodable as UTF-8)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    if isinstance(value, dict):
-        return all(_no_surrogates(k) and _no_surrogates(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_no_surrogates(v) for v in value)
-    return True
-
-
-def parse_line(raw: bytes, where: str) -> Record | None:
-    """Decode and shape-check one JSONL line; None for a blank line."""
-    if len(raw) > MAX_LINE_BYTES:
-        raise InvalidData(f"{where}: line longer than {MAX_LINE_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InvalidData(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from e
-    if not text.strip():
-        return None
-    if text.startswith(CONFLICT_MARKERS):
-        raise InvalidData(f"{where}: git merge conflict marker; resolve the conflict first")
-    if not _depth_ok(text):
-        raise InvalidData(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InvalidData(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
-    except ValueError as e:  # e.g. an integer of more digits than Python converts
-        raise InvalidData(f"{where}: not valid JSON ({e})") from e
-    if not isinstance(record, dict):
-        raise InvalidData(f"{where}: expected a JSON object, got {type(record).__name__}")
-    # Only a \\u escape can make a lone surrogate (raw UTF-8 cannot encode one).
-    if "\\u" in text and not _no_surrogates(record):
-        raise InvalidData(f"{where}: a string holds a lone surrogate (not valid Unicode)")
-    return record
-
-
-def check_record(record: Record, name: str, where: str) -> None:
-    """Required fields present, known fields strings, times RFC 3339, vocabularies valid."""
-    fields, required = FIELDS[name], REQUIRED[name]
-    missing = [k for k in required if k not in record]
-    if missing:
-        raise InvalidData(f"{where}: missing field(s) {', '.join(missing)}")
-    for key in fields:
-        value = record.get(key)
-        if value is None:
-            continue
-        if key in LIST_FIELDS:
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise InvalidData(f"{where}: field {key} must be an array of non-empty strings")
-            continue
-        if not isinstance(value, str) or (key in required and not value):
-            raise InvalidData(f"{where}: field {key} must be a non-empty string")
-        if key in TIME_FIELDS:
-            try:
-                parse_timestamp(value)
-            except ValueError as e:
-                raise InvalidData(f"{where}: {key} is not an RFC 3339 time: {value!r}") from e
-    if name == "issues.jsonl":
-        for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority)):
-            try:
-                vocab.parse(record[key], exact=True)  # files hold the canonical words
-            except InvalidArgument as e:
-                raise InvalidData(f"{where}: {e}") from e
-
-
-def parse_file(data: bytes, name: str, *, label: str | None = None) -> list[tuple[int, Record]]:
-    """Every record of one JSONL file's bytes, with its line number."""
-    label = label or name
-    out: list[tuple[int, Record]] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        where = f"{label}:{number}"
-        record = parse_line(raw, where)
-        if record is None:
-            continue
-        check_record(record, name, where)
-        out.append((number, record))
-    return out
 
 
 def parse(files: dict[str, bytes], *, prefix: str = "") -> Snapshot:
