@@ -226,6 +226,21 @@ def test_a_bad_reference_fails_with_file_and_line_and_changes_nothing(
     assert Path(project.db).read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "field", ["id", "title", "issue_type", "status", "priority", "created_at", "updated_at"]
+)
+def test_a_required_field_set_to_null_is_one_clear_error(project: Project, field: str) -> None:
+    """`"status": null` once crashed the vocabulary check (or reached SQLite's NOT NULL)."""
+    write(project, "issues.jsonl", issue("pn-0"))
+    jsonl.import_(project)
+    before = Path(project.db).read_bytes()
+    write(project, "issues.jsonl", issue("pn-0"), issue("pn-1", **{field: None}))
+    with pytest.raises(InvalidData) as raised:
+        jsonl.import_(project)
+    assert str(raised.value) == f"issues.jsonl:2: field {field} must be a non-empty string"
+    assert Path(project.db).read_bytes() == before
+
+
 # --- what is written ------------------------------------------------------------------------
 
 

@@ -64,6 +64,8 @@ def oracle_check(record: Record, name: str, where: str) -> None:
     for key in fields:
         value = record.get(key)
         if value is None:
+            if key in required:
+                raise InvalidData(f"{where}: field {key} must be a non-empty string")
             continue
         if key in LIST_FIELDS:
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
