@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
 import threading
 import time
 from pathlib import Path
+
+import pytest
+
+from pensa.models import IssueType
 
 from .conftest import BIN, PN, Pn, git
 
@@ -97,3 +102,38 @@ def test_import_cleans_leftover_temp_files_and_git_ignores_them(repo: Path, pn: 
     assert git(repo, "check-ignore", str(leftover)).strip()
     assert pn("import").code == 0
     assert not leftover.exists()
+
+
+@pytest.mark.parametrize("late", ["sync", "export"])
+def test_a_sync_waiting_for_the_lock_does_not_undo_the_export_that_held_it(
+    tmp_path: Path, late: str
+) -> None:
+    """Two loops in one checkout: one exports (its pre-commit hook) while the other's sync
+    waits for the write lock. Files read before the wait were older than the base the export
+    then recorded, and the merge took them for a checkout without the new issue: deleted."""
+    from pensa import sync
+    from pensa.project import at
+    from pensa.store import Store
+    from pensa.tracker import Tracker
+
+    project = at(tmp_path / ".pensa")
+    project.ensure()
+    with Store.open(project.db) as first:
+        sync.export(first, project)
+        new = Tracker(first).create(
+            "made after the last export", issue_type=IssueType.TASK, actor="a"
+        )
+    waiting = Store.open(project.db)
+    take_lock = waiting.write
+
+    def export_first() -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        with Store.open(project.db) as other:
+            sync.export(other, project)  # the other loop got the lock first
+        return take_lock()
+
+    waiting.write = export_first  # type: ignore[method-assign,assignment]
+    with waiting:
+        getattr(sync, late)(waiting, project)
+    with Store.open(project.db) as after:
+        assert [r[0] for r in after.rows("SELECT id FROM issues")] == [new.id]
+    assert new.id in (tmp_path / ".pensa" / "issues.jsonl").read_text()

@@ -67,21 +67,25 @@ def _rebuild(project: Project) -> Imported:
         store = Store.open(project.db)
     except StorageError:
         return _rebuild_damaged(project)
-    with store, contextlib.ExitStack() as meanwhile:
-        prints = fingerprints(project)
-        with _rebuild_settings(store.conn), store.write() as conn:
-            contents = read_contents(project)
-            files, counts = contents.files, contents.counts()
-            for table in ("comments", "deps", "tombstones", "issues"):
-                conn.execute(f"DELETE FROM {table}")
-            with _indexes_rebuilt(conn):
-                _insert(conn, contents)
-                garbage = [contents]  # the last reference to the records, now written
-                del contents
-                meanwhile.enter_context(_freed_meanwhile(garbage))
-            conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
-            events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-            record_base(conn, files, prints)
+    with (
+        store,
+        contextlib.ExitStack() as meanwhile,
+        _rebuild_settings(store.conn),
+        store.write() as conn,
+    ):
+        prints = fingerprints(project)  # under the lock, as sync reads (pensa.sync)
+        contents = read_contents(project)
+        files, counts = contents.files, contents.counts()
+        for table in ("comments", "deps", "tombstones", "issues"):
+            conn.execute(f"DELETE FROM {table}")
+        with _indexes_rebuilt(conn):
+            _insert(conn, contents)
+            garbage = [contents]  # the last reference to the records, now written
+            del contents
+            meanwhile.enter_context(_freed_meanwhile(garbage))
+        conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
+        events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        record_base(conn, files, prints)
     return Imported(*counts, events_kept)
 
 

@@ -257,10 +257,21 @@ def _clear_dangling_fixes(conn: sqlite3.Connection, ids: set[str]) -> None:
 
 def sync(store: Store, project: Project) -> Synced:
     """Merge the committed JSONL into the database (the hooks' `pn sync`)."""
-    prints = fingerprints(project)
-    files = read_files(project)
     with store.write() as conn:
+        prints, files = _read_under_lock(project)
         return reconcile(conn, files, prints)
+
+
+def _read_under_lock(project: Project) -> tuple[dict[str, str], dict[str, bytes]]:
+    """The files and their fingerprints, read while the caller holds the write lock.
+
+    Read before taking it, they could predate another process's export that then recorded
+    a newer base: merged against that base, the stale files looked like a checkout without
+    the issues that export had just written, and those issues were deleted from the
+    database and from the next export (two loops in one checkout lost a task this way).
+    Fingerprints first: a file git rewrites in between then reads as changed next time."""
+    prints = fingerprints(project)
+    return prints, read_files(project)
 
 
 def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:
@@ -350,9 +361,8 @@ def export(store: Store, project: Project) -> dict[str, str]:
     naming an issue missing from issues.jsonl."""
     from pensa.snapshot import render_db
 
-    prints = fingerprints(project)
-    files = read_files(project)
     with store.write() as conn:
+        prints, files = _read_under_lock(project)
         reconcile(conn, files, prints)
         texts = render_db(conn)
         written = write_files(project, texts)
