@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pensa import views
 from pensa.errors import Busy, ReadOnly, StorageError
 from pensa.schema import MIGRATIONS
 from pensa.store import Store, translate
@@ -35,6 +37,7 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
                 ("m003_labels",),
                 ("m004_status_indexes",),
                 ("m005_ready_indexes",),
+                ("m006_issue_json",),
             ]
         )
 
@@ -188,13 +191,64 @@ def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Pa
     )
     conn.close()
     with Store.open(path) as store:
-        assert store.version() == len(MIGRATIONS) == 5
+        assert store.version() == len(MIGRATIONS) == 6
         indexed = {
             name: {r[0] for r in store.rows(f"SELECT id FROM issues INDEXED BY {name} WHERE {w}")}
             for name, w in (
-                ("issues_open", "status = 'open'"),
+                ("issues_ready", "status = 'open'"),
                 ("issues_unclosed", "status > 'closed'"),
             )
         }
-        assert indexed == {"issues_open": {"pn-1"}, "issues_unclosed": {"pn-1", "pn-2"}}
+        assert indexed == {"issues_ready": {"pn-1"}, "issues_unclosed": {"pn-1", "pn-2"}}
         assert store.rows("PRAGMA integrity_check") == [("ok",)]
+
+
+def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, migration in enumerate(MIGRATIONS[:5], start=1):
+        migration(conn)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.executemany(
+        "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at, labels) "
+        "VALUES (?, 'ü \"t\"', 'task', ?, 'c', 'u', ?)",
+        [("pn-1", "open", '["a","b"]'), ("pn-2", "closed", None), ("pn-3", "open", None)],
+    )
+    conn.close()
+    with Store.open(path) as store:
+        assert store.version() == 6
+        names = {r[0] for r in store.rows("SELECT name FROM sqlite_master")}
+        assert "issues_ready" in names
+        assert "issues_open" not in names
+        in_index = store.rows(
+            "SELECT id, issue_json FROM issues INDEXED BY issues_ready WHERE status = 'open' "
+            "ORDER BY id"
+        )
+        assert [(i, json.loads(j)) for i, j in in_index] == [
+            (issue.id, issue.to_json())
+            for issue in views.select(store, ["status = 'open'"], [], order="id")
+        ]
+        assert json.loads(in_index[0][1])["labels"] == ["a", "b"]
+        assert store.rows("PRAGMA integrity_check") == [("ok",)]
+
+
+def test_labels_broken_by_hand_are_kept_as_one_label_rather_than_fail_the_json_index(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, migration in enumerate(MIGRATIONS[:5], start=1):
+        migration(conn)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.executemany(
+        "INSERT INTO issues (id, title, issue_type, created_at, updated_at, labels) "
+        "VALUES (?, 't', 'task', 'c', 'u', ?)",
+        [("pn-1", "[broken"), ("pn-2", "5"), ("pn-3", '["fine"]'), ("pn-4", None)],
+    )
+    conn.close()
+    with Store.open(path) as store:
+        labels = {i.id: i.labels for i in views.select(store, [], [], order="id")}
+        assert labels == {"pn-1": ("[broken",), "pn-2": ("5",), "pn-3": ("fine",), "pn-4": ()}
+        assert json.loads(views.Query(()).json(store))[0]["labels"] == ["[broken"]

@@ -1,21 +1,23 @@
 """The read queries at scale: `ready` against an oracle in Python, with and without the
-indexes it is planned around (schema.m005_ready_indexes), and the plan itself."""
+indexes it is planned around (schema.m005_ready_indexes, m006_issue_json), and the plan."""
 
 from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pensa.models import IssueType, Priority, Status
+from pensa.models import ISSUE_FIELDS, LIST_FIELDS, IssueType, Priority, Status
+from pensa.schema import ISSUE_JSON
 from pensa.store import Store
-from pensa.views import BLOCKED, ISSUE_JSON, Filters, Query, ready_query
+from pensa.views import BLOCKED, Filters, Query, ready_query
 
-READY_INDEXES = ("issues_open", "issues_unclosed")
+READY_INDEXES = ("issues_ready", "issues_unclosed")
 TYPES = ("bug", "task", "test", "chore")
 STATUSES = ("open", "in_progress", "closed")
 
@@ -130,13 +132,34 @@ def test_ready_prints_the_same_bytes_without_its_indexes(big: Store, filters: Fi
 
 def test_ready_reads_only_its_indexes(big: Store) -> None:
     """The plan that makes `pn ready --json` fit its budget at 100k issues (issue 12): the
-    open issues from the covering issues_open, each dependency's status from
+    open issues and their JSON from issues_ready, each dependency's status from
     issues_unclosed, no row of the table itself."""
-    sql = ready_query(Filters())._sql(ISSUE_JSON)
+    sql = ready_query(Filters())._sql("issue_json")
     plan = " | ".join(str(r[3]) for r in big.rows(f"EXPLAIN QUERY PLAN {sql}"))
-    assert "COVERING INDEX issues_open" in plan, plan
+    assert "USING INDEX issues_ready" in plan, plan
     assert "COVERING INDEX issues_unclosed" in plan, plan
     assert "TEMP B-TREE" not in plan, plan
+    assert _table_reads(big.conn, sql) == [], "the JSON is computed from the table's rows"
+
+
+def _table_reads(conn: sqlite3.Connection, sql: str) -> list[str]:
+    """The opcodes of `sql` that read a column of the issues table's own rows. The query plan
+    says `USING INDEX` rather than `COVERING INDEX` for an index on a generated column even
+    when SQLite never seeks the row, so the bytecode is the evidence."""
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'issues'").fetchone()
+    program = conn.execute(f"EXPLAIN {sql}").fetchall()
+    cursors = {r[2] for r in program if r[1] == "OpenRead" and r[3] == root}
+    return [str(r[:5]) for r in program if r[1] in ("Column", "Rowid") and r[2] in cursors]
+
+
+def test_the_table_reads_detector_sees_a_column_read_from_the_table(big: Store) -> None:
+    """Without issues_ready the same query computes the JSON from the rows. (On a copy: the
+    connection caches the EXPLAIN above, and SQLite does not prepare it again.)"""
+    sql = ready_query(Filters())._sql("issue_json")
+    copy = sqlite3.connect(":memory:")
+    big.conn.backup(copy)
+    copy.execute("DROP INDEX issues_ready")
+    assert _table_reads(copy, sql)
 
 
 def test_blocked_compares_statuses_the_way_the_index_needs() -> None:
@@ -167,7 +190,7 @@ def test_text_that_is_not_utf8_fails_as_reading_it_as_text_does(tmp_path: Path) 
         with pytest.raises(StorageError, match="decode"):
             Query(()).json_utf8(store)
         with pytest.raises(StorageError, match="decode"):
-            store.rows(Query(())._sql(ISSUE_JSON))
+            store.rows(Query(())._sql("issue_json"))
 
 
 def test_utf8_column_leaves_the_connection_reading_text_and_the_collector_as_it_was(
@@ -188,10 +211,45 @@ def test_utf8_column_leaves_the_connection_reading_text_and_the_collector_as_it_
         gc.enable()
 
 
-def test_the_covering_index_holds_every_column_of_the_json(store: Store) -> None:
-    """A field added to the JSON must be added to issues_open (a new migration), or ready
-    would fetch every row from the table again."""
-    from pensa.models import ISSUE_FIELDS
+def test_the_ready_index_holds_the_json_and_every_column_ready_filters_on(store: Store) -> None:
+    """A filter on a column issues_ready lacks would send ready to the table for every row."""
+    columns = [r[2] for r in store.rows("PRAGMA index_xinfo(issues_ready)")]
+    filtered = {"status", "priority", "seq", "issue_type", "assignee", "spec", "labels", "id"}
+    assert filtered | {"issue_json"} <= set(columns)
 
-    columns = {r[2] for r in store.rows("PRAGMA index_info(issues_open)")}
-    assert set(ISSUE_FIELDS) <= columns
+
+def test_the_frozen_issue_json_is_built_from_every_field_of_the_contract() -> None:
+    """schema.ISSUE_JSON is frozen as m006 wrote it: a field added to models.ISSUE_FIELDS
+    needs a migration that redefines issue_json, or `--json` would leave the field out."""
+    built = (
+        "json_object("
+        + ", ".join(
+            f"'{f}', coalesce(json({f}), json_array())" if f in LIST_FIELDS else f"'{f}', {f}"
+            for f in ISSUE_FIELDS
+        )
+        + ")"
+    )
+    assert built == ISSUE_JSON
+
+
+def test_the_json_follows_every_kind_of_write(tmp_path: Path) -> None:
+    """issue_json is computed, never written: edits, labels, claims, closes and reopens all
+    show in `ready --json` at once, and the index stays consistent with the table."""
+    from pensa.tracker import Tracker
+
+    with Store.open(tmp_path / "db.sqlite") as store:
+        tracker = Tracker(store)
+        first = tracker.create("first", issue_type=IssueType.TASK, actor="ann")
+        second = tracker.create("second", issue_type=IssueType.TEST, actor="ann")
+        tracker.update(first.id, actor="ann", title='now "quoted"', priority=Priority.P0)
+        tracker.relabel(second.id, actor="ann", add=("ui", "api"))
+        tracker.claim(second.id, actor="ann")
+        tracker.release(second.id, actor="ann")
+        tracker.claim(first.id, actor="ann")
+        tracker.close(first.id, actor="ann", reason="done")
+        tracker.reopen(first.id, actor="ann")
+        expected = [i.to_json() for i in ready_query(Filters()).issues(store)]
+        assert json.loads(ready_query(Filters()).json(store)) == expected
+        assert [i["title"] for i in expected] == ['now "quoted"', "second"]
+        assert expected[1]["labels"] == ["api", "ui"]
+        assert store.rows("PRAGMA integrity_check") == [("ok",)]

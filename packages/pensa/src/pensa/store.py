@@ -23,7 +23,7 @@ ISSUE_COLUMNS = (
     "created_at, updated_at, closed_at, close_reason, labels"
 )
 # How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import (
-    ISSUE_FIELDS,
-    LIST_FIELDS,
     Issue,
     IssueType,
     Priority,
@@ -25,6 +23,7 @@ if TYPE_CHECKING:
 # `status != 'closed'` (the other statuses sort after it; a test keeps that true) and is the
 # WHERE term of issues_unclosed, which answers from its 20% of the issues without reading
 # their rows; CROSS JOIN keeps the planner from scanning every unclosed issue for each row.
+# The open issues themselves, their JSON included, come from issues_ready (m006_issue_json).
 BLOCKED = (
     "EXISTS (SELECT 1 FROM deps d CROSS JOIN issues p ON p.id = d.depends_on_id "
     "WHERE d.issue_id = issues.id AND p.status > 'closed')"
@@ -177,7 +176,7 @@ class Query(_QueryFields):
 
         At 100k issues `pn ready --json` prints 4.6 MB: decoding it into 11k strings, joining
         them and encoding the whole again on the way out cost 5 ms of a budget of ~35."""
-        sql = self._sql(f"',' || {ISSUE_JSON}")  # each object after its separator
+        sql = self._sql("',' || issue_json")  # each object after its separator
         pieces = store.utf8_column(sql, self.params)
         if not pieces:
             return [b"[]"]
@@ -192,18 +191,6 @@ class Query(_QueryFields):
                 store.rows(sql, self.params)
                 raise
         return pieces
-
-
-# A list column is NULL when empty; `json()` parses only the lists there are, rather than a
-# '[]' for every issue without labels (4 ms of `pn ready --json` at 100k issues).
-ISSUE_JSON = (
-    "json_object("
-    + ", ".join(
-        f"'{f}', coalesce(json({f}), json_array())" if f in LIST_FIELDS else f"'{f}', {f}"
-        for f in ISSUE_FIELDS
-    )
-    + ")"
-)
 
 
 def select(
