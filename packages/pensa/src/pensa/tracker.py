@@ -29,7 +29,6 @@ from pensa.models import (
     utcnow,
 )
 from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event, set_fields
-from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, HUMAN, select
 
 if TYPE_CHECKING:
     import sqlite3
@@ -101,6 +100,8 @@ class Tracker:
 
     def show(self, issue_id: str) -> IssueDetail:
         """The issue with its dependencies, dependents and comments."""
+        from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select  # writes never need it
+
         issue = self.get(issue_id)
         issue_id = issue.id
         deps = select(self.store, [DEPENDENCIES_OF], [issue_id])
@@ -239,6 +240,8 @@ class Tracker:
                 raise _is_closed(issue.id)
             columns.update(status=Status.OPEN.value, assignee=None)
             # A stuck issue handed back by a human starts a fresh count of claims.
+            from pensa.views import HUMAN
+
             event = "returned" if issue.assignee == HUMAN else "released"
             return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
 
