@@ -253,3 +253,13 @@ def test_the_json_follows_every_kind_of_write(tmp_path: Path) -> None:
         assert [i["title"] for i in expected] == ['now "quoted"', "second"]
         assert expected[1]["labels"] == ["api", "ui"]
         assert store.rows("PRAGMA integrity_check") == [("ok",)]
+
+
+def test_status_counts_from_covering_indexes_only(big: Store) -> None:
+    """`pn status` at 100k issues (issue 12): both grouped counts read indexes, no table row."""
+    from pensa.stats import BLOCKED_COUNTED, EVERY_COUNTED
+
+    for sql, index in ((EVERY_COUNTED, "issues_type_status"), (BLOCKED_COUNTED, "issues_unclosed")):
+        plan = " | ".join(str(r[3]) for r in big.rows(f"EXPLAIN QUERY PLAN {sql}"))
+        assert f"COVERING INDEX {index}" in plan, plan
+        assert _table_reads(big.conn, sql) == [], sql
