@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, IssueType, Priority, Status
-from pensa.schema import ISSUE_JSON
+from pensa.schema import ISSUE_JSON_M006
 from pensa.store import Store
-from pensa.views import BLOCKED, Filters, Query, ready_query
+from pensa.views import BLOCKED, ISSUE_JSON, Filters, Query, ready_query
 
 READY_INDEXES = ("issues_ready", "issues_unclosed")
 TYPES = ("bug", "task", "test", "chore")
@@ -219,8 +219,8 @@ def test_the_ready_index_holds_the_json_and_every_column_ready_filters_on(store:
 
 
 def test_the_frozen_issue_json_is_built_from_every_field_of_the_contract() -> None:
-    """schema.ISSUE_JSON is frozen as m006 wrote it: a field added to models.ISSUE_FIELDS
-    needs a migration that redefines issue_json, or `--json` would leave the field out."""
+    """issues.issue_json is frozen as m006 wrote it: a field added to models.ISSUE_FIELDS
+    needs a migration that redefines it, or `ready --json` would leave the field out."""
     built = (
         "json_object("
         + ", ".join(
@@ -229,7 +229,19 @@ def test_the_frozen_issue_json_is_built_from_every_field_of_the_contract() -> No
         )
         + ")"
     )
-    assert built == ISSUE_JSON
+    assert ISSUE_JSON == ISSUE_JSON_M006 == built
+
+
+def test_only_open_issues_carry_their_json(big: Store) -> None:
+    """quick_check computes every row's virtual columns: closed issues must not cost JSON."""
+    rows = big.rows("SELECT status, issue_json IS NULL FROM issues")
+    assert {(status, status != "open") for status, _ in rows} == set(rows)
+
+
+def test_queries_of_other_issues_build_their_json(big: Store) -> None:
+    everything = Query(())
+    assert everything.json_column == ISSUE_JSON
+    assert json.loads(everything.json(big)) == [i.to_json() for i in everything.issues(big)]
 
 
 def test_the_json_follows_every_kind_of_write(tmp_path: Path) -> None:

@@ -132,11 +132,10 @@ def m005_ready_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX issues_unclosed ON issues (id, status) WHERE status > 'closed'")
 
 
-# An issue as `--json` prints it, built by SQLite: `issues.issue_json` below. Frozen as m006
-# wrote it (a test builds it again from models.ISSUE_FIELDS): a new field needs a migration.
-# A list column is NULL when empty, so `json()` parses only the lists there are rather than a
-# '[]' for every issue without labels; malformed labels fail the write, as they fail a read.
-ISSUE_JSON = (
+# An issue as `--json` prints it (views.ISSUE_JSON), frozen as m006 wrote it into
+# `issues.issue_json`: a new field needs a migration (a test compares the two). Malformed
+# labels fail the write of an open issue, as they fail a read.
+ISSUE_JSON_M006 = (
     "json_object('id', id, 'title', title, 'description', description, "
     "'issue_type', issue_type, 'status', status, 'priority', priority, 'spec', spec, "
     "'fixes', fixes, 'assignee', assignee, 'created_at', created_at, "
@@ -165,7 +164,10 @@ def m006_issue_json(conn: sqlite3.Connection) -> None:
         "UPDATE issues SET labels = json_array(labels) "
         "WHERE labels IS NOT NULL AND (NOT json_valid(labels) OR json_type(labels) != 'array')"
     )
-    conn.execute(f"ALTER TABLE issues ADD COLUMN issue_json TEXT AS ({ISSUE_JSON}) VIRTUAL")
+    conn.execute(
+        "ALTER TABLE issues ADD COLUMN issue_json TEXT "
+        f"AS (CASE WHEN status = 'open' THEN {ISSUE_JSON_M006} END) VIRTUAL"
+    )
     conn.execute("DROP INDEX issues_open")
     conn.execute(
         "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, assignee, "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import (
+    ISSUE_FIELDS,
+    LIST_FIELDS,
     Issue,
     IssueType,
     Priority,
@@ -136,8 +138,24 @@ _QueryFields = NamedTuple(  # noqa: UP014
         ("params", tuple[Any, ...]),
         ("order", str),
         ("limit", int | None),
+        ("json_column", str),
     ],
 )
+
+# An issue's JSON object, built by SQLite. A list column is NULL when empty, so `json()`
+# parses only the lists there are rather than a '[]' for every issue without labels (4 ms of
+# `pn ready --json` at 100k issues).
+ISSUE_JSON = (
+    "json_object("
+    + ", ".join(
+        f"'{f}', coalesce(json({f}), json_array())" if f in LIST_FIELDS else f"'{f}', {f}"
+        for f in ISSUE_FIELDS
+    )
+    + ")"
+)
+# The same JSON, kept in issues_ready for every open issue (schema.m006_issue_json): for a
+# query of open issues only, SQLite reads it from the index instead of building it.
+OPEN_ISSUE_JSON = "issue_json"
 
 
 class Query(_QueryFields):
@@ -151,8 +169,9 @@ class Query(_QueryFields):
         params: tuple[Any, ...] = (),
         order: str = "priority, seq",
         limit: int | None = None,
+        json_column: str = ISSUE_JSON,
     ) -> Query:
-        return super().__new__(cls, conditions, params, order, limit)
+        return super().__new__(cls, conditions, params, order, limit, json_column)
 
     def _sql(self, columns: str) -> str:
         where = " AND ".join(self.conditions) or "1"
@@ -176,7 +195,7 @@ class Query(_QueryFields):
 
         At 100k issues `pn ready --json` prints 4.6 MB: decoding it into 11k strings, joining
         them and encoding the whole again on the way out cost 5 ms of a budget of ~35."""
-        sql = self._sql("',' || issue_json")  # each object after its separator
+        sql = self._sql(f"',' || {self.json_column}")  # each object after its separator
         pieces = store.utf8_column(sql, self.params)
         if not pieces:
             return [b"[]"]
@@ -220,7 +239,7 @@ def ready_query(filters: Filters, *, limit: int | None = None) -> Query:
     clauses, params = filters.where()
     if filters.assignee != HUMAN:
         clauses.append(NOT_HUMANS)
-    return Query((READY, *clauses), tuple(params), limit=limit)
+    return Query((READY, *clauses), tuple(params), limit=limit, json_column=OPEN_ISSUE_JSON)
 
 
 def blocked_query() -> Query:
