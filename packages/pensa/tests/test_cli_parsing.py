@@ -4,11 +4,7 @@ command line parses to what click's own parser makes of it, without its failed l
 from __future__ import annotations
 
 import importlib
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import click
@@ -79,18 +75,3 @@ def test_an_equals_sign_after_a_short_option_gives_it_its_value(pnj: Any) -> Non
     """The one change: click read `-p=p1` as the value `=p1` (an error); it is `--priority=p1`."""
     issue = pnj("create", "t", "-t=bug", "-p=p1")
     assert (issue["issue_type"], issue["priority"]) == ("bug", "p1")
-
-
-def test_a_short_option_loads_no_did_you_mean_machinery(repo: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "pensa", "create", "t", "-t", "bug", "-p", "p1"],
-        cwd=repo,
-        env={**env, "PN_ACTOR": "ann"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert "pensa.tracker" in modules
-    assert "difflib" not in modules

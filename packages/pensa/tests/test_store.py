@@ -156,12 +156,18 @@ def test_a_write_goes_ahead_where_no_lock_file_can_be_made(tmp_path: Path) -> No
         assert store.rows("SELECT count(*) FROM t") == [(0,)]
 
 
-def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
+def database_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A database as the first `version` migrations left it, open for the test's rows."""
     conn = sqlite3.connect(path, isolation_level=None)
-    for number, migration in enumerate(MIGRATIONS[:2], start=1):
+    for number, migration in enumerate(MIGRATIONS[:version], start=1):
         migration(conn)
         conn.execute(f"PRAGMA user_version = {number}")
+    return conn
+
+
+def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    conn = database_at_version(path, 2)
     conn.execute(
         "INSERT INTO issues (id, title, issue_type, created_at, updated_at, extra) VALUES "
         "('pn-1', 't', 'task', 'c', 'u', '{\"labels\":[\"b\",\"a\",\"b\"],\"x\":1}'), "
@@ -180,10 +186,7 @@ def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path)
 
 def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, migration in enumerate(MIGRATIONS[:4], start=1):
-        migration(conn)
-        conn.execute(f"PRAGMA user_version = {number}")
+    conn = database_at_version(path, 4)
     conn.executemany(
         "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at) "
         "VALUES (?, 't', 'task', ?, 'c', 'u')",
@@ -207,10 +210,7 @@ def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "db.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, migration in enumerate(MIGRATIONS[:5], start=1):
-        migration(conn)
-        conn.execute(f"PRAGMA user_version = {number}")
+    conn = database_at_version(path, 5)
     conn.executemany(
         "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at, labels) "
         "VALUES (?, 'ü \"t\"', 'task', ?, 'c', 'u', ?)",
@@ -238,10 +238,7 @@ def test_labels_broken_by_hand_are_kept_as_one_label_rather_than_fail_the_json_i
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "db.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, migration in enumerate(MIGRATIONS[:5], start=1):
-        migration(conn)
-        conn.execute(f"PRAGMA user_version = {number}")
+    conn = database_at_version(path, 5)
     conn.executemany(
         "INSERT INTO issues (id, title, issue_type, created_at, updated_at, labels) "
         "VALUES (?, 't', 'task', 'c', 'u', ?)",
