@@ -249,3 +249,13 @@ def test_labels_broken_by_hand_are_kept_as_one_label_rather_than_fail_the_json_i
         labels = {i.id: i.labels for i in views.select(store, [], [], order="id")}
         assert labels == {"pn-1": ("[broken",), "pn-2": ("5",), "pn-3": ("fine",), "pn-4": ()}
         assert json.loads(views.Query(()).json(store))[0]["labels"] == ["[broken"]
+
+
+def test_an_sqlite_too_old_for_the_schema_is_named_before_anything_is_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 30, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.30.1")
+    with pytest.raises(StorageError, match=r"needs SQLite 3\.31\.0 or newer; .* SQLite 3\.30\.1"):
+        Store.open(tmp_path / "db.sqlite")
+    assert not (tmp_path / "db.sqlite").exists()

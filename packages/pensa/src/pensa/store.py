@@ -24,6 +24,8 @@ ISSUE_COLUMNS = (
 )
 # How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
 SCHEMA_VERSION = 6
+# The oldest SQLite that reads pensa's schema: m006's generated column needs 3.31 (2020).
+OLDEST_SQLITE = (3, 31, 0)
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
@@ -76,6 +78,12 @@ class Store:
     def open(cls, where: str | os.PathLike[str] | None) -> Store:
         """Open (creating if needed) and migrate `where`; `None` is an empty in-memory store."""
         path = None if where is None else os.fspath(where)
+        if sqlite3.sqlite_version_info < OLDEST_SQLITE:
+            oldest = ".".join(map(str, OLDEST_SQLITE))
+            raise StorageError(
+                f"pensa needs SQLite {oldest} or newer; this Python uses SQLite "
+                f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
+            )
         try:
             conn = sqlite3.connect(
                 ":memory:" if path is None else str(path),
