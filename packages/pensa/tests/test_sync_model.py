@@ -239,7 +239,10 @@ class PensaInGit(RuleBasedStateMachine):
         clone.commit("before cherry-pick")
         if clone.git("rev-parse", other).stdout == clone.git("merge-base", "HEAD", other).stdout:
             return  # nothing on the other branch that HEAD lacks
-        clone.git("cherry-pick", "--allow-empty", "--keep-redundant-commits", other)
+        # A merge at the other branch's tip is picked as its change against its first parent.
+        merge = len(clone.git("rev-list", "--parents", "-n", "1", other).stdout.split()) > 2
+        mainline = ["-m", "1"] if merge else []
+        clone.git("cherry-pick", "--allow-empty", "--keep-redundant-commits", *mainline, other)
 
     @rule(name=st.sampled_from(CLONES))
     def stash_and_pop(self, name: str) -> None:
