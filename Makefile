@@ -91,8 +91,8 @@ dist: | $(UV)
 
 # The README's install command: sgf with pensa and ralph, all three executables on PATH.
 install: | $(UV)
-	$(UV) tool install --force ./packages/sgf --with ./packages/pensa --with ./packages/ralph \
-	  --with-executables-from pensa,ralph
+	$(UV) tool install --force --compile-bytecode ./packages/sgf --with ./packages/pensa \
+	  --with ./packages/ralph --with-executables-from pensa,ralph
 
 clean:
 	rm -rf dist $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

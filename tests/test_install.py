@@ -31,8 +31,15 @@ def tools(tmp_path: Path) -> dict[str, str]:
         PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]),
         UV_TOOL_DIR=str(tmp_path / "tools"),
         UV_TOOL_BIN_DIR=str(bin_dir),
+        PYTHONDONTWRITEBYTECODE="1",  # as on a machine where only the install can compile
     )
     return env
+
+
+def compiled(tools: dict[str, str], tool: str) -> bool:
+    """Whether the tool's environment holds pensa's bytecode (`--compile-bytecode`)."""
+    venv = Path(tools["UV_TOOL_DIR"]) / tool
+    return any(venv.glob("lib/python3*/site-packages/pensa/__pycache__/store.*.pyc"))
 
 
 def sh(script: str, *, cwd: Path, env: dict[str, str]) -> str:
@@ -52,12 +59,13 @@ def test_the_readme_install_command_puts_three_tools_on_path(
     project.mkdir()
     sh("git init -q && sgf init --stack python", cwd=project, env=tools)
     assert (project / ".sgf" / "config.toml").is_file()
+    assert compiled(tools, "sgf")
 
 
 def test_pensa_alone_installs_and_inits_any_repository(
     tools: dict[str, str], tmp_path: Path
 ) -> None:
-    block = block_with("uv tool install ./packages/pensa")
+    block = block_with("uv tool install --compile-bytecode ./packages/pensa")
     install, use = block.split("\n", 1)
     sh(install, cwd=ROOT, env=tools)
     (tmp_path / "some-repo").mkdir()
@@ -67,3 +75,4 @@ def test_pensa_alone_installs_and_inits_any_repository(
     assert (repo / ".pensa").is_dir()
     assert "merge=pensa" in (repo / ".gitattributes").read_text()
     assert not (Path(tools["UV_TOOL_BIN_DIR"]) / "sgf").exists()
+    assert compiled(tools, "pensa")
