@@ -40,12 +40,15 @@ def test_a_new_project_goes_to_the_git_top_level_or_cwd(repo: Path, tmp_path: Pa
 
 
 def test_actor_resolution_order(repo: Path) -> None:
+    def actor(flag: str | None, env: dict[str, str]) -> str:
+        return project.actor_lookup(flag, str(repo), env)()
+
     env = {"PN_ACTOR": "env-actor", "USER": "user"}
-    assert project.actor("flag", str(repo), env) == "flag"
-    assert project.actor(None, str(repo), env) == "env-actor"
+    assert actor("flag", env) == "flag"
+    assert actor(None, env) == "env-actor"
     isolated = {**os.environ, "USER": "user"}  # conftest's git identity: "Test User"
-    assert project.actor(None, str(repo), isolated) == "Test User"
-    assert project.actor(None, str(repo), {**isolated, "GIT_CONFIG_GLOBAL": "/dev/null"}) == "user"
+    assert actor(None, isolated) == "Test User"
+    assert actor(None, {**isolated, "GIT_CONFIG_GLOBAL": "/dev/null"}) == "user"
 
 
 def test_hook_detection() -> None:

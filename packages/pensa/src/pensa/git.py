@@ -112,11 +112,6 @@ def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:
     return done.out.strip() or None if done.code == 0 else None
 
 
-def user_name(cwd: str, env: Mapping[str, str]) -> str | None:
-    """`git config user.name`, or None when unset."""
-    return user_name_of(start(["config", "user.name"], cwd=cwd, env=env))
-
-
 def user_name_of(started: Started) -> str | None:
     """The answer of a started `git config user.name`: the name, or None when unset."""
     done = started.wait()

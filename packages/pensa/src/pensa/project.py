@@ -116,13 +116,9 @@ def locate_or_new(cwd: str, env: Mapping[str, str]) -> Project:
     return at(os.path.join(git.toplevel(cwd, env) or cwd, DIRNAME))
 
 
-def actor(flag: str | None, cwd: str, env: Mapping[str, str]) -> str:
-    """`--actor` > `PN_ACTOR` > `git config user.name` > `$USER` > "unknown"."""
-    return actor_lookup(flag, cwd, env)()
-
-
 def actor_lookup(flag: str | None, cwd: str, env: Mapping[str, str]) -> Callable[[], str]:
-    """`actor`, started now and finished by calling the result (again: the same name).
+    """Who is acting, started now and known by calling the result (again: the same name):
+    `--actor` > `PN_ACTOR` > `git config user.name` > `$USER` > "unknown".
 
     Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process of
     ~1.5 ms that a write command starts first and collects when it logs its event: git runs
