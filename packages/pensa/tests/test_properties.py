@@ -81,7 +81,9 @@ def test_ready_is_exactly_the_unblocked_open_non_bugs(
         assert all(i.issue_type is not IssueType.BUG for i in got)
         order = [(i.priority.value, ids.index(i.id)) for i in got]
         assert order == sorted(order)
-        assert json.loads(ready_query(Filters()).json(store)) == [i.to_json() for i in got]
+        assert json.loads(b"".join(ready_query(Filters()).json_utf8(store))) == [
+            i.to_json() for i in got
+        ]
 
 
 @SETTINGS
@@ -161,7 +163,9 @@ def test_export_import_export_is_byte_identical(
             # The JSON that SQLite builds for `pn list --json` matches the records exactly.
             everything = list_query(Filters())
             records = everything.issues(store)
-            assert json.loads(everything.json(store)) == [i.to_json() for i in records]
+            assert json.loads(b"".join(everything.json_utf8(store))) == [
+                i.to_json() for i in records
+            ]
             # SQLite writes each JSONL line exactly as json.dumps would.
             by_id = {i.id: i.to_json() for i in records}
             text = Path(project.issues_jsonl).read_text(encoding="utf-8")

@@ -248,7 +248,7 @@ def test_labels_broken_by_hand_are_kept_as_one_label_rather_than_fail_the_json_i
     with Store.open(path) as store:
         labels = {i.id: i.labels for i in views.select(store, [], [], order="id")}
         assert labels == {"pn-1": ("[broken",), "pn-2": ("5",), "pn-3": ("fine",), "pn-4": ()}
-        assert json.loads(views.Query(()).json(store))[0]["labels"] == ["[broken"]
+        assert json.loads(b"".join(views.Query(()).json_utf8(store)))[0]["labels"] == ["[broken"]
 
 
 def test_an_sqlite_too_old_for_the_schema_is_named_before_anything_is_opened(
