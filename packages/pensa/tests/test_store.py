@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -156,25 +157,28 @@ def test_a_write_goes_ahead_where_no_lock_file_can_be_made(tmp_path: Path) -> No
         assert store.rows("SELECT count(*) FROM t") == [(0,)]
 
 
-def database_at_version(path: Path, version: int) -> sqlite3.Connection:
-    """A database as the first `version` migrations left it, open for the test's rows."""
+def database_at_version(
+    path: Path, version: int, insert: str, rows: Sequence[tuple[object, ...]] = ((),)
+) -> Path:
+    """`path`, a database as the first `version` migrations left it, holding `rows`."""
     conn = sqlite3.connect(path, isolation_level=None)
     for number, migration in enumerate(MIGRATIONS[:version], start=1):
         migration(conn)
         conn.execute(f"PRAGMA user_version = {number}")
-    return conn
+    conn.executemany(insert, rows)
+    conn.close()
+    return path
 
 
 def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    conn = database_at_version(path, 2)
-    conn.execute(
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        2,
         "INSERT INTO issues (id, title, issue_type, created_at, updated_at, extra) VALUES "
         "('pn-1', 't', 'task', 'c', 'u', '{\"labels\":[\"b\",\"a\",\"b\"],\"x\":1}'), "
         "('pn-2', 't', 'task', 'c', 'u', '{\"labels\":[]}'), "
-        "('pn-3', 't', 'task', 'c', 'u', NULL)"
+        "('pn-3', 't', 'task', 'c', 'u', NULL)",
     )
-    conn.close()
     with Store.open(path) as store:
         assert store.rows("SELECT id, labels, extra FROM issues ORDER BY id") == [
             ("pn-1", '["a","b"]', '{"x":1}'),
@@ -185,14 +189,13 @@ def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path)
 
 
 def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    conn = database_at_version(path, 4)
-    conn.executemany(
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        4,
         "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at) "
         "VALUES (?, 't', 'task', ?, 'c', 'u')",
         [("pn-1", "open"), ("pn-2", "in_progress"), ("pn-3", "closed")],
     )
-    conn.close()
     with Store.open(path) as store:
         assert store.version() == len(MIGRATIONS) == 6
         indexed = {
@@ -209,14 +212,13 @@ def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Pa
 def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "db.sqlite"
-    conn = database_at_version(path, 5)
-    conn.executemany(
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        5,
         "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at, labels) "
         "VALUES (?, 'ü \"t\"', 'task', ?, 'c', 'u', ?)",
         [("pn-1", "open", '["a","b"]'), ("pn-2", "closed", None), ("pn-3", "open", None)],
     )
-    conn.close()
     with Store.open(path) as store:
         assert store.version() == 6
         names = {r[0] for r in store.rows("SELECT name FROM sqlite_master")}
@@ -237,14 +239,13 @@ def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
 def test_labels_broken_by_hand_are_kept_as_one_label_rather_than_fail_the_json_index(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "db.sqlite"
-    conn = database_at_version(path, 5)
-    conn.executemany(
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        5,
         "INSERT INTO issues (id, title, issue_type, created_at, updated_at, labels) "
         "VALUES (?, 't', 'task', 'c', 'u', ?)",
         [("pn-1", "[broken"), ("pn-2", "5"), ("pn-3", '["fine"]'), ("pn-4", None)],
     )
-    conn.close()
     with Store.open(path) as store:
         labels = {i.id: i.labels for i in views.select(store, [], [], order="id")}
         assert labels == {"pn-1": ("[broken",), "pn-2": ("5",), "pn-3": ("fine",), "pn-4": ()}
