@@ -61,36 +61,66 @@ def make_repo(tmp_path: Path) -> MakeRepo:
     return make
 
 
+# Every variable of ours is cleared by prefix, so a new one (PN_SHARED_DB, PN_CLAIMS, ...)
+# can never point a test at a real tracker; the rest are the ones outside our prefixes that
+# change what the tools do.
+CLEARED_PREFIXES = ("PN_", "RALPH_", "SGF_")
 _CLEARED = (
-    "PN_DIR",
-    "PN_ACTOR",
-    "RALPH_TEMPLATE",
-    "RALPH_AUTO_PUSH",
-    "RALPH_MAX_ITERATIONS",
-    "RALPH_COMMAND",
-    "RALPH_SANDBOX",
-    "SGF_RALPH",
-    "SGF_SKIP_PREFLIGHT",
     "NO_COLOR",
     "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODEL",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "GIT_DIR",
     "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
 )
+
+# The one cache tests share on purpose: images and the pinned claude binary
+# (scripts/ensure-claude.sh). Resolved once, from the real environment, before any test moves
+# HOME; every other cache (crash logs, XDG_CACHE_HOME) is the test's own.
+SHARED_CACHE = os.environ.get("SPRINGFIELD_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+    "springfield",
+)
+
+
+def ours(name: str) -> bool:
+    """Whether `name` is an environment variable the isolation clears."""
+    return name.startswith(CLEARED_PREFIXES) or name in _CLEARED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Clear our variables from the whole test process before anything runs, so session
+    fixtures (built before any test's own isolation) cannot see them either."""
+    for name in [name for name in os.environ if ours(name)]:
+        del os.environ[name]
 
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME, XDG_* and git's global config at a fresh directory for every test."""
+    """Point HOME, XDG_* (caches included) and git's global config at a fresh directory for
+    every test, and clear every PN_*, RALPH_* and SGF_* variable."""
     home = tmp_path / "home"
     home.mkdir()
-    for name in _CLEARED:
+    for name in [name for name in os.environ if ours(name)]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
-    for xdg in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+    for xdg in (
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+    ):
         monkeypatch.setenv(xdg, str(home / f".{xdg.lower()}"))
+    monkeypatch.setenv("SPRINGFIELD_CACHE", SHARED_CACHE)
     gitconfig = home / ".gitconfig"
     gitconfig.write_text(
         "[user]\n\tname = Test User\n\temail = test@example.com\n"

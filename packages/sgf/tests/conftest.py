@@ -137,8 +137,6 @@ def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "GIT_CONFIG_NOSYSTEM": "1",
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
-    for name in ("PN_DIR", "PN_ACTOR", "SGF_RALPH", "SGF_SKIP_PREFLIGHT", "GIT_DIR"):
-        env.pop(name, None)
     path = base / "project"
     path.mkdir()
     (path / "README.md").write_text("# project\n")

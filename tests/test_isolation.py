@@ -1,0 +1,81 @@
+"""The suite is isolated from the world: run where an agent's variables point at a live
+tracker (inside a loop's container or shell), pensa's and sgf's suites pass and leave that
+tracker byte for byte as it was.
+
+The root conftest clears every PN_*, RALPH_* and SGF_* variable by prefix and moves HOME and
+the caches into each test's own directory; this test runs the two suites in a child pytest with
+those variables set, the way sgf sets them for its agents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def snapshot(tree: Path) -> dict[str, str]:
+    """Every file under `tree` (its git directory included) with its content hash."""
+    return {
+        str(path.relative_to(tree)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(tree.rglob("*"))
+        if path.is_file()
+    }
+
+
+def agent_variables(tracker: Path) -> dict[str, str]:
+    """What sgf gives an agent of a loop in `tracker`, plus a stray sandbox mode."""
+    return {
+        "PN_SHARED_DB": str(tracker / ".pensa" / "db.sqlite"),
+        "PN_DIR": str(tracker / ".pensa"),
+        "PN_CLAIMS": "git",
+        "PN_STUCK_AFTER": "1",
+        "PN_ACTOR": "agent-of-a-real-loop",
+        "RALPH_SANDBOX": "none",
+        "SGF_RALPH": str(tracker / "not-ralph"),
+    }
+
+
+def make_tracker(path: Path, env: dict[str, str]) -> Path:
+    path.mkdir()
+
+    def run(*argv: str) -> None:
+        subprocess.run(argv, cwd=path, env=env, check=True, capture_output=True)
+
+    run("git", "init", "-q", "-b", "main")
+    run("pn", "init")
+    run("pn", "create", "a task someone really has", "-t", "task")
+    run("git", "add", "-A")
+    run("git", "commit", "-q", "-m", "a real tracker")
+    return path
+
+
+# Two whole suites in a child pytest: longer than the suite's default limit per test.
+@pytest.mark.timeout(1200)
+def test_agent_variables_never_reach_a_real_tracker(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    tracker = make_tracker(tmp_path / "real-project", env)
+    before = snapshot(tracker)
+
+    suites = [str(ROOT / "packages" / name / "tests") for name in ("pensa", "sgf")]
+    quick = ["-m", "not docker and not claude and not e2e", "-q", "-x", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *quick, *suites],
+        cwd=ROOT,
+        env={**env, **agent_variables(tracker)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    tail = "\n".join((done.stdout + done.stderr).splitlines()[-30:])
+    assert done.returncode == 0, f"the suites failed with an agent's variables set:\n{tail}"
+    assert snapshot(tracker) == before, "a test wrote into the tracker the variables named"
