@@ -52,11 +52,3 @@ def test_create_loads_no_read_views(repo: Path) -> None:
     modules = loaded(["create", "t", "-t", "bug"], repo)
     assert "pensa.tracker" in modules
     assert "pensa.views" not in modules
-
-
-def test_a_short_option_loads_no_did_you_mean_machinery(repo: Path) -> None:
-    """click would build a "no such option" error (difflib) before finding `-t` as a short
-    option (cli.base.short_options_found_first, test_cli_parsing)."""
-    modules = loaded(["create", "t", "-t", "bug", "-p", "p1"], repo)
-    assert "pensa.tracker" in modules
-    assert "difflib" not in modules

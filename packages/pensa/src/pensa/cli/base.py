@@ -238,39 +238,9 @@ COMMAND_MODULES = {
 }
 
 
-def short_options_found_first(parser: Any) -> Any:
-    """`parser` with each short option (`-t`) also filed among the long ones.
-
-    click looks every option up as a long one first, and for `-t` builds a "no such option"
-    error with did-you-mean suggestions (difflib, a gettext catalogue lookup) before trying
-    the short one: 0.5-0.9 ms of `pn create x -t bug`, in a budget of ~6 over the start-up
-    floor (issue 12). A whole `-t` then parses exactly as before; `-t=bug` now means
-    `--type=bug`, and `-tbug` and `-ab` still take the short path. Attributes of click's
-    parser: a click without them keeps its own way (test_cli_parsing holds the results)."""
-    shorts, longs = getattr(parser, "_short_opt", None), getattr(parser, "_long_opt", None)
-    if isinstance(shorts, dict) and isinstance(longs, dict):
-        for name, option in shorts.items():
-            longs.setdefault(name, option)
-    return parser
-
-
-class PnCommand(click.Command):
-    """A command whose short options are found without a failed long lookup."""
-
-    def make_parser(self, ctx: click.Context) -> Any:
-        """click's parser, short options filed among the long ones too."""
-        return short_options_found_first(super().make_parser(ctx))
-
-
 class PnGroup(click.Group):
     """A group that loads command modules on demand, and whose unknown subcommands fail
     with a "did you mean" hint."""
-
-    command_class = PnCommand
-
-    def make_parser(self, ctx: click.Context) -> Any:
-        """click's parser, short options filed among the long ones too."""
-        return short_options_found_first(super().make_parser(ctx))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command, loaded or not."""
