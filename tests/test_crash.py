@@ -94,3 +94,15 @@ def test_a_failed_command_shows_its_last_lines_not_only_the_last() -> None:
     assert message.startswith("`git push origin 'my branch'` exited with 128:")
     assert "error: the cause" in message
     assert "fatal: the summary" in message
+
+
+@pytest.mark.parametrize("package", ["ralph", "sgf"])
+def test_a_failed_command_shows_the_command_its_code_and_both_streams(package: str) -> None:
+    errors = importlib.import_module(f"{package}.errors")
+    stdout = "".join(f"out {n}\n" for n in range(8))
+    message = str(errors.CommandFailed(["git", "rebase", "main"], 1, "fatal: conflict\n", stdout))
+    assert message.splitlines()[0] == "`git rebase main` exited with 1:"
+    assert "    out 7" in message  # the tail of stdout
+    assert "    out 2" not in message
+    assert "  stderr:\n    fatal: conflict" in message
+    assert str(errors.CommandFailed(["true"], 3, "", "")) == "`true` exited with 3: no output"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
 
 class RalphError(Exception):
     """Anything that stops ralph with exit code 1 and a one-line message."""
@@ -74,20 +77,28 @@ class UsageLimitFatal(RalphError):
 
 
 class CommandFailed(RalphError):
-    """A helper program (git, a sound player) failed; carries argv, status and stderr."""
+    """A helper program (git, a sound player) failed: the command, its exit code and the last
+    lines of both its output streams (git says why on stdout as often as on stderr)."""
 
     code = "command_failed"
+    TAIL = 5  # one line alone is often only "fatal: ..." without its cause
 
-    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
-        self.argv = argv
+    def __init__(self, argv: Sequence[str], returncode: int, stderr: str, stdout: str = "") -> None:
+        self.argv = list(argv)
         self.returncode = returncode
         self.stderr = stderr
-        import shlex
-
-        # the last lines say why; one line alone is often only "fatal: ..." without its cause
-        detail = stderr.strip().splitlines()[-5:] if stderr.strip() else ["no output"]
-        lines = "\n  ".join(detail)
-        super().__init__(f"`{shlex.join(argv)}` exited with {returncode}:\n  {lines}")
+        self.stdout = stdout
+        tails = [
+            (name, text.strip().splitlines()[-self.TAIL :])
+            for name, text in (("stdout", stdout), ("stderr", stderr))
+            if text.strip()
+        ]
+        lines = [
+            f"`{shlex.join(self.argv)}` exited with {returncode}:" + ("" if tails else " no output")
+        ]
+        for name, tail in tails:
+            lines += [f"  {name}:", *(f"    {line}" for line in tail)]
+        super().__init__("\n".join(lines))
 
 
 class UnsafeRepository(RalphError):

@@ -126,7 +126,7 @@ class Integrator:
     def _git(self, layout: gitdirs.Layout, *args: str, check: bool = True) -> proc.Completed:
         done = git.command(layout.work_tree, *args, env=pinned(layout, self.env))
         if check and not done.ok:
-            raise CommandFailed(list(done.argv), done.returncode, done.stderr or done.stdout)
+            raise CommandFailed(done.argv, done.returncode, done.stderr, done.stdout)
         return done
 
     def pending(self) -> int:

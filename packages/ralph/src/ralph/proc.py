@@ -70,7 +70,7 @@ def run(
         raise CommandFailed(list(argv), -1, f"timed out after {timeout} s") from e
     result = Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
     if check and not result.ok:
-        raise CommandFailed(list(argv), result.returncode, result.stderr or result.stdout)
+        raise CommandFailed(argv, result.returncode, result.stderr, result.stdout)
     return result
 
 

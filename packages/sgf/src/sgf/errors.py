@@ -6,6 +6,7 @@ cli.main maps them to `error: <message>` on stderr and exit code 1 (never 2: ral
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 
@@ -108,17 +109,28 @@ class MergeError(SgfError):
 
 
 class CommandFailed(SgfError):
-    """A program sgf ran (git, pn, docker, npm, pip) failed."""
+    """A program sgf ran (git, pn, docker, npm, pip) failed: the command, its exit code and
+    the last lines of both its output streams."""
 
     code = "command_failed"
+    TAIL = 5  # one line alone is often only "fatal: ..." without its cause
 
-    def __init__(self, argv: Sequence[str], returncode: int, stderr: str) -> None:
+    def __init__(self, argv: Sequence[str], returncode: int, stderr: str, stdout: str = "") -> None:
         self.argv = list(argv)
         self.returncode = returncode
         self.stderr = stderr
-        detail = stderr.strip().splitlines()[-5:] if stderr.strip() else []
-        tail = ("\n  " + "\n  ".join(detail)) if detail else ""
-        super().__init__(f"`{' '.join(argv)}` exited with {returncode}{tail}")
+        self.stdout = stdout
+        tails = [
+            (name, text.strip().splitlines()[-self.TAIL :])
+            for name, text in (("stdout", stdout), ("stderr", stderr))
+            if text.strip()
+        ]
+        lines = [
+            f"`{shlex.join(self.argv)}` exited with {returncode}:" + ("" if tails else " no output")
+        ]
+        for name, tail in tails:
+            lines += [f"  {name}:", *(f"    {line}" for line in tail)]
+        super().__init__("\n".join(lines))
 
 
 class ProgramMissing(SgfError):

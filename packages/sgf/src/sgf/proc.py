@@ -62,7 +62,7 @@ def run(
         raise CommandFailed(argv, -1, f"timed out after {timeout} s") from e
     result = Result(done.returncode, done.stdout, done.stderr)
     if check and done.returncode != 0:
-        raise CommandFailed(argv, done.returncode, done.stderr or done.stdout)
+        raise CommandFailed(argv, done.returncode, done.stderr, done.stdout)
     return result
 
 
