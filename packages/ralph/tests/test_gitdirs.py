@@ -30,10 +30,15 @@ def test_a_plain_checkout_protects_config_hooks_and_info(project: Path) -> None:
     assert not layout.linked
     git_dir = project / ".git"
     assert gitdirs.mounts(layout, project=project) == [
+        (git_dir, False),
+        (git_dir / "config.worktree", True),
         (git_dir / "config", True),
         (git_dir / "hooks", True),
         (git_dir / "info", True),
+        (git_dir / "modules", True),
     ]
+    assert (git_dir / "modules").is_dir()
+    assert (git_dir / "config.worktree").read_bytes() == b""
 
 
 def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
@@ -47,6 +52,7 @@ def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
     assert layout.git_dir == common / "worktrees" / "linked"
     assert gitdirs.mounts(layout, project=linked) == [
         (common, False),
+        (common / "worktrees" / "linked", False),
         (linked / ".git", True),
         (common / "worktrees" / "linked" / "commondir", True),
         (common / "worktrees" / "linked" / "gitdir", True),
@@ -54,6 +60,7 @@ def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
         (common / "config", True),
         (common / "hooks", True),
         (common / "info", True),
+        (common / "modules", True),
     ]
 
 
@@ -65,8 +72,19 @@ def test_a_commondir_planted_in_a_repositorys_own_git_dir_is_refused(
     project: Path, tmp_path: Path
 ) -> None:
     (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
-    with pytest.raises(UnsafeRepository, match=r"\.git/commondir exists"):
+    with pytest.raises(UnsafeRepository, match=r"\.git/commondir existed.*moved to commondir\."):
         gitdirs.find(project)
+    [kept] = (project / ".git").glob("commondir.quarantined-*")
+    assert kept.read_text() == str(tmp_path / "evil")
+    assert not (project / ".git" / "commondir").exists()
+    assert gitdirs.find(project) is not None
+
+
+def test_a_gitdir_planted_in_a_repositorys_own_git_dir_is_moved_aside(project: Path) -> None:
+    (project / ".git" / "gitdir").symlink_to("/nowhere")
+    with pytest.raises(UnsafeRepository, match=r"\.git/gitdir existed"):
+        gitdirs.find(project)
+    assert not (project / ".git" / "gitdir").is_symlink()
 
 
 @pytest.mark.parametrize("text", ["garbage", "gitdir: /nowhere/at/all"])
@@ -112,5 +130,5 @@ def test_a_commondir_planted_in_the_common_dir_of_a_worktree_is_refused(
     layout = gitdirs.find(linked)
     assert layout is not None
     (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
-    with pytest.raises(UnsafeRepository, match="commondir exists"):
+    with pytest.raises(UnsafeRepository, match="commondir existed"):
         gitdirs.unchanged(layout)

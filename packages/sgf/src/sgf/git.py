@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sgf import proc
+from sgf import gitguard, proc
 from sgf.errors import InsideGitDir, NotAGitRepo
 
 # Repository configuration is attacker input (the threat model of git's safe.directory work
@@ -40,9 +40,33 @@ HARDENED = (
 )
 
 
+# What `pn init` writes into .git/config (pensa's gitsetup.SUBMODULE_SAFETY: sgf calls pn, it
+# cannot import it) so the developer's own plain git never looks inside a nested repository
+# either; ensured again before every launch, in case it was unset since.
+SUBMODULE_SAFETY = (
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
+)
+
+
 def _git(*args: str, cwd: Path, check: bool = True) -> proc.Result:
-    """Run git hardened against repository configuration (see HARDENED)."""
+    """Run git hardened against repository configuration (see HARDENED), after checking that
+    no agent planted a pointer git would follow (gitguard.py)."""
+    gitguard.check(cwd)
     return proc.run([*HARDENED, *args], cwd=cwd, check=check)
+
+
+def keep_out_of_submodules(root: Path) -> list[str]:
+    """Set SUBMODULE_SAFETY in the repository's own .git/config; return the keys it set."""
+    set_now = []
+    for key, value in SUBMODULE_SAFETY:
+        found = _git("config", "--local", "--get", key, cwd=root, check=False).stdout.strip()
+        if found != value:
+            _git("config", "--local", key, value, cwd=root)
+            set_now.append(key)
+    return set_now
 
 
 def toplevel(cwd: Path) -> Path:
