@@ -1,0 +1,117 @@
+"""A hostile agent in the real Docker sandbox cannot make the host's git run its commands
+through configuration git finds outside `.git/config` (README "Security model"): a nested
+repository's own config, a submodule's under `.git/modules/<name>`, a planted `commondir`.
+
+After each attack the developer works as usual on the host: plain git, `pn list`, `sgf status`
+and the next loop. The agent's trap records the mount namespace it runs in; it must run in the
+container (the attack is armed) and never in the host's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests import loops_harness
+from tests.loops_harness import Loops
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
+
+AGENT = Path(__file__).parent / "agents" / "hostile_git.py"
+HOST = os.readlink("/proc/self/ns/mnt")
+
+
+@pytest.fixture
+def loops(tmp_path: Path, base_image: str) -> Loops:
+    """A project after `sgf init` whose loops run the hostile agent in Docker."""
+    made = loops_harness.make(tmp_path, os.environ)
+    agent = made.root / "tools" / "hostile_git.py"
+    agent.parent.mkdir()
+    shutil.copy(AGENT, agent)
+    agent.chmod(0o755)
+    made.env["RALPH_COMMAND"] = str(agent)
+    made.env["RALPH_SANDBOX"] = "docker"
+    made.git("add", "tools")
+    made.git("commit", "-qm", "chore: the agent")
+    return made
+
+
+def attack(loops: Loops, name: str, base_image: str) -> str:
+    """Run one loop in Docker whose agent carries out `name`; return what it printed."""
+    (loops.root / "tools" / "attack").write_text(name + "\n")
+    loops.git("add", "tools/attack")
+    loops.git("commit", "-qm", f"chore: attack {name}")
+    done = loop(loops, base_image)
+    return done.stdout + done.stderr
+
+
+def loop(loops: Loops, base_image: str) -> subprocess.CompletedProcess[str]:
+    return loops.sgf(
+        "build", "-a", "--no-push", "--sandbox", "docker", "--template", base_image, "1"
+    )
+
+
+def marks(loops: Loops) -> list[str]:
+    path = loops.root / ".git" / "hostile-marks"
+    return path.read_text().split() if path.exists() else []
+
+
+def developer_works_on_the_host(loops: Loops, *extra: list[str]) -> None:
+    """What a developer does next, with plain git (no -c): none of it may run the trap."""
+    for argv in (
+        ["git", "status"],
+        ["git", "diff"],
+        ["git", "diff", "HEAD~1"],
+        ["git", "log", "-p", "-3"],
+        ["git", "switch", "-c", "look"],
+        ["git", "switch", "main"],
+        *extra,
+    ):
+        loops.run(*argv, check=False)
+    (loops.root / "notes.txt").write_text("the developer's notes\n")
+    loops.run("git", "add", "notes.txt")
+    loops.run("git", "commit", "-qm", "docs: notes")
+    (loops.root / "notes.txt").write_text("more notes\n")
+    loops.run("git", "commit", "-qam", "docs: more notes")
+    loops.run("pn", "list")
+    loops.run("sgf", "status")
+
+
+def test_a_nested_repositorys_config_never_runs_on_the_host(loops: Loops, base_image: str) -> None:
+    said = attack(loops, "worktree-submodule", base_image)
+    assert "add sub' rc=0" in said, said  # the gitlink is committed
+    assert marks(loops), said  # armed: the trap ran inside the container
+    developer_works_on_the_host(loops)
+    done = loop(loops, base_image)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert HOST not in marks(loops)
+
+
+def test_a_submodule_config_under_git_modules_cannot_be_written(
+    loops: Loops, base_image: str
+) -> None:
+    said = attack(loops, "modules-config", base_image)
+    assert "Read-only file system" in said, said
+    assert not (loops.root / ".git" / "modules" / "sub").exists()
+    developer_works_on_the_host(loops, ["git", "add", "-A"])
+    done = loop(loops, base_image)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert HOST not in marks(loops)
+
+
+def test_a_planted_commondir_is_moved_aside_before_the_host_reads_it(
+    loops: Loops, base_image: str
+) -> None:
+    said = attack(loops, "commondir", base_image)
+    assert marks(loops), said  # armed: the container's own git followed it
+    assert "commondir existed" in said, said  # ralph stopped and named it
+    [kept] = (loops.root / ".git").glob("commondir.quarantined-*")
+    assert kept.read_text().strip() == f"{loops.root}/.git/evil"
+    developer_works_on_the_host(loops)
+    done = loop(loops, base_image)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert HOST not in marks(loops)
