@@ -91,13 +91,26 @@ def test_a_nested_repositorys_config_never_runs_on_the_host(loops: Loops, base_i
     assert HOST not in marks(loops)
 
 
-def test_a_submodule_config_under_git_modules_cannot_be_written(
-    loops: Loops, base_image: str
+def test_a_submodules_config_under_git_modules_cannot_be_written(
+    loops: Loops, base_image: str, tmp_path: Path
 ) -> None:
+    library = tmp_path / "library"
+    loops.run("git", "init", "-q", str(library))
+    loops.run("git", "-C", str(library), "commit", "-q", "--allow-empty", "-m", "lib")
+    file_ok = ("-c", "protocol.file.allow=always")
+    loops.run("git", *file_ok, "submodule", "add", "-q", str(library), "lib")
+    loops.run("git", "commit", "-qm", "chore: a submodule of the developer's")
+    config = (loops.root / ".git" / "modules" / "lib" / "config").read_bytes()
     said = attack(loops, "modules-config", base_image)
     assert "Read-only file system" in said, said
-    assert not (loops.root / ".git" / "modules" / "sub").exists()
-    developer_works_on_the_host(loops, ["git", "add", "-A"])
+    assert (loops.root / ".git" / "modules" / "lib" / "config").read_bytes() == config
+    developer_works_on_the_host(
+        loops,
+        ["git", "add", "-A"],
+        ["git", "-C", "lib", "status"],
+        ["git", "submodule", "status"],
+        ["git", *file_ok, "submodule", "update", "--init"],
+    )
     done = loop(loops, base_image)
     assert done.returncode == 0, done.stdout + done.stderr
     assert HOST not in marks(loops)

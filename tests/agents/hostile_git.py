@@ -28,20 +28,28 @@ def say(text: str) -> None:
     emit({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}})
 
 
-def nested_repo(git_dir: str) -> list[str]:
-    """A nested repository at `sub` whose config (kept in `git_dir`) runs the trap; committed
-    as a gitlink and then changed, so a git that looks inside runs status there."""
+def nested_repo() -> list[str]:
+    """A nested repository at `sub` whose own config runs the trap; committed as a gitlink
+    and then changed, so a git that looks inside runs status there."""
     trap = f"{Path.cwd()}/.git/hostile-mark.sh"
-    config = f"git --git-dir={git_dir} config"
-    separate = "" if git_dir == "sub/.git" else f"--separate-git-dir={git_dir}"
+    config = "git --git-dir=sub/.git config"
     return [
-        f"git init -q {separate} sub",
+        "git init -q sub",
         "echo x > sub/f && echo 'f filter=evil' > sub/.gitattributes",
         f"{config} filter.evil.clean '{trap}' && {config} core.fsmonitor '{trap}'",
         "cd sub && git add -A && git commit -q --no-verify -m nested",
         "git add sub && git -c diff.ignoreSubmodules=none commit -q --no-verify -m 'add sub'",
         "echo y >> sub/f && touch -d 2000-01-01 sub/f",
         "git -c diff.ignoreSubmodules=none status --porcelain",  # arms: the trap runs in here
+    ]
+
+
+def submodule_config() -> list[str]:
+    """The trap in the git directory of the project's own submodule `lib`."""
+    trap = f"{Path.cwd()}/.git/hostile-mark.sh"
+    return [
+        f"git config -f .git/modules/lib/config core.fsmonitor '{trap}'",
+        "git -C lib status --porcelain",  # arms when the write went through
     ]
 
 
@@ -59,8 +67,8 @@ def planted_commondir() -> list[str]:
 
 
 ATTACKS = {
-    "worktree-submodule": lambda: nested_repo("sub/.git"),
-    "modules-config": lambda: nested_repo(f"{Path.cwd()}/.git/modules/sub"),
+    "worktree-submodule": nested_repo,
+    "modules-config": submodule_config,
     "commondir": planted_commondir,
 }
 
