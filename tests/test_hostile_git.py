@@ -1,6 +1,7 @@
 """A hostile agent in the real Docker sandbox cannot make the host's git run its commands
 through configuration git finds outside `.git/config` (README "Security model"): a nested
-repository's own config, a submodule's under `.git/modules/<name>`, a planted `commondir`.
+repository's own config, a submodule's under `.git/modules/<name>`, a planted `commondir`,
+a `.git` of the agent's making swapped in for the real one.
 
 After each attack the developer works as usual on the host: plain git, `pn list`, `sgf status`
 and the next loop. The agent's trap records the mount namespace it runs in; it must run in the
@@ -124,6 +125,18 @@ def test_a_planted_commondir_is_moved_aside_before_the_host_reads_it(
     assert "commondir existed" in said, said  # ralph stopped and named it
     [kept] = (loops.root / ".git").glob("commondir.quarantined-*")
     assert kept.read_text().strip() == f"{loops.root}/.git/evil"
+    developer_works_on_the_host(loops)
+    done = loop(loops, base_image)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert HOST not in marks(loops)
+
+
+def test_the_git_directory_cannot_be_swapped_for_one_with_the_agents_config(
+    loops: Loops, base_image: str
+) -> None:
+    said = attack(loops, "replace-git-dir", base_image)
+    assert "mv .git-new .git || { rm -rf .git-new; false; } rc=1" in said, said
+    assert "Device or resource busy" in said, said
     developer_works_on_the_host(loops)
     done = loop(loops, base_image)
     assert done.returncode == 0, done.stdout + done.stderr

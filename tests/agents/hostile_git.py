@@ -53,6 +53,16 @@ def submodule_config() -> list[str]:
     ]
 
 
+def replaced_git_dir() -> list[str]:
+    """A copy of `.git` with the trap in its (writable) config, swapped in for the real one."""
+    trap = f"{Path.cwd()}/.git/hostile-mark.sh"
+    return [
+        f"cp -r .git .git-new && git config -f .git-new/config core.fsmonitor '{trap}'",
+        "mv .git .git-away && mv .git-new .git || { rm -rf .git-new; false; }",
+        "git status --porcelain",  # arms when the swap went through
+    ]
+
+
 def planted_commondir() -> list[str]:
     """A copy of the git directory whose config runs the trap, and `.git/commondir` at it."""
     evil = f"{Path.cwd()}/.git/evil"
@@ -70,6 +80,7 @@ ATTACKS = {
     "worktree-submodule": nested_repo,
     "modules-config": submodule_config,
     "commondir": planted_commondir,
+    "replace-git-dir": replaced_git_dir,
 }
 
 
