@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -117,14 +118,35 @@ def test_a_submodules_config_under_git_modules_cannot_be_written(
     assert HOST not in marks(loops)
 
 
-def test_a_planted_commondir_is_moved_aside_before_the_host_reads_it(
+def test_no_commondir_can_be_planted_not_even_while_the_agent_runs(
     loops: Loops, base_image: str
 ) -> None:
-    said = attack(loops, "commondir", base_image)
-    assert marks(loops), said  # armed: the container's own git followed it
-    assert "commondir existed" in said, said  # ralph stopped and named it
-    [kept] = (loops.root / ".git").glob("commondir.quarantined-*")
-    assert kept.read_text().strip() == f"{loops.root}/.git/evil"
+    """The developer's `git status` during the iteration is the window: ralph only looks
+    after it. The read-only self-pointing commondir leaves no moment to plant one."""
+    (loops.root / "tools" / "attack").write_text("commondir\n")
+    loops.git("add", "tools/attack")
+    loops.git("commit", "-qm", "chore: attack commondir")
+    ready, go = loops.root / ".git" / "hostile-ready", loops.root / ".git" / "hostile-go"
+    argv = ["sgf", "build", "-a", "--no-push", "--sandbox", "docker", "--template", base_image]
+    running = subprocess.Popen(
+        [*argv, "1"], cwd=loops.root, env=loops.env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not ready.exists() and running.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ready.exists(), "the agent never got to the point of waiting"
+        loops.run("git", "status", check=False)  # mid-iteration, plain git
+        loops.run("git", "diff", check=False)
+        assert HOST not in marks(loops)
+    finally:
+        go.touch()
+        said, _ = running.communicate(timeout=120)
+    assert running.returncode == 0, said
+    assert f"echo {loops.root}/.git/evil > .git/commondir rc=" in said, said
+    assert "Read-only file system" in said, said
+    assert (loops.root / ".git" / "commondir").read_text() == ".\n"
     developer_works_on_the_host(loops)
     done = loop(loops, base_image)
     assert done.returncode == 0, done.stdout + done.stderr

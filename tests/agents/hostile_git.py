@@ -64,7 +64,9 @@ def replaced_git_dir() -> list[str]:
 
 
 def planted_commondir() -> list[str]:
-    """A copy of the git directory whose config runs the trap, and `.git/commondir` at it."""
+    """A copy of the git directory whose config runs the trap, and `.git/commondir` at it;
+    then the agent says so in `.git/hostile-ready` and waits (up to a minute) for
+    `.git/hostile-go`, while the developer runs git on the host."""
     evil = f"{Path.cwd()}/.git/evil"
     trap = f"{Path.cwd()}/.git/hostile-mark.sh"
     return [
@@ -72,7 +74,9 @@ def planted_commondir() -> list[str]:
         f"git config -f {evil}/config core.fsmonitor '{trap}'",
         f"git config -f {evil}/config filter.evil.clean '{trap}'",
         f"echo {evil} > .git/commondir",
-        "git status --porcelain",  # arms: the trap runs in here
+        "git status --porcelain",  # arms when the write went through
+        "touch .git/hostile-ready; i=0; while [ ! -e .git/hostile-go ] && [ $i -lt 600 ]; do "
+        "sleep 0.1; i=$((i + 1)); done",
     ]
 
 

@@ -32,6 +32,7 @@ def test_a_plain_checkout_protects_config_hooks_and_info(project: Path) -> None:
     assert gitdirs.mounts(layout, project=project) == [
         (git_dir, False),
         (git_dir / "config.worktree", True),
+        (git_dir / "commondir", True),
         (git_dir / "config", True),
         (git_dir / "hooks", True),
         (git_dir / "info", True),
@@ -39,6 +40,10 @@ def test_a_plain_checkout_protects_config_hooks_and_info(project: Path) -> None:
     ]
     assert (git_dir / "modules").is_dir()
     assert (git_dir / "config.worktree").read_bytes() == b""
+    # a commondir that leads to its own folder: git behaves as without one, and no agent can
+    # plant another over the read-only mount
+    assert (git_dir / "commondir").read_text() == ".\n"
+    assert gitdirs.find(project) == layout
 
 
 def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
@@ -57,6 +62,7 @@ def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
         (common / "worktrees" / "linked" / "commondir", True),
         (common / "worktrees" / "linked" / "gitdir", True),
         (common / "worktrees" / "linked" / "config.worktree", True),
+        (common / "commondir", True),
         (common / "config", True),
         (common / "hooks", True),
         (common / "info", True),

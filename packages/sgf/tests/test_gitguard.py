@@ -38,3 +38,11 @@ def test_every_launch_sets_the_submodule_settings_again(
     assert sgf(project, "build", "-a", "1", env=fake_ralph.env()).returncode == 0
     assert git(project, "config", "--local", "diff.ignoreSubmodules").strip() == "all"
     assert git(project, "config", "--local", "submodule.recurse").strip() == "false"
+
+
+def test_a_commondir_that_leads_to_its_own_folder_is_ralphs_and_stays(
+    project: Path, sgf: Run
+) -> None:
+    (project / ".git" / "commondir").write_text(".\n")
+    assert sgf(project, "status").returncode == 0
+    assert (project / ".git" / "commondir").read_text() == ".\n"

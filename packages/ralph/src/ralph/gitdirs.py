@@ -20,10 +20,14 @@ What else git resolves from these directories, and why none of it is the agent's
   read-only, created empty;
 - the git directory itself is a mount of its own, so the agent cannot rename it away and put
   a `.git` of its making (with its own config) in its place;
-- a planted `commondir` or `gitdir` in the repository's own git directory is moved out of
-  git's reach (renamed `<name>.quarantined-<time>`, kept for the human to read) before
-  ralph refuses to go on. It can appear while an agent runs, and the human's own git follows
-  it until ralph's next check: README "Security model" names that window.
+- `commondir` of the repository's own git directory: git never writes one there, and would
+  take its configuration from wherever it points. Before any agent runs ralph writes one
+  that points at the directory itself (`.`: git behaves exactly as without it) and mounts it
+  read-only, so no agent can plant another, not even for the moment the developer runs
+  `git status` during an iteration;
+- a `commondir` that leads elsewhere, or a `gitdir`, found there (planted by an agent ralph
+  did not sandbox, or before this mount existed) is moved out of git's reach (renamed
+  `<name>.quarantined-<time>`, kept for the human to read) and ralph refuses to go on.
 """
 
 from __future__ import annotations
@@ -75,9 +79,20 @@ def _pointer(path: Path, *, prefix: str = "") -> Path:
     return (path.parent / text[len(prefix) :].strip()).resolve()
 
 
+def _leads_to_itself(pointer: Path) -> bool:
+    """Whether a `commondir` file names the folder holding it (what mounts() writes)."""
+    try:
+        text = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(text) and (pointer.parent / text).resolve() == pointer.parent.resolve()
+
+
 def _no_planted_commondir(common: Path) -> None:
     for name in PLANTED:
         planted = common / name
+        if name == "commondir" and planted.is_file() and _leads_to_itself(planted):
+            continue
         if planted.exists() or planted.is_symlink():
             kept = common / f"{name}.quarantined-{time.strftime('%Y%m%dT%H%M%S')}"
             try:
@@ -135,6 +150,10 @@ def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
         # read with extensions.worktreeConfig on; empty, it changes nothing
         (layout.git_dir / "config.worktree").touch(exist_ok=True)
         out.append((layout.git_dir / "config.worktree", True))
+    own = layout.common_dir / "commondir"
+    if not own.exists():
+        own.write_text(".\n", encoding="utf-8")
+    out.append((own, True))
     for name in PROTECTED:
         path = layout.common_dir / name
         if name != "config":

@@ -3,11 +3,14 @@
 git reads `commondir` (and, for a linked worktree's own folder, `gitdir`) from a git
 directory and takes the repository's configuration, hooks and all, from wherever it points.
 git never writes either into a repository's own `.git`, but the agent in the sandbox can
-write there (objects, refs and the index live beside them). A planted one is moved out of
-git's reach, renamed `<name>.quarantined-<time>` in the same folder, where git never looks
-and the human can read it, and sgf refuses to go on (exit 1) naming it. ralph checks the same
-after every iteration (its gitdirs.py); this covers the launch, `sgf status` and everything
-else sgf runs git for, also after a ralph that was killed before it could look.
+write there (objects, refs and the index live beside them). ralph's sandbox mounts a
+`commondir` naming its own folder (`.`: git behaves as without one) read-only over the spot,
+so none can appear while an agent runs; one that leads anywhere else, or a `gitdir`, was
+planted where that mount did not stand (`--sandbox none`, an older ralph). It is moved out
+of git's reach, renamed `<name>.quarantined-<time>` in the same folder, where git never
+looks and the human can read it, and sgf refuses to go on (exit 1) naming it. ralph checks
+the same after every iteration (its gitdirs.py); this covers the launch, `sgf status` and
+everything else sgf runs git for, also after a ralph that was killed before it could look.
 
 The files are found without running git: git itself is what must not read them first.
 """
@@ -46,6 +49,15 @@ def common_dir(cwd: Path) -> Path | None:
     return None
 
 
+def _leads_to_itself(pointer: Path) -> bool:
+    """Whether a `commondir` file names the folder holding it (ralph's read-only one)."""
+    try:
+        text = pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(text) and (pointer.parent / text).resolve() == pointer.parent.resolve()
+
+
 def check(cwd: Path) -> None:
     """Raise UnsafeRepository, after moving it aside, when a pointer git never writes sits in
     the repository's own git directory."""
@@ -55,6 +67,8 @@ def check(cwd: Path) -> None:
     for name in PLANTED:
         planted = common / name
         if not (planted.exists() or planted.is_symlink()):
+            continue
+        if name == "commondir" and _leads_to_itself(planted):
             continue
         kept = common / f"{name}.quarantined-{time.strftime('%Y%m%dT%H%M%S')}"
         try:
