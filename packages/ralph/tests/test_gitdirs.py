@@ -138,3 +138,27 @@ def test_a_commondir_planted_in_the_common_dir_of_a_worktree_is_refused(
     (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
     with pytest.raises(UnsafeRepository, match="commondir existed"):
         gitdirs.unchanged(layout)
+
+
+def test_ralph_moves_a_planted_commondir_aside_after_the_iteration_and_stops(
+    project: Path, remote: Path, tmp_path: Path, ralph: Run, script: Script, git: Git
+) -> None:
+    """Where no read-only commondir stands (--sandbox none), the planted one is moved out of
+    git's reach before ralph's push, and before the developer's next git, can follow it."""
+    evil = tmp_path / "evil"
+    git(tmp_path, "init", "-q", "--bare", str(evil))
+    steps = [
+        ["commit", "work.txt", "feat: work"],
+        ["sh", f"echo {evil} > .git/commondir"],
+        ["result"],
+    ]
+    done = ralph("-a", "--loop-id", "planted", "2", script(default=steps))
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "commondir" in line]
+    assert f"{project}/.git/commondir existed" in line
+    assert "moved to commondir.quarantined-" in line
+    assert not (project / ".git" / "commondir").exists()
+    [kept] = (project / ".git").glob("commondir.quarantined-*")
+    assert kept.read_text() == f"{evil}\n"
+    assert "Iteration 2" not in done.stdout
+    assert git(remote, "log", "-1", "--format=%s", "main") != "feat: work"  # never pushed
