@@ -134,8 +134,9 @@ def find(project: Path) -> Layout | None:
 def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
     """(path, read_only) bind mounts that let the agent commit but not change what runs.
 
-    `project` itself is mounted read-write by the caller. Missing `hooks/` and `info/` are
-    created first: an empty one would otherwise be created by the agent, writable."""
+    `project` itself is mounted read-write by the caller. Missing `hooks/`, `info/`,
+    `modules/`, `config.worktree` and the self-pointing `commondir` are created first (and
+    stay): one missing would otherwise be created by the agent, writable."""
     # Each git directory is a mount of its own, so the agent cannot rename it away.
     out: list[tuple[Path, bool]] = [(layout.common_dir, False)]
     if layout.linked:
