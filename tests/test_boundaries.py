@@ -69,7 +69,12 @@ def test_every_host_git_command_goes_through_the_hardened_helper(package: str) -
     ]
     assert spelled == {f"packages/{package}/src/{package}/git.py:{hardened}"}
     text = (src / "git.py").read_text()
-    for flag in ("core.hooksPath=/dev/null", "core.fsmonitor=false", "protocol.ext.allow=never"):
+    for flag in (
+        "core.hooksPath=/dev/null",
+        "core.fsmonitor=false",
+        "protocol.ext.allow=never",
+        "diff.ignoreSubmodules=all",
+    ):
         assert flag in text
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pensa import gitsetup
+
 from .conftest import BIN, PN, Pn, git
 
 
@@ -197,6 +199,31 @@ def test_pn_init_is_idempotent_and_doctor_reports_what_is_missing(repo: Path, pn
     attributes = (repo / ".gitattributes").read_text()
     assert ".pensa/*.jsonl merge=pensa" in attributes
     assert "pn merge-driver" in git(repo, "config", "merge.pensa.driver")
+
+
+def test_pn_init_keeps_git_out_of_nested_repositories_and_doctor_notices_a_change(
+    repo: Path, pn: Pn
+) -> None:
+    """The sandbox's agent can make a folder a repository with its own config: these
+    settings in the read-only .git/config keep the host's git from running status there."""
+    assert pn("init").code == 0
+    git(repo, "add", ".pensa")
+    git(repo, "commit", "-q", "-m", "the tracker is shared through git")
+    settings = {
+        key: git(repo, "config", "--local", key).strip() for key, _ in gitsetup.SUBMODULE_SAFETY
+    }
+    assert settings == {
+        "diff.ignoreSubmodules": "all",
+        "submodule.recurse": "false",
+        "fetch.recurseSubmodules": "false",
+        "push.recurseSubmodules": "no",
+    }
+    git(repo, "config", "--local", "diff.ignoreSubmodules", "none")
+    [finding] = [f for f in pn("doctor", "--json").json()["findings"] if f["check"] == "git_setup"]
+    assert "the submodule settings in .git/config" in json.dumps(finding)
+    steps = {s["path"]: s["action"] for s in pn("init", "--json").json()}
+    assert steps[".git/config submodules"] == "updated"
+    assert git(repo, "config", "--local", "diff.ignoreSubmodules").strip() == "all"
 
 
 def test_pn_init_outside_git_is_a_one_line_error(tmp_path: Path, pn: Pn) -> None:

@@ -30,10 +30,20 @@ def test_a_plain_checkout_protects_config_hooks_and_info(project: Path) -> None:
     assert not layout.linked
     git_dir = project / ".git"
     assert gitdirs.mounts(layout, project=project) == [
+        (git_dir, False),
+        (git_dir / "config.worktree", True),
+        (git_dir / "commondir", True),
         (git_dir / "config", True),
         (git_dir / "hooks", True),
         (git_dir / "info", True),
+        (git_dir / "modules", True),
     ]
+    assert (git_dir / "modules").is_dir()
+    assert (git_dir / "config.worktree").read_bytes() == b""
+    # a commondir that leads to its own folder: git behaves as without one, and no agent can
+    # plant another over the read-only mount
+    assert (git_dir / "commondir").read_text() == ".\n"
+    assert gitdirs.find(project) == layout
 
 
 def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
@@ -47,13 +57,16 @@ def test_a_linked_worktree_mounts_the_common_dir_and_its_pointers_read_only(
     assert layout.git_dir == common / "worktrees" / "linked"
     assert gitdirs.mounts(layout, project=linked) == [
         (common, False),
+        (common / "worktrees" / "linked", False),
         (linked / ".git", True),
         (common / "worktrees" / "linked" / "commondir", True),
         (common / "worktrees" / "linked" / "gitdir", True),
         (common / "worktrees" / "linked" / "config.worktree", True),
+        (common / "commondir", True),
         (common / "config", True),
         (common / "hooks", True),
         (common / "info", True),
+        (common / "modules", True),
     ]
 
 
@@ -65,8 +78,19 @@ def test_a_commondir_planted_in_a_repositorys_own_git_dir_is_refused(
     project: Path, tmp_path: Path
 ) -> None:
     (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
-    with pytest.raises(UnsafeRepository, match=r"\.git/commondir exists"):
+    with pytest.raises(UnsafeRepository, match=r"\.git/commondir existed.*moved to commondir\."):
         gitdirs.find(project)
+    [kept] = (project / ".git").glob("commondir.quarantined-*")
+    assert kept.read_text() == str(tmp_path / "evil")
+    assert not (project / ".git" / "commondir").exists()
+    assert gitdirs.find(project) is not None
+
+
+def test_a_gitdir_planted_in_a_repositorys_own_git_dir_is_moved_aside(project: Path) -> None:
+    (project / ".git" / "gitdir").symlink_to("/nowhere")
+    with pytest.raises(UnsafeRepository, match=r"\.git/gitdir existed"):
+        gitdirs.find(project)
+    assert not (project / ".git" / "gitdir").is_symlink()
 
 
 @pytest.mark.parametrize("text", ["garbage", "gitdir: /nowhere/at/all"])
@@ -112,5 +136,29 @@ def test_a_commondir_planted_in_the_common_dir_of_a_worktree_is_refused(
     layout = gitdirs.find(linked)
     assert layout is not None
     (project / ".git" / "commondir").write_text(str(tmp_path / "evil"))
-    with pytest.raises(UnsafeRepository, match="commondir exists"):
+    with pytest.raises(UnsafeRepository, match="commondir existed"):
         gitdirs.unchanged(layout)
+
+
+def test_ralph_moves_a_planted_commondir_aside_after_the_iteration_and_stops(
+    project: Path, remote: Path, tmp_path: Path, ralph: Run, script: Script, git: Git
+) -> None:
+    """Where no read-only commondir stands (--sandbox none), the planted one is moved out of
+    git's reach before ralph's push, and before the developer's next git, can follow it."""
+    evil = tmp_path / "evil"
+    git(tmp_path, "init", "-q", "--bare", str(evil))
+    steps = [
+        ["commit", "work.txt", "feat: work"],
+        ["sh", f"echo {evil} > .git/commondir"],
+        ["result"],
+    ]
+    done = ralph("-a", "--loop-id", "planted", "2", script(default=steps))
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "commondir" in line]
+    assert f"{project}/.git/commondir existed" in line
+    assert "moved to commondir.quarantined-" in line
+    assert not (project / ".git" / "commondir").exists()
+    [kept] = (project / ".git").glob("commondir.quarantined-*")
+    assert kept.read_text() == f"{evil}\n"
+    assert "Iteration 2" not in done.stdout
+    assert git(remote, "log", "-1", "--format=%s", "main") != "feat: work"  # never pushed

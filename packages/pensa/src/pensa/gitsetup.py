@@ -8,7 +8,12 @@ What it puts in place, and why:
   line and goes on instead of failing;
 - the four git hooks, installed by the pre-commit framework;
 - `.gitattributes` `.pensa/*.jsonl merge=pensa` and the `merge.pensa.driver` registration in
-  `.git/config`, so two branches that add or edit issues never conflict on `.pensa/`.
+  `.git/config`, so two branches that add or edit issues never conflict on `.pensa/`;
+- `.git/config` settings that keep git out of nested repositories (SUBMODULE_SAFETY): an
+  agent in the sandbox can make a folder of the work tree a repository whose own config runs
+  its commands (fsmonitor, filters), and without them your plain `git status`, `git diff` and
+  `git commit` run `git status` inside it. `.git/config` is read-only in the sandbox, so the
+  agent cannot undo them; sgf ensures them again before every launch.
 A fresh clone runs `pn init` once, like `pre-commit install`; `pn doctor` says when it is due.
 """
 
@@ -34,6 +39,17 @@ MERGE_DRIVER = (
     'sh -c \'if command -v pn >/dev/null 2>&1; then exec pn merge-driver "$0" "$1" "$2" '
     '"$3"; fi; echo "pensa: pn is not on PATH: $3 merged as text (install pensa, or resolve '
     'by hand and run pn export)" >&2; exec git merge-file "$1" "$0" "$2"\' %O %A %B %P'
+)
+# Each one, checked with real git against a nested repository whose config sets
+# core.fsmonitor and a filter: diff.ignoreSubmodules stops status, diff, commit and switch
+# from running `git status` inside it; submodule.recurse and fetch/push.recurseSubmodules
+# stop a user's global `true`/`on-demand` from running checkout, reset, fetch or push there.
+# (status.submoduleSummary changed nothing once diff.ignoreSubmodules was set: left out.)
+SUBMODULE_SAFETY = (
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
 )
 
 
@@ -196,6 +212,8 @@ def missing_setup(top: str, env: Mapping[str, str]) -> list[str]:
     driver = git.run(["config", "merge.pensa.driver"], cwd=top, env=env).out.strip()
     if driver != MERGE_DRIVER:
         missing.append("the merge driver in .git/config")
+    if _unsafe_submodule_settings(top, env):
+        missing.append("the submodule settings in .git/config")
     attributes = _read(os.path.join(top, ".gitattributes")) or ""
     if ATTRIBUTES_LINE not in {line.strip() for line in attributes.splitlines()}:
         missing.append(f"`{ATTRIBUTES_LINE}` in .gitattributes")
@@ -239,6 +257,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     steps.append(_update(config_path, new_config, old_config))
     steps.append(_update(attributes_path, gitattributes(old_attributes), old_attributes))
     steps.append(_register_driver(top, env))
+    steps.append(_keep_out_of_submodules(top, env))
     steps.append(_install_hooks(top, env))
     return steps
 
@@ -252,6 +271,26 @@ def _register_driver(top: str, env: Mapping[str, str]) -> Step:
         if done.code != 0:
             raise PensaError(f"git config {key} failed: {done.err.strip()}")
     return Step(".git/config merge.pensa", "created" if not current else "updated")
+
+
+def _unsafe_submodule_settings(top: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The SUBMODULE_SAFETY pairs `.git/config` does not hold yet."""
+    return [
+        (key, value)
+        for key, value in SUBMODULE_SAFETY
+        if git.run(["config", "--local", "--get", key], cwd=top, env=env).out.strip() != value
+    ]
+
+
+def _keep_out_of_submodules(top: str, env: Mapping[str, str]) -> Step:
+    missing = _unsafe_submodule_settings(top, env)
+    for key, value in missing:
+        done = git.run(["config", "--local", key, value], cwd=top, env=env)
+        if done.code != 0:
+            raise PensaError(f"git config {key} failed: {done.err.strip()}")
+    if not missing:
+        return Step(".git/config submodules", "kept")
+    return Step(".git/config submodules", "updated")
 
 
 def _install_hooks(top: str, env: Mapping[str, str]) -> Step:

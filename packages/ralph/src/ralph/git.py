@@ -17,7 +17,9 @@ _REJECTED = ("rejected", "fetch first", "non-fast-forward")
 # directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
 # refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
 # .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
-# sandbox), so filters, drivers and includes there are the developer's own.
+# sandbox), so filters, drivers and includes there are the developer's own. A nested
+# repository's config is the agent's: git never looks inside one (diff.ignoreSubmodules,
+# no recursion), so its filters and fsmonitor never run here (README "Security model").
 HARDENED = (
     "git",
     "--no-pager",
@@ -33,6 +35,12 @@ HARDENED = (
     "protocol.ext.allow=never",
     "-c",
     "submodule.recurse=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "fetch.recurseSubmodules=false",
+    "-c",
+    "push.recurseSubmodules=no",
 )
 
 

@@ -12,10 +12,27 @@ follows whatever they say. So the pointers themselves are mounted read-only (the
 `config`, `hooks` and `info` (issue 9), and a `commondir` file inside a repository's own
 `.git` directory, where git never writes one, is refused: git would take its configuration
 from wherever it points.
+
+What else git resolves from these directories, and why none of it is the agent's:
+- `modules/<name>/config` (a submodule's repository): `modules/` is read-only, created empty
+  when missing so the agent cannot make it;
+- `config.worktree` of the main git directory (read with extensions.worktreeConfig on):
+  read-only, created empty;
+- the git directory itself is a mount of its own, so the agent cannot rename it away and put
+  a `.git` of its making (with its own config) in its place;
+- `commondir` of the repository's own git directory: git never writes one there, and would
+  take its configuration from wherever it points. Before any agent runs ralph writes one
+  that points at the directory itself (`.`: git behaves exactly as without it) and mounts it
+  read-only, so no agent can plant another, not even for the moment the developer runs
+  `git status` during an iteration;
+- a `commondir` that leads elsewhere, or a `gitdir`, found there (planted by an agent ralph
+  did not sandbox, or before this mount existed) is moved out of git's reach (renamed
+  `<name>.quarantined-<time>`, kept for the human to read) and ralph refuses to go on.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +41,12 @@ from ralph.errors import UnsafeRepository
 # What git reads from the git directory and may execute or include: config (hooksPath,
 # fsmonitor, filters, drivers, include.path, sshCommand, credential.helper, pager...),
 # the hooks, and info/ (attributes naming those drivers).
-PROTECTED = ("config", "hooks", "info")
+PROTECTED = ("config", "hooks", "info", "modules")
 # A linked worktree's private pointers: where its common directory and work tree are, and its
 # own configuration (read when extensions.worktreeConfig is on).
 POINTERS = ("commondir", "gitdir", "config.worktree")
+# What git never writes into a repository's own git directory, but follows when it is there.
+PLANTED = ("commondir", "gitdir")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +79,35 @@ def _pointer(path: Path, *, prefix: str = "") -> Path:
     return (path.parent / text[len(prefix) :].strip()).resolve()
 
 
+def _leads_to_itself(pointer: Path) -> bool:
+    """Whether a `commondir` file names the folder holding it (what mounts() writes)."""
+    try:
+        text = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(text) and (pointer.parent / text).resolve() == pointer.parent.resolve()
+
+
 def _no_planted_commondir(common: Path) -> None:
-    if (common / "commondir").exists():
-        raise UnsafeRepository(
-            f"{common}/commondir exists: git never writes one into a repository's own git "
-            "directory, and would read its configuration from wherever it points (an agent "
-            "may have planted it); look at it, remove it, run again"
-        )
+    for name in PLANTED:
+        planted = common / name
+        if name == "commondir" and planted.is_file() and _leads_to_itself(planted):
+            continue
+        if planted.exists() or planted.is_symlink():
+            kept = common / f"{name}.quarantined-{time.strftime('%Y%m%dT%H%M%S')}"
+            try:
+                planted.rename(kept)
+            except OSError as e:
+                raise UnsafeRepository(
+                    f"{planted} exists where git never writes one, and git would read its "
+                    f"configuration from wherever it points; it cannot be moved ({e}): "
+                    "remove it, run again"
+                ) from e
+            raise UnsafeRepository(
+                f"{planted} existed: git never writes one into a repository's own git "
+                f"directory and would read its configuration from wherever it points (an "
+                f"agent may have planted it); moved to {kept.name}; look at it, run again"
+            )
 
 
 def find(project: Path) -> Layout | None:
@@ -93,22 +134,27 @@ def find(project: Path) -> Layout | None:
 def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
     """(path, read_only) bind mounts that let the agent commit but not change what runs.
 
-    `project` itself is mounted read-write by the caller. Missing `hooks/` and `info/` are
-    created first: an empty one would otherwise be created by the agent, writable."""
-    out: list[tuple[Path, bool]] = []
-    covered = layout.git_dir.is_relative_to(project)
+    `project` itself is mounted read-write by the caller. Missing `hooks/`, `info/`,
+    `modules/`, `config.worktree` and the self-pointing `commondir` are created first (and
+    stay): one missing would otherwise be created by the agent, writable."""
+    # Each git directory is a mount of its own, so the agent cannot rename it away.
+    out: list[tuple[Path, bool]] = [(layout.common_dir, False)]
     if layout.linked:
-        if not layout.common_dir.is_relative_to(project):
-            out.append((layout.common_dir, False))
-        if not layout.git_dir.is_relative_to(layout.common_dir) and not covered:
-            out.append((layout.git_dir, False))
-        out.append((layout.dot_git, True))
+        out += [(layout.git_dir, False), (layout.dot_git, True)]
         # An empty config.worktree changes nothing, and git reads one only with
         # extensions.worktreeConfig on; made here, the agent cannot make it, writable.
         (layout.git_dir / "config.worktree").touch(exist_ok=True)
         out += [
             (layout.git_dir / name, True) for name in POINTERS if (layout.git_dir / name).exists()
         ]
+    else:
+        # read with extensions.worktreeConfig on; empty, it changes nothing
+        (layout.git_dir / "config.worktree").touch(exist_ok=True)
+        out.append((layout.git_dir / "config.worktree", True))
+    own = layout.common_dir / "commondir"
+    if not own.exists():
+        own.write_text(".\n", encoding="utf-8")
+    out.append((own, True))
     for name in PROTECTED:
         path = layout.common_dir / name
         if name != "config":

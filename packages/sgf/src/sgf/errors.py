@@ -140,3 +140,16 @@ class ProgramMissing(SgfError):
 
     def __init__(self, program: str, hint: str) -> None:
         super().__init__(f"{program} not found: {hint}")
+
+
+class UnsafeRepository(SgfError):
+    """A pointer git never writes sat in the repository's git directory (gitguard.py): git
+    would have taken its configuration from wherever it points."""
+
+    code = "unsafe_repository"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"{detail} (git never writes it into a repository's own git directory and would "
+            "read its configuration from wherever it points: an agent may have planted it)"
+        )

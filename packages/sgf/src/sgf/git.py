@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sgf import proc
+from sgf import gitguard, proc
 from sgf.errors import InsideGitDir, NotAGitRepo
 
 # Repository configuration is attacker input (the threat model of git's safe.directory work
@@ -13,7 +13,9 @@ from sgf.errors import InsideGitDir, NotAGitRepo
 # directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
 # refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
 # .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
-# sandbox), so filters, drivers and includes there are the developer's own.
+# sandbox), so filters, drivers and includes there are the developer's own. A nested
+# repository's config is the agent's: git never looks inside one (diff.ignoreSubmodules,
+# no recursion), so its filters and fsmonitor never run here (README "Security model").
 HARDENED = (
     "git",
     "--no-pager",
@@ -29,12 +31,42 @@ HARDENED = (
     "protocol.ext.allow=never",
     "-c",
     "submodule.recurse=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "fetch.recurseSubmodules=false",
+    "-c",
+    "push.recurseSubmodules=no",
+)
+
+
+# What `pn init` writes into .git/config (pensa's gitsetup.SUBMODULE_SAFETY: sgf calls pn, it
+# cannot import it) so the developer's own plain git never looks inside a nested repository
+# either; ensured again before every launch, in case it was unset since.
+SUBMODULE_SAFETY = (
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
 )
 
 
 def _git(*args: str, cwd: Path, check: bool = True) -> proc.Result:
-    """Run git hardened against repository configuration (see HARDENED)."""
+    """Run git hardened against repository configuration (see HARDENED), after checking that
+    no agent planted a pointer git would follow (gitguard.py)."""
+    gitguard.check(cwd)
     return proc.run([*HARDENED, *args], cwd=cwd, check=check)
+
+
+def keep_out_of_submodules(root: Path) -> list[str]:
+    """Set SUBMODULE_SAFETY in the repository's own .git/config; return the keys it set."""
+    set_now = []
+    for key, value in SUBMODULE_SAFETY:
+        found = _git("config", "--local", "--get", key, cwd=root, check=False).stdout.strip()
+        if found != value:
+            _git("config", "--local", key, value, cwd=root)
+            set_now.append(key)
+    return set_now
 
 
 def toplevel(cwd: Path) -> Path:

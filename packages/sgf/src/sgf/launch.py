@@ -10,6 +10,7 @@ from typing import BinaryIO
 
 from sgf import (
     claiming,
+    git,
     loopindex,
     preflight,
     proc,
@@ -126,6 +127,7 @@ def prepare(
     now: Callable[[], datetime],
 ) -> Prepared:
     """Check and assemble everything for `request`; recover from a crash. Launches nothing."""
+    git.keep_out_of_submodules(root)  # also refuses a planted commondir (gitguard.py)
     config = config_mod.load(root)
     spec = check_spec(root, request.spec) if request.spec else None
     loop_id = unused_loop_id(root, LoopId(request.stage, spec, now()))

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgf import git, pensa
-from sgf.errors import SgfError
+from sgf import git, gitguard, pensa
+from sgf.errors import SgfError, UnsafeRepository
 
 WORKTREES = Path(".sgf") / "worktrees"
 BRANCH_PREFIX = "sgf/"
@@ -119,13 +119,10 @@ def finish(root: Path, tree: Worktree) -> Finished:
     """Remove the loop's worktree and branch when the target has all its commits; else keep.
 
     Uncommitted leftovers (an interrupted iteration's) are stashed first, never deleted."""
-    if (tree.common_dir / "commondir").exists():
-        # git would take its configuration from wherever that file points (ralph refuses the
-        # same: gitdirs.py); no git runs here until a human has looked.
-        raise SgfError(
-            f"{tree.common_dir}/commondir exists (an agent may have planted it): worktree "
-            f"{tree.path} and branch {tree.branch} kept; look at it, remove it"
-        )
+    try:  # every host git checks this; here the message says what is kept
+        gitguard.check(root)
+    except UnsafeRepository as e:
+        raise UnsafeRepository(f"{e}; worktree {tree.path} and branch {tree.branch} kept") from e
     head = git.rev(root, tree.branch)
     if head is not None and not git.is_ancestor(root, head, tree.target):
         return Finished(tree, removed=False, unmerged=git.count(root, f"{tree.target}..{head}"))
