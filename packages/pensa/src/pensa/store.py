@@ -80,7 +80,7 @@ def _distrust_schema(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA trusted_schema = OFF")
     try:
         conn.execute("SELECT issue_json FROM issues LIMIT 0")
-    except sqlite3.OperationalError:
+    except sqlite3.DatabaseError:  # "unsafe use of json_object()", or "malformed schema"
         conn.execute("PRAGMA trusted_schema = ON")
 
 
