@@ -125,21 +125,24 @@ def test_planted_temp_file_links_do_not_redirect_the_pre_commit_export(
     assert len(json.loads(listed.stdout)) == 3
 
 
+@pytest.mark.parametrize("planted", ["deps.jsonl", "db.sqlite-journal"])
 def test_a_symlinked_jsonl_is_refused_with_one_line(
-    tracked: Path, victim: Path, base_image: str
+    tracked: Path, victim: Path, base_image: str, planted: str
 ) -> None:
-    """deps.jsonl replaced by a link: every pn command on the host refuses it, naming it."""
-    agent_runs(tracked, base_image, f"rm .pensa/deps.jsonl && ln -s {victim} .pensa/deps.jsonl")
+    """deps.jsonl (or the journal) replaced by a link: every pn command on the host refuses
+    it, naming it; the journal used to fail every write with "check the permissions"."""
+    link = f".pensa/{planted}"
+    agent_runs(tracked, base_image, f"rm -f {link} && ln -s {victim} {link}")
     exported = run(tracked, "pn", "export", "--json")  # what the pre-commit hook runs
     assert exported.returncode == 1
     (line,) = exported.stderr.splitlines()
     assert json.loads(line)["code"] == "unsafe_path"
-    assert ".pensa/deps.jsonl is a symbolic link" in line
+    assert f"{link} is a symbolic link" in line
     (tracked / "work.txt").write_text("the human's work\n")
     run(tracked, "git", "add", "work.txt")
     # pre-commit stashes the unstaged change (the link) while its hooks run, and puts it back.
     run(tracked, "git", "commit", "-qm", "the human's commit")
-    assert (tracked / ".pensa" / "deps.jsonl").is_symlink()
+    assert (tracked / link).is_symlink()
     for argv in (("pn", "list", "--json"), ("pn", "create", "x", "-t", "task", "--json")):
         done = run(tracked, *argv)
         assert done.returncode == 1, argv

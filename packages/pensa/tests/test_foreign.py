@@ -116,3 +116,27 @@ def test_import_rebuilds_a_tampered_database_beside_it(pn: Pn, repo: Path) -> No
     plant(repo / ".pensa" / "db.sqlite", TRIGGER)
     assert pn("import").code == 0
     assert pn("list", "--json").json()[0]["title"] == "first"
+
+
+def test_trusted_schema_is_off_wherever_sqlite_accepts_pensas_schema_under_it(
+    tmp_path: Path,
+) -> None:
+    """SQLite 3.40 counts json_object (issues.issue_json) as unsafe under OFF; newer ones
+    may not. Either way pensa's own statements keep working."""
+    db = tmp_path / "db.sqlite"
+    Store.open(db).close()
+    probe = sqlite3.connect(db)
+    probe.execute("PRAGMA trusted_schema = OFF")
+    try:
+        probe.execute("SELECT issue_json FROM issues LIMIT 0")
+        accepted = True
+    except sqlite3.DatabaseError:
+        accepted = False
+    with Store.open(db) as store:
+        assert store.rows("PRAGMA trusted_schema") == [(0 if accepted else 1,)]
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO issues (id, title, issue_type, created_at, updated_at) "
+                "VALUES ('pn-1', 't', 'task', 'x', 'x')"
+            )
+        assert store.rows("SELECT issue_json IS NOT NULL FROM issues") == [(1,)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa import crash
+from pensa import crash, mergefile
 from pensa.errors import UnsafePath
 from pensa.files import new_file, write_atomically
 from pensa.store import Store
@@ -127,3 +127,14 @@ def test_pn_init_writes_gitattributes_through_the_one_writer(
     assert done.code == 1
     assert done.error()["code"] == "unsafe_path"
     assert victim.read_text() == "# my shell start-up\n"
+
+
+def test_the_merge_driver_refuses_a_linked_result(tmp_path: Path) -> None:
+    base, theirs, empty = tmp_path / "base", tmp_path / "theirs", tmp_path / "empty"
+    for path in (base, theirs, empty):
+        path.write_text("")
+    ours = tmp_path / ".merge_file_ours"
+    ours.symlink_to(empty)  # read as it is (no lines), never written through
+    with pytest.raises(UnsafePath, match=r"\.merge_file_ours is a symbolic link"):
+        mergefile.merge_paths(str(base), str(ours), str(theirs), ".pensa/deps.jsonl")
+    assert empty.read_text() == ""
