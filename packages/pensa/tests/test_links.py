@@ -46,6 +46,14 @@ def test_a_link_as_the_target_is_refused_and_left_alone(tmp_path: Path, victim: 
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_a_directory_or_fifo_as_the_target_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "issues.jsonl").mkdir()
+    os.mkfifo(tmp_path / "deps.jsonl")
+    for name in ("issues.jsonl", "deps.jsonl"):
+        with pytest.raises(UnsafePath, match="is not a regular file"):
+            write_atomically(tmp_path / name, "x\n")
+
+
 def test_a_link_as_the_folder_is_refused(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -25,9 +25,10 @@ from pensa.errors import UnsafePath
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# POSIX: pensa runs on Linux and macOS, where every one of these exists.
+_NOFOLLOW = os.O_NOFOLLOW
+_DIRECTORY = os.O_DIRECTORY
+_CLOEXEC = os.O_CLOEXEC
 
 
 def link_refusal(path: str) -> UnsafePath:
@@ -79,11 +80,17 @@ def write_atomically(path: str | os.PathLike[str], text: str | bytes) -> bool:
     folder, name = os.path.split(os.path.abspath(os.fspath(path)))
     with _folder(folder) as dir_fd:
         try:
-            if stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode):
-                raise link_refusal(os.path.join(folder, name))
+            mode = os.lstat(name, dir_fd=dir_fd).st_mode
         except FileNotFoundError:
             pass
         else:
+            if stat.S_ISLNK(mode):
+                raise link_refusal(os.path.join(folder, name))
+            if not stat.S_ISREG(mode):
+                raise UnsafePath(
+                    f"{os.path.join(folder, name)} is not a regular file; move it away and run "
+                    "the command again (nothing was changed)"
+                )
             if _same(name, data, dir_fd):
                 return False
         tmp = _create(f".{name}.", data, dir_fd)  # `*.tmp`: git-ignored in .pensa/
