@@ -113,3 +113,14 @@ def test_a_remote_out_of_reach_gives_the_claim_back(remote: Path, tmp_path: Path
     assert "released pn-" in got.err
     held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
     assert held == []
+
+
+def test_a_planted_claims_lock_link_is_refused(remote: Path, tmp_path: Path, pn: Pn) -> None:
+    """The lock sits at the git directory's top, which the sandboxed agent can write."""
+    a = clone(remote, tmp_path / "a", pn)
+    victim = tmp_path / "victim"
+    (a / ".git" / "pensa-claims.lock").symlink_to(victim)  # dangling: O_CREAT would make it
+    claimed = pn("claim-next", "--json", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"})
+    assert claimed.code == 1
+    assert claimed.error()["code"] == "unsafe_path"
+    assert not victim.exists()

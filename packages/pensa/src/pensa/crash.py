@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pensa.files import write_atomically
+
 TOOL = "pn"
 
 
@@ -35,7 +37,7 @@ def report(error: BaseException, argv: Sequence[str], *, version: str) -> str:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / name
-            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+            write_atomically(path, text.encode("utf-8", errors="backslashreplace"))
         except OSError:
             continue
         where = f"the traceback is in {path}"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
+    from pensa.errors import ForeignSchema
     from pensa.project import Project
     from pensa.store import Store
 
@@ -40,6 +41,11 @@ CHECKS = {
     ),
     "integrity": "SQLite's integrity check failed; `pn import` rebuilds the database",
     "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
+    "foreign_schema": (
+        "the database holds a trigger, view, table, index or column pensa did not create (it "
+        "may have been tampered with): no other check runs on it; `--fix` rebuilds it from the "
+        "committed JSONL"
+    ),
 }
 INFORMATIONAL = frozenset({"claim"})
 # Issues whose `fixes` names no bug. `likelihood` (a no-op) tells the planner that few
@@ -328,6 +334,32 @@ def run(
             log_event(conn, issue_id, "updated", actor=actor, detail="fixes: cleared", at=stamp)
             fixes.append(Finding("dangling_fixes", f"cleared fixes of {issue_id}", issue_id))
     return Report(before, fixes)
+
+
+def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) -> Report:
+    """What doctor says of a database it refused to open (`pensa.foreign`): one finding per
+    foreign object; with `fix`, the project's database rebuilt from the committed JSONL,
+    beside the old one, which it then replaces (nothing of the old file is trusted)."""
+    findings = [
+        Finding(
+            "foreign_schema",
+            f"{what} in {error.path} is not pensa's (it may have been tampered with): "
+            "`pn doctor --fix` rebuilds the database from the committed JSONL",
+        )
+        for what in error.found
+    ]
+    if not fix or project is None or error.path != project.db:
+        return Report(findings, [])  # (a shared database is rebuilt where it lives)
+    from pensa import rebuild
+
+    project.ensure()
+    rebuild.remove_leftovers(project)
+    done = rebuild.rebuild(project)
+    message = (
+        f"rebuilt {project.db} from the committed JSONL: {done.issues} issues, "
+        f"{done.deps} deps, {done.comments} comments (work not exported is gone with it)"
+    )
+    return Report(findings, [Finding("foreign_schema", message)])
 
 
 def _read(path: str) -> bytes | None:

@@ -94,6 +94,39 @@ class StorageError(PensaError):
     description = "SQLite reported another failure (corrupt file, disk full, ...)"
 
 
+class UnsafePath(PensaError):
+    """A file pensa reads or writes is a symbolic link (or not a plain file)."""
+
+    code = "unsafe_path"
+    description = (
+        "`.pensa`, its database, journal or lock, or a JSONL file is a symbolic link (planted "
+        "to redirect a write); pensa never follows one: remove it. Nothing was changed"
+    )
+
+
+class ForeignSchema(StorageError):
+    """The database holds a trigger, view, table, index or column pensa did not create.
+
+    A StorageError, so that `pn import` (pensa.rebuild) rebuilds it beside, like a damaged
+    file, rather than writing into it."""
+
+    code = "foreign_schema"
+    description = (
+        "the database holds a trigger, view, table, index or column pensa did not create; "
+        "`pn doctor` names it, `pn doctor --fix` rebuilds the database from the JSONL"
+    )
+
+    def __init__(self, path: str, found: list[str]) -> None:
+        self.path = path
+        self.found = found
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        super().__init__(
+            f"{path} holds what pensa did not create ({shown}): it may have been tampered "
+            "with, so pn will not use it; `pn doctor` names it, `pn doctor --fix` rebuilds the "
+            "database from the committed JSONL (nothing was changed)"
+        )
+
+
 ALL_ERRORS: tuple[type[PensaError], ...] = (
     NotFound,
     AlreadyClaimed,
@@ -106,4 +139,6 @@ ALL_ERRORS: tuple[type[PensaError], ...] = (
     Busy,
     GitFailed,
     StorageError,
+    UnsafePath,
+    ForeignSchema,
 )

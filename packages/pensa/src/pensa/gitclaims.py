@@ -154,7 +154,14 @@ def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
 
     common = where.git("rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
     path = os.path.join(common.out.strip() or where.top, "pensa-claims.lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # O_NOFOLLOW: the sandboxed agent can write the git directory's top
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        from pensa.files import link_refusal
+
+        if os.path.islink(path):
+            raise link_refusal(path) from e
+        raise
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -184,10 +184,9 @@ def _update(path: str, new: str, old: str | None) -> Step:
     name = os.path.basename(path)
     if old == new:
         return Step(name, "kept")
-    tmp = f"{path}.pensa-{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(new)
-    os.replace(tmp, path)
+    from pensa.files import write_atomically
+
+    write_atomically(path, new)
     return Step(name, "created" if old is None else "updated")
 
 

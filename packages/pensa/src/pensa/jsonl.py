@@ -13,15 +13,12 @@ Unknown fields survive both: they are kept per record in an `extra` column.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.snapshot import render_db
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from pensa.project import Project
     from pensa.store import Store
 
@@ -33,21 +30,6 @@ def render(store: Store) -> dict[str, str]:
     """The committed files' exact contents from the database alone, keyed by file name."""
     with store.snapshot() as conn:  # one read transaction over all four tables
         return render_db(conn)
-
-
-def write_atomically(path: Path, text: str) -> bool:
-    """Write via a temp file and rename; skip (return False) when the content is the same."""
-    data = text.encode()
-    with contextlib.suppress(FileNotFoundError):
-        if path.read_bytes() == data:
-            return False
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return True
 
 
 class Summary(NamedTuple):

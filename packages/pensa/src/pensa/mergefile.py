@@ -37,7 +37,7 @@ def _read(path: str, name: str, label: str) -> Snapshot:
 
 def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:
     """Merge the three files into `ours`; return how many lines it now holds."""
-    from pensa.jsonl import write_atomically
+    from pensa.files import write_atomically
     from pensa.merge import merge_file
 
     name = _kind(path, ours)
@@ -47,7 +47,5 @@ def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:
         _read(ours, name, "(ours)"),
         _read(theirs, name, "(theirs)"),
     )
-    from pathlib import Path
-
-    write_atomically(Path(ours), merged)
+    write_atomically(ours, merged)
     return merged.count("\n")

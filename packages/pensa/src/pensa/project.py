@@ -22,6 +22,8 @@ GITIGNORE = (
     "db.sqlite\ndb.sqlite-journal\ndb.sqlite.lock\n*.tmp\n*.tmp-journal\ndb.sqlite.import-*\n"
 )
 
+# The files SQLite and the writers' lock keep beside the database.
+DB_SUFFIXES = ("", "-journal", "-wal", "-shm", ".lock")
 
 # Functional form on purpose: the class form compiles every (string) annotation at
 # import, ~2 ms of start-up that every `pn` run would pay.
@@ -71,12 +73,14 @@ class Project(_ProjectFields):
         """Create the directory if missing, and its .gitignore for the database (also in a
         fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
         must never commit db.sqlite)."""
+        from pensa.files import write_atomically
+
         ignore = os.path.join(self.dir, ".gitignore")
+        self.refuse_links()
         try:
             os.makedirs(self.dir, exist_ok=True)
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as f:
-                    f.write(GITIGNORE)
+            if not os.path.lexists(ignore):
+                write_atomically(ignore, GITIGNORE)
         except OSError as e:  # e.g. a file named .pensa (FileExistsError), a read-only parent
             from pensa.errors import ReadOnly
 
@@ -84,6 +88,23 @@ class Project(_ProjectFields):
                 f"cannot create {self.dir}: {e.strerror or e}; it must be a writable "
                 "directory (nothing was changed)"
             ) from e
+
+    def refuse_links(self) -> None:
+        """`UnsafePath` if the directory, or a file in it that pensa reads or writes, is a
+        symbolic link: the sandboxed agent can plant one to make pn on the host write (or read)
+        elsewhere. Eleven `lstat` calls, made before every command touches the files."""
+        from pensa.files import refuse_links
+        from pensa.freshness import FILES
+
+        db = self.db
+        names = (*FILES, ".gitignore")
+        refuse_links(
+            (
+                self.dir,
+                *(os.path.join(self.dir, n) for n in names),
+                *(db + suffix for suffix in DB_SUFFIXES),
+            )
+        )
 
 
 def at(path: str | os.PathLike[str]) -> Project:

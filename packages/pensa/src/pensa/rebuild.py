@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.contents import Contents, read_contents
 from pensa.errors import StorageError
+from pensa.files import new_file
 from pensa.freshness import fingerprints
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
 from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
@@ -251,8 +252,7 @@ LEFTOVER_PREFIX = "db.sqlite.import-"
 def _rebuild_damaged(project: Project) -> Imported:
     """Build a new database beside one that cannot be opened, and swap it in."""
     contents = read_contents(project)
-    tmp = os.path.join(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.tmp")
-    _unlink(tmp)
+    tmp = new_file(project.dir, f"{LEFTOVER_PREFIX}{os.getpid()}.")  # a name no one guessed
     try:
         with (
             Store.open(tmp) as store,

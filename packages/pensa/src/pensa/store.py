@@ -1,8 +1,13 @@
 """SQLite access: connections with pensa's pragmas, migrations, and write transactions.
 
-Every connection sets `busy_timeout=5000` and `foreign_keys=ON` and keeps SQLite's default
-DELETE journal: the file is shared with containers through a bind mount, where WAL's shared
-memory does not work (design, "Runtime sharing model"). There is no daemon.
+Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and
+keeps SQLite's default DELETE journal: the file is shared with containers through a bind
+mount, where WAL's shared memory does not work (design, "Runtime sharing model").
+There is no daemon.
+
+The sandboxed agent can write the file and everything beside it: a database, journal or lock
+that is a symbolic link is refused before SQLite opens anything, and the schema is checked
+before every write (`pensa.foreign`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from pensa import foreign
 from pensa.errors import Busy, PensaError, ReadOnly, StorageError
 from pensa.models import timestamp, utcnow
 
@@ -61,6 +67,23 @@ def translate(error: sqlite3.Error, *, path: str | None) -> PensaError:
     return StorageError(f"SQLite failed on {where}: {text}; `pn doctor` checks integrity")
 
 
+def _distrust_schema(conn: sqlite3.Connection) -> None:
+    """`trusted_schema=OFF` (no function with side effects or virtual table run from the
+    schema), wherever this SQLite accepts pensa's own schema under it.
+
+    SQLite 3.40 counts json_object, which issues.issue_json calls (schema.m006), as unsafe:
+    under OFF it refuses every statement that touches the column, and a database whose schema
+    is not yet parsed reads as malformed. So the setting comes after the exact schema check
+    (`pensa.foreign`, parsing only, running nothing), and one prepared statement tells
+    whether the column still works; where it does not, the check alone keeps the schema
+    pensa's."""
+    conn.execute("PRAGMA trusted_schema = OFF")
+    try:
+        conn.execute("SELECT issue_json FROM issues LIMIT 0")
+    except sqlite3.DatabaseError:  # "unsafe use of json_object()", or "malformed schema"
+        conn.execute("PRAGMA trusted_schema = ON")
+
+
 def _is_locked(error: sqlite3.Error) -> bool:
     return isinstance(error, sqlite3.OperationalError) and (
         "locked" in str(error) or "busy" in str(error)
@@ -73,6 +96,8 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
         self.conn = conn
         self.path = path
+        # Set once migrated: from then on every write first checks the schema.
+        self.guarded = False
 
     @classmethod
     def open(cls, where: str | os.PathLike[str] | None) -> Store:
@@ -84,6 +109,11 @@ class Store:
                 f"pensa needs SQLite {oldest} or newer; this Python uses SQLite "
                 f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
             )
+        if path is not None:
+            from pensa.files import refuse_links
+            from pensa.project import DB_SUFFIXES
+
+            refuse_links((os.path.dirname(os.path.abspath(path)), *(path + s for s in DB_SUFFIXES)))
         try:
             conn = sqlite3.connect(
                 ":memory:" if path is None else str(path),
@@ -97,6 +127,10 @@ class Store:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             store.migrate()
+            if path is not None:
+                foreign.check(store.rows(foreign.QUERY), path)
+                store.guarded = True
+            _distrust_schema(conn)
         except BaseException:
             conn.close()
             raise
@@ -123,6 +157,8 @@ class Store:
         from pensa.schema import MIGRATIONS  # only a new or older database needs them
 
         assert len(MIGRATIONS) == SCHEMA_VERSION
+        if self.path is not None:
+            foreign.check_before_migrating(self.conn, self.path)
         if self.version() > len(MIGRATIONS):
             raise StorageError(
                 f"{self.path} has schema version {self.version()}, newer than this pn "
@@ -174,6 +210,8 @@ class Store:
         with self._writers_turn():
             self._run_locked("BEGIN IMMEDIATE")
             try:
+                if self.guarded:  # under the write lock: no schema change can slip in after
+                    foreign.check(self.conn.execute(foreign.QUERY).fetchall(), self.path)
                 yield self.conn
                 self._run_locked("COMMIT")
             except BaseException as e:
@@ -194,7 +232,8 @@ class Store:
             yield
             return
         try:
-            fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW  # (a planted link)
+            fd = os.open(self.path + ".lock", flags, 0o644)
         except OSError:
             yield
             return

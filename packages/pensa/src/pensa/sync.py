@@ -338,7 +338,7 @@ def write_files(project: Project, texts: dict[str, str]) -> dict[str, bytes]:
     """Write the committed files atomically (unchanged ones are not touched)."""
     from pathlib import Path
 
-    from pensa.jsonl import write_atomically
+    from pensa.files import write_atomically
 
     project.ensure()
     out = {}

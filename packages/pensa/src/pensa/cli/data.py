@@ -190,19 +190,24 @@ def doctor(env: Env, fix: bool, full: bool) -> None:
     whenever it could run.
     """
     from pensa import doctor as checks
+    from pensa.errors import ForeignSchema
 
     found = env.project(create=False)
-    store = env.store(write=fix and found is not None)
-    setup = checks.git_setup(env.cwd, env.environ)
-    report = checks.run(
-        store,
-        found,
-        now=env.now(),
-        fix=fix,
-        actor=env.actor if fix else "",
-        setup=setup,
-        full=full,
-    )
+    try:
+        store = env.store(write=fix and found is not None)
+    except ForeignSchema as e:
+        report = checks.foreign_schema(found, e, fix=fix)
+    else:
+        setup = checks.git_setup(env.cwd, env.environ)
+        report = checks.run(
+            store,
+            found,
+            now=env.now(),
+            fix=fix,
+            actor=env.actor if fix else "",
+            setup=setup,
+            full=full,
+        )
     lines = [f"[{f.check}] {f.message}" for f in report.findings]
     if not any(f.is_problem for f in report.findings):
         lines.append("no problems found")
