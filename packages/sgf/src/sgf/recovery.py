@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sgf import git, pensa, runs, worktree
+from sgf import config, git, pensa, protected, runs, worktree
 from sgf.errors import DirtyTree, SgfError
 from sgf.loops import LoopId
 
@@ -53,6 +53,14 @@ def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool
     if not stash_them:
         changes = git.status(root)
         shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
+        if control := protected.in_status(changes, _extra_protected(root)):
+            raise DirtyTree(
+                f"the work tree has uncommitted changes:\n  {shown}\n"
+                f"some change protected paths ({', '.join(control)}), which decide what runs "
+                "on this machine; review them first (`git diff -- <path>`, never run them): "
+                "commit them if they are yours, delete them if an agent made them; don't stash "
+                "or check out what you have not reviewed"
+            )
         raise DirtyTree(
             f"the work tree has uncommitted changes:\n  {shown}\n"
             "the agent commits with `git add -A` and would sweep them into its commit; "
@@ -61,6 +69,14 @@ def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool
         )
     message = f"sgf-stash {loop_id}"
     return Report(stash=_stash(root, message), stash_message=message)
+
+
+def _extra_protected(root: Path) -> list[str]:
+    """The project's own protected paths, when its config can be read."""
+    try:
+        return config.load(root).protected or []
+    except SgfError:
+        return []
 
 
 def _loop_of(assignee: str | None) -> str:
