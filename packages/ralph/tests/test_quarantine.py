@@ -136,8 +136,12 @@ def test_a_gitlink_and_branches_the_agent_moved_are_undone(
     project: Path, guard: Guard, git: Git
 ) -> None:
     git(project, "branch", "side")
+    git(project, "branch", "integrated")
     start = guard.start()
     head = git(project, "rev-parse", "HEAD")
+    # another loop's clean commit reaches a branch meanwhile (a worktree loop's integration)
+    clean = git(project, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "another loop")
+    git(project, "update-ref", "refs/heads/integrated", clean)
     git(project, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/lib")
     git(project, "commit", "-q", "--no-verify", "-m", "a submodule")
     git(project, "branch", "-f", "side", "HEAD")
@@ -146,6 +150,7 @@ def test_a_gitlink_and_branches_the_agent_moved_are_undone(
         guard.check(start)
     assert git(project, "rev-parse", "main", "side").splitlines() == [head, head]
     assert git(project, "branch", "--list", "agents") == ""
+    assert git(project, "rev-parse", "integrated") == clean
     assert git(project, "status", "--porcelain") == ""
 
 

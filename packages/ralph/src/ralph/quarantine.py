@@ -138,25 +138,35 @@ class Guard:
         if not tips or (now.head == start.head and not moved):
             return
         known = [*start.branches.values(), *([start.head] if start.head else [])]
-        raw = self._git(
-            "log", "--raw", "-c", "--no-renames", "--no-abbrev", "--no-textconv",
-            "--no-ext-diff", "--format=commit %H", *tips, "--not", *known, "--",
-        )  # fmt: skip
-        hit = sorted(
-            {c.path for c in parse_raw(raw) if self.protected.covers(c.path, mode=_gitlink(c))}
-        )
+        hits = {tip: self._touched(tip, known) for tip in tips}
+        hit = sorted({path for paths in hits.values() for path in paths})
         if not hit:
             return
-        refs = self._keep(tips)
-        saved = self._restore(start, now, moved, hit)
+        worked = [now.head] if now.head and now.head != start.head else []
+        refs = self._keep([tip for tip in tips if hits[tip] or tip in worked])
+        # A branch whose new commits are all clean stays: another loop may have moved it
+        # (a worktree loop's integration into the main checkout's branch).
+        bad = {ref: tip for ref, tip in moved.items() if hits[tip]}
+        saved = self._restore(start, now, bad, hit)
         where = f"{start.branch or 'HEAD'} is back at {(start.head or 'no commit')[:12]}"
         shown = ", ".join(hit[:8]) + (f" and {len(hit) - 8} more" if len(hit) > 8 else "")
+        more = f" (and {', '.join(refs[1:])})" if len(refs) > 1 else ""
         extra = f"; the work tree was saved first as {saved}" if saved else ""
         raise Quarantined(
             f"the agent's commits change protected paths ({shown}): nothing was pushed, "
-            f"{where}, and the commits are kept on {refs[0]}{extra}; review them with "
+            f"{where}, and the commits are kept on {refs[0]}{more}{extra}; review them with "
             f"`git log --stat {refs[0]}` before taking anything from them (don't check it out)"
         )
+
+    def _touched(self, tip: str, known: list[str]) -> list[str]:
+        """The protected paths the commits reachable from `tip`, and from no `known` commit,
+        change: raw tree diffs, each merge against all its parents (`-c`)."""
+        raw = self._git(
+            "log", "--raw", "-c", "--no-renames", "--no-abbrev", "--no-textconv",
+            "--no-ext-diff", "--format=commit %H", tip, "--not", *known, "--",
+        )  # fmt: skip
+        changes = parse_raw(raw)
+        return [c.path for c in changes if self.protected.covers(c.path, mode=_gitlink(c))]
 
     def _free_ref(self, stem: str) -> str:
         for n in range(1, 1000):
@@ -174,7 +184,8 @@ class Guard:
         return refs
 
     def _restore(self, start: Start, now: Start, moved: dict[str, str], hit: list[str]) -> str:
-        """Branches, index and work tree as the iteration found them; the stash ref, if any."""
+        """The `moved` branches, HEAD's branch, its index and work tree as the iteration found
+        them; the stash ref, if one was needed."""
         current = f"refs/heads/{start.branch}" if start.branch else None
         for ref, tip in moved.items():
             if ref == current:
