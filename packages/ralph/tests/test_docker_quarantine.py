@@ -28,12 +28,14 @@ HUMAN_CONFIG = "stack = 'python'\n"
 EVIL_CONFIG = 'sandbox = "none"\n'
 
 
-def plumbing(path: str, source: str) -> list[object]:
-    """The agent's commit of `source`'s bytes as `path`, never touching `path` on disk."""
+def plumbing(path: str, source: str, *, mode: str = "100644") -> list[object]:
+    """The agent's commit of `source`'s bytes as `path`, never touching `path` on disk (a
+    gitlink, mode 160000, records the commit `source` names instead)."""
+    blob = "$(git rev-parse HEAD)" if mode == "160000" else f"$(git hash-object -w {source})"
     return [
         "sh",
-        f"blob=$(git hash-object -w {source}) && git update-index --add --cacheinfo "
-        f"100644,$blob,{path} && git commit -q --no-verify -m 'chore: tidy {path}'",
+        f"blob={blob} && git update-index --add --cacheinfo "
+        f"{mode},$blob,{path} && git commit -q --no-verify -m 'chore: tidy {path}'",
     ]
 
 
@@ -86,6 +88,7 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
     steps = [
         # --no-verify: pensa's hooks call the host's pre-commit, which the image lacks
         ["sh", "echo x > ordinary.txt && git add ordinary.txt && git commit -qnm 'feat: work'"],
+        ["try_write", target],  # read-only on disk: it exists
         ["write", "tools/payload", evil.rstrip("\n")],
         plumbing(target, "tools/payload"),
         ["sh", "rm tools/payload"],
@@ -95,6 +98,7 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.count("sh rc=0") == 3, done.stdout  # the plumbing worked in there
+    assert f"cannot write {target}: Read-only file system" in done.stdout
     assert "Iteration 2" not in done.stdout
     ref = f"refs/sgf/quarantine/{loop_id}"
     error = done.stderr.strip().splitlines()[-1]
@@ -120,6 +124,7 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
         ["git", "switch", "main"],
         ["git", "commit", "--allow-empty", "-m", "the human's own commit"],
         ["pn", "list"],
+        ["sgf", "status"],
     ):
         ran = host(project, *argv, env=human)
         assert ran.returncode == 0, (argv, ran.stdout, ran.stderr)
@@ -133,6 +138,41 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
     pushed = git(project, "--git-dir", str(remote), "show", f"main:{target}")
     assert pushed.encode() + b"\n" == theirs
     assert here not in (marker.read_text() if marker.exists() else "")
+
+
+@pytest.mark.parametrize(
+    ("target", "mode"),
+    [
+        (".gitattributes", "100644"),
+        ("docs/.gitattributes", "100644"),
+        (".gitmodules", "100644"),
+        (".claude/settings.json", "100644"),
+        ("vendor/lib", "160000"),
+    ],
+)
+def test_the_rest_of_the_control_plane_is_quarantined_too(
+    project: Path,
+    remote: Path,
+    human: dict[str, str],
+    script: Script,
+    loop_id: str,
+    git: Git,
+    target: str,
+    mode: str,
+) -> None:
+    theirs = git(project, "ls-tree", "HEAD", "--", target)
+    start = git(project, "rev-parse", "HEAD")
+    (project / "tools" / "payload").write_text('[submodule "x"]\n\turl = ../evil\n')
+    steps = [plumbing(target, "tools/payload", mode=mode), ["result"]]
+    done = ralph(project, human, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "sh rc=0" in done.stdout
+    assert f"protected paths ({target})" in done.stderr
+    assert git(project, "rev-parse", "HEAD") == start
+    assert git(project, "ls-tree", "HEAD", "--", target) == theirs
+    assert git(project, "status", "--porcelain") == "?? tools/payload"
+    assert git(project, "--git-dir", str(remote), "rev-parse", "main") == start
+    assert git(project, "ls-tree", f"refs/sgf/quarantine/{loop_id}", "--", target).startswith(mode)
 
 
 def test_ordinary_commits_are_still_pushed(
@@ -152,6 +192,9 @@ def test_ordinary_commits_are_still_pushed(
         "feat: two\nfeat: one"
     )
     assert git(project, "for-each-ref", "refs/sgf/") == ""
+    # nothing is mounted where nothing was, so nothing was made on the host
+    assert not (project / ".claude").exists()
+    assert not (project / ".gitmodules").exists()
 
 
 def test_a_project_s_own_protected_path_is_quarantined_too(
