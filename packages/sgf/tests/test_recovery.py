@@ -268,3 +268,22 @@ def test_the_config_s_protected_paths_reach_ralph_as_protect(
     assert done.returncode == 0, done.stderr
     argv = fake_ralph.calls()["argv"]
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "--protect"] == ["ci/", "Makefile"]
+
+
+def test_a_crashed_loop_s_protected_leftovers_are_stashed_to_be_reviewed_not_popped(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, dead_pid: int
+) -> None:
+    crashed = "build-20260101T000000"
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / f"{crashed}.pid").write_text(f"{dead_pid}\n")
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "agent.json").write_text('{"hooks": {}}\n')
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert "protected paths (.claude/agent.json)" in done.stderr
+    assert "git stash show -p --include-untracked" in done.stderr
+    assert "git stash pop" not in done.stderr
+    assert git(project, "status", "--porcelain") == ""
