@@ -22,6 +22,7 @@ human reviewing the quarantine sees the iteration's work whole.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +110,8 @@ class Guard:
         self.top = top
         self.protected = protected
         self.loop_id = loop_id
+        # --loop-id is free text; a ref name is not (git check-ref-format)
+        self.stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_id).strip("-") or "loop"
         self.env = env
 
     def _run(self, *args: str) -> proc.Completed:
@@ -178,7 +181,7 @@ class Guard:
     def _keep(self, tips: list[str]) -> list[str]:
         refs = []
         for tip in tips:
-            ref = self._free_ref(self.loop_id)
+            ref = self._free_ref(self.stem)
             self._git("update-ref", ref, tip, "")
             refs.append(ref)
         return refs
@@ -208,7 +211,7 @@ class Guard:
         stash = self._git("stash", "create", f"sgf-quarantine {self.loop_id}").strip()
         ref = ""
         if stash:
-            ref = self._free_ref(f"{self.loop_id}-worktree")
+            ref = self._free_ref(f"{self.stem}-worktree")
             self._git("update-ref", ref, stash, "")
         self._git("reset", "-q", "--hard", start.head)
         return ref
