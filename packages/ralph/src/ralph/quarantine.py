@@ -1,14 +1,15 @@
 """An iteration's commits that change the control plane never reach the human (protect.py).
 
 After every iteration, before ralph pushes, integrates or shows anything, the commits the
-iteration added to any branch are read on the host with hardened git: raw tree diffs
+iteration added to any branch or tag are read on the host with hardened git: raw tree diffs
 (`git log --raw`, no textconv, no external diff, no filters). When one of them touches a
 protected path, the iteration is quarantined as a whole:
 
 - each moved branch's new tip is kept on `refs/sgf/quarantine/<loop-id>` (`-2`, `-3` for
   more), where a human can read it with `git log --stat`, never checking it out;
-- every branch the agent moved is put back where the iteration found it (a new one is
-  deleted), HEAD onto the branch it was on;
+- HEAD's branch, and every branch or tag holding such a commit, is put back where the
+  iteration found it (a new one is deleted), HEAD onto the branch it was on; a branch whose
+  new commits are all clean is left alone (another loop may have moved it);
 - the index and work tree go back to that commit with `git reset --keep`, which refuses
   rather than overwrite a change it did not make; pensa's `.pensa/` exports are kept as they
   are on disk, so they still match its database (which is not in git, so the tracker keeps
@@ -48,7 +49,7 @@ class Start:
 
     head: str | None  # the commit HEAD pointed at
     branch: str | None  # the branch HEAD was on (None when detached)
-    branches: dict[str, str]  # refs/heads/<name> -> commit
+    branches: dict[str, str]  # refs/heads/<name> and refs/tags/<name> -> object
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,10 @@ class Guard:
 
     def start(self) -> Start:
         """Read where HEAD and the branches are, before the agent runs."""
-        listed = self._git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
+        # tags too: a human checks one out as readily as a branch
+        listed = self._git(
+            "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/"
+        )
         branches: dict[str, str] = {}
         for line in listed.splitlines():
             commit, _, ref = line.partition(" ")
