@@ -5,8 +5,9 @@ iteration added to any branch or tag are read on the host with hardened git: raw
 (`git log --raw`, no textconv, no external diff, no filters). When one of them touches a
 protected path, the iteration is quarantined as a whole:
 
-- each moved branch's new tip is kept on `refs/sgf/quarantine/<loop-id>` (`-2`, `-3` for
-  more), where a human can read it with `git log --stat`, never checking it out;
+- HEAD's new tip, and each other tip holding such a commit, is kept on
+  `refs/sgf/quarantine/<loop-id>` (`-2`, `-3` for more), where a human can read it with
+  `git log --stat`, never checking it out;
 - HEAD's branch, and every branch or tag holding such a commit, is put back where the
   iteration found it (a new one is deleted), HEAD onto the branch it was on; a branch whose
   new commits are all clean is left alone (another loop may have moved it);
@@ -14,7 +15,9 @@ protected path, the iteration is quarantined as a whole:
   rather than overwrite a change it did not make; pensa's `.pensa/` exports are kept as they
   are on disk, so they still match its database (which is not in git, so the tracker keeps
   the agent's claims and closes); if anything would be overwritten, the whole work tree is
-  first saved as a stash commit on `refs/sgf/quarantine/<loop-id>-worktree`.
+  first saved as a stash commit on `refs/sgf/quarantine/<loop-id>-worktree` (`git stash
+  create` hashes the work tree through the clean filters `.git/config` defines: the
+  human's, as the agent cannot write that file).
 
 Nothing of the quarantined iteration is kept on the branch, not even its commits before the
 first one that touches a protected path: later commits may depend on the change, and a
