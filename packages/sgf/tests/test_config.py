@@ -83,6 +83,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         stuck_threshold=2,
         isolation=config.Isolation.WORKTREE,
         claims=config.Claims.GIT,
+        protected=["ci/", "Makefile"],
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full
@@ -104,3 +105,9 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
 def test_a_wrong_value_names_its_key(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         config.parse(text)
+
+
+@pytest.mark.parametrize("value", ['"ci/"', "[1]", '[""]', "true"])
+def test_protected_must_be_a_list_of_paths(value: str) -> None:
+    with pytest.raises(ConfigError, match="protected must be a list of paths"):
+        config.parse(f"protected = {value}\n")

@@ -229,3 +229,61 @@ def test_a_pid_file_whose_pid_now_belongs_to_another_process_is_a_crashed_loop(
     (run_dir / "verify-20260101T000000.pid").write_text(f"{me} {start}\n")
     again = sgf(project, "build", "-a", env=fake_ralph.env())
     assert "loop running (verify-20260101T000000): recovery skipped" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "extra"),
+    [
+        (".pre-commit-config.yaml", None),
+        ("docs/.gitattributes", None),
+        (".claude/settings.json", None),
+        ("ci/deploy.sh", '"ci/"'),
+    ],
+)
+def test_a_dirty_protected_path_is_to_be_reviewed_never_stashed(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, path: str, extra: str | None
+) -> None:
+    if extra:
+        with (project / ".sgf" / "config.toml").open("a") as config:
+            config.write(f"protected = [{extra}]\n")
+        git(project, "commit", "-qam", "protect a path")
+    (project / path).parent.mkdir(parents=True, exist_ok=True)
+    (project / path).write_text("an agent's hook\n")
+    done = sgf(project, "build", env=fake_ralph.env())
+    assert done.returncode == 1
+    assert f"protected paths ({path})" in done.stderr
+    assert "review them first" in done.stderr
+    assert "--stash" not in done.stderr
+    assert not fake_ralph.record.exists()
+    assert git(project, "stash", "list") == ""
+
+
+def test_the_config_s_protected_paths_reach_ralph_as_protect(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any
+) -> None:
+    with (project / ".sgf" / "config.toml").open("a") as config:
+        config.write('protected = ["ci/", "Makefile"]\n')
+    git(project, "commit", "-qam", "protect paths")
+    done = sgf(project, "build", env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    argv = fake_ralph.calls()["argv"]
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--protect"] == ["ci/", "Makefile"]
+
+
+def test_a_crashed_loop_s_protected_leftovers_are_stashed_to_be_reviewed_not_popped(
+    project: Path, sgf: Run, git: Git, fake_ralph: Any, dead_pid: int
+) -> None:
+    crashed = "build-20260101T000000"
+    run_dir = project / ".sgf/run"
+    run_dir.mkdir(parents=True)
+    (run_dir / f"{crashed}.pid").write_text(f"{dead_pid}\n")
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "agent.json").write_text('{"hooks": {}}\n')
+
+    done = sgf(project, "build", "-a", env=fake_ralph.env())
+
+    assert done.returncode == 0, done.stderr
+    assert "protected paths (.claude/agent.json)" in done.stderr
+    assert "git stash show -p --include-untracked" in done.stderr
+    assert "git stash pop" not in done.stderr
+    assert git(project, "status", "--porcelain") == ""

@@ -434,3 +434,17 @@ def test_status_lists_the_stuck_tasks_needing_a_human(
     text = sgf(project, "status").stdout
     assert "1 needing a human" in text
     assert f"  {stuck}  impossible task" in text
+
+
+def test_status_names_quarantined_commits_to_review(project: Path, sgf: Run) -> None:
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    ref = "refs/sgf/quarantine/build-20260101T000000"
+    subprocess.run(["git", "update-ref", ref, head], cwd=project, check=True)
+    done = sgf(project, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    [warning] = json.loads(done.stdout)["warnings"]
+    assert f"quarantined commits on {ref}: review them with `git log --stat {ref}`" in warning
+    plain = sgf(project, "status")
+    assert f"git log --stat {ref}" in plain.stdout

@@ -13,7 +13,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ralph import ding, loop, prompt
+from ralph import ding, loop, prompt, protect
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, SandboxKind, Timeouts
@@ -161,6 +161,15 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     metavar="DIR",
     help="The checkout that has BRANCH (fast-forwarded with git merge --ff-only).",
 )
+@click.option(
+    "--protect",
+    "protect",
+    multiple=True,
+    metavar="PATH",
+    help="Also protect PATH (dir/ for a folder): an iteration whose commits change it is "
+    "quarantined (exit 1). .sgf/, .pre-commit-config.yaml, .gitattributes, .gitmodules, "
+    "gitlinks and .claude/ always are.",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -185,6 +194,7 @@ def cli(
     record: Path | None,
     integrate: str | None,
     integrate_checkout: Path | None,
+    protect: tuple[str, ...],
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -225,6 +235,7 @@ def cli(
         record=record.resolve() if record else None,
         integrate=integrate,
         integrate_checkout=integrate_checkout.resolve() if integrate_checkout else None,
+        protect=_protected(protect),
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),
@@ -244,6 +255,13 @@ def _duration(text: str | None) -> float | None:
         return parse_duration(text)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--max-time") from e
+
+
+def _protected(specs: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        return tuple(protect.normalise(spec) for spec in specs)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--protect") from e
 
 
 def _open_log(path: Path) -> TextIO:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, gitdirs, integrate, limits, proc, sentinel
+from ralph import format, git, gitdirs, integrate, limits, proc, quarantine, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -86,6 +86,7 @@ class Loop:
         # Read before any agent runs; checked after each iteration, before the host's git.
         self.layout = gitdirs.find(config.project)
         self.integrator = integrate.make(config, self.layout, env=env)
+        self.guard = quarantine.make(config, self.layout, env=env)
 
     @property
     def root(self) -> Path:
@@ -152,6 +153,7 @@ class Loop:
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             before = git.head(self.root, env=self.env)
+            start = None if self.guard is None else self.guard.start()
             self.record.write("iteration_start", index=index, total=total)
             holding = self._held()
             started = now_iso()
@@ -159,6 +161,8 @@ class Loop:
             self._record_iteration(index, started, attempt, holding)
             if self.layout is not None:
                 gitdirs.unchanged(self.layout)  # raises: no host git on redirected pointers
+            if self.guard is not None and start is not None:
+                self.guard.check(start)  # raises: nothing pushed or integrated, branch reset
             if self.integrator is not None:
                 self._integrate()  # raises on a conflict: the loop stops, the branch is kept
             else:

@@ -78,6 +78,8 @@ class Config:
     # and fast-forward it, in `integrate_checkout` when that checkout has it (integrate.py).
     integrate: str | None = None
     integrate_checkout: Path | None = None
+    # Paths the agent's commits must not touch, beyond protect.DEFAULTS (quarantine.py).
+    protect: tuple[str, ...] = ()
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
         """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.

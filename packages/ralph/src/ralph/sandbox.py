@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import claude_home, credentials, git, leftovers, proc, terminal
+from ralph import claude_home, credentials, git, gitdirs, leftovers, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
+from ralph.protect import Protected
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -336,9 +337,14 @@ class DockerSandbox:
         ]
         if secrets is not None:
             mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
-        sgf = self.config.project / ".sgf"
-        if sgf.is_dir():  # agents must not edit prompts, config or backpressure
-            mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
+        # The control plane (protect.py: .sgf/'s prompts, config and backpressure, hooks'
+        # config, attributes, submodules, .claude/) is read-only where it exists; commits
+        # of it by plumbing are quarantined after the iteration (quarantine.py).
+        layout = gitdirs.find(self.config.project)
+        top = self.config.project if layout is None else layout.work_tree
+        for path in Protected.with_extra(self.config.protect).on_disk(top):
+            if path.is_relative_to(self.config.project):  # the container sees nothing else
+                mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
         # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
         # linked worktree gets its common directory, and its pointers read-only (issue 14).

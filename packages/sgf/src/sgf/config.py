@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 from sgf import stacks
 from sgf.errors import ConfigError, NotInitialised
@@ -54,6 +54,9 @@ class Config:
     stuck_threshold: int | None = None  # None: ralph's default (3)
     isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
     claims: Claims | None = None  # None: local (README "Running many loops")
+    # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
+    # own defaults always hold; README "Security model").
+    protected: list[str] | None = None
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -67,6 +70,10 @@ def _check(key: str, value: Any, hint: Any) -> Any:
     """`value` from the file, checked against the Config field's type `hint`."""
     kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]
     kind = kinds[0]
+    if get_origin(kind) is list:  # a list of paths
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(f"{CONFIG}: {key} must be a list of paths, not {value!r}")
+        return value
     if isinstance(kind, type) and issubclass(kind, StrEnum):
         if value not in {k.value for k in kind}:
             allowed = " or ".join(f'"{k.value}"' for k in kind)

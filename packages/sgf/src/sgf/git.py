@@ -98,6 +98,14 @@ def is_dirty(root: Path) -> bool:
     return bool(status(root))
 
 
+def quarantined(root: Path) -> list[str]:
+    """The refs ralph keeps an iteration's commits on when they changed protected paths."""
+    done = _git(
+        "for-each-ref", "--format=%(refname)", "refs/sgf/quarantine/", cwd=root, check=False
+    )
+    return done.stdout.split() if done.returncode == 0 else []
+
+
 def has_commits(root: Path) -> bool:
     """Tell whether HEAD points at a commit (a fresh repository has none)."""
     return _git("rev-parse", "--verify", "-q", "HEAD", cwd=root, check=False)[0] == 0

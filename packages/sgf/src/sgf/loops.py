@@ -174,4 +174,6 @@ class Launch:
             argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
         if config.stuck_threshold is not None:
             argv += ["--stuck-threshold", str(config.stuck_threshold)]
+        for path in config.protected or []:
+            argv += ["--protect", path]
         return [*argv, *extra, str(count), str(prompt.resolve())]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sgf import git, pensa, runs, worktree
+from sgf import config, git, pensa, protected, runs, worktree
 from sgf.errors import DirtyTree, SgfError
 from sgf.loops import LoopId
 
@@ -32,6 +32,8 @@ class Report:
     crashed: list[str] = field(default_factory=list)  # stale PID files removed
     stash: str | None = None  # commit id of the stash made, if any
     stash_message: str | None = None
+    # protected paths in the stash: popping it unreviewed could run an agent's choices
+    stash_protected: list[str] = field(default_factory=list)
     released: list[str] = field(default_factory=list)  # claims given back
     warnings: list[str] = field(default_factory=list)
 
@@ -53,6 +55,14 @@ def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool
     if not stash_them:
         changes = git.status(root)
         shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
+        if control := protected.in_status(changes, _extra_protected(root)):
+            raise DirtyTree(
+                f"the work tree has uncommitted changes:\n  {shown}\n"
+                f"some change protected paths ({', '.join(control)}), which decide what runs "
+                "on this machine; review them first (`git diff -- <path>`, never run them): "
+                "commit them if they are yours, delete them if an agent made them; don't stash "
+                "or check out what you have not reviewed"
+            )
         raise DirtyTree(
             f"the work tree has uncommitted changes:\n  {shown}\n"
             "the agent commits with `git add -A` and would sweep them into its commit; "
@@ -60,7 +70,16 @@ def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool
             "in a worktree of its own with --worktree"
         )
     message = f"sgf-stash {loop_id}"
-    return Report(stash=_stash(root, message), stash_message=message)
+    control = protected.in_status(git.status(root), _extra_protected(root))
+    return Report(stash=_stash(root, message), stash_message=message, stash_protected=control)
+
+
+def _extra_protected(root: Path) -> list[str]:
+    """The project's own protected paths, when its config can be read."""
+    try:
+        return config.load(root).protected or []
+    except SgfError:
+        return []
 
 
 def _loop_of(assignee: str | None) -> str:
@@ -111,10 +130,12 @@ def prepare(
     # A crashed loop of this tree left its leftovers here; one in a worktree left them there
     # (issue 14), and then a dirty tree here is the user's, as without any crash.
     if any(not worktree.is_isolated(root, c) for c in crashed):
+        control = protected.in_status(git.status(root), _extra_protected(root))
         stash = _stash(root, message)
     else:
         mine = _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
         stash, message = mine.stash, mine.stash_message or message
+        control = mine.stash_protected
     warnings: list[str] = [
         worktree.finish(root, tree).message(root)
         for c in crashed
@@ -139,6 +160,7 @@ def prepare(
         crashed=crashed,
         stash=stash,
         stash_message=message if stash else None,
+        stash_protected=control if stash else [],
         released=released,
         warnings=warnings,
     )

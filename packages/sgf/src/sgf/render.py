@@ -80,7 +80,15 @@ def recovery(report: Report) -> None:
         err.print(f"sgf: loop running ({', '.join(report.live)}): recovery skipped")
     if report.crashed:
         err.print(f"sgf: recovered from crashed loop {', '.join(report.crashed)}")
-    if report.stash:
+    if report.stash and report.stash_protected:
+        paths = ", ".join(report.stash_protected)
+        err.print(
+            f"sgf: uncommitted changes stashed as {report.stash_message!r} ({report.stash[:12]});"
+            f" they touch protected paths ({paths}), which decide what runs on this machine:"
+            f" review them with `git stash show -p --include-untracked {report.stash[:12]}`"
+            " before you pop or apply any of it"
+        )
+    elif report.stash:
         err.print(
             f"sgf: uncommitted changes stashed as {report.stash_message!r} ({report.stash[:12]});"
             " get them back with `git stash list` and `git stash pop`"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sgf import pensa, runs
+from sgf import git, pensa, runs
 from sgf.errors import SgfError
 from sgf.loops import LoopId
 
@@ -111,9 +111,18 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         picture,
         error,
         removed=removed,
-        warnings=sandbox.image_warnings(root, env),
+        warnings=[*sandbox.image_warnings(root, env), *_quarantined(root)],
         totals={k: v for k, v in totals.items() if v},
     )
+
+
+def _quarantined(root: Path) -> list[str]:
+    """A line per quarantined iteration (ralph: commits that changed protected paths)."""
+    return [
+        f"quarantined commits on {ref}: review them with `git log --stat {ref}` (never check "
+        f"it out), then `git update-ref -d {ref}`"
+        for ref in git.quarantined(root)
+    ]
 
 
 def _progress(events: list[dict[str, Any]]) -> dict[str, Any]:
