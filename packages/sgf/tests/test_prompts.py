@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sgf import prompts, resources, scaffold
-from sgf.errors import PromptError
+from sgf.errors import PathRefused, PromptError
 
 
 def seed(root: Path, name: str, text: str) -> None:
@@ -85,7 +85,7 @@ def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_file_in_the_way_of_the_assembled_folder_is_a_clear_error(tmp_path: Path) -> None:
     seed(tmp_path, "build", "ok\n")
     (tmp_path / ".sgf/prompts/.assembled").write_text("in the way\n")
-    with pytest.raises(PromptError, match=r"cannot write \.sgf/prompts/\.assembled/build\.md"):
+    with pytest.raises(PathRefused, match=r"\.sgf/prompts/\.assembled: it is not a folder"):
         prompts.assemble(tmp_path, "build", {})
 
 

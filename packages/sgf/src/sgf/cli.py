@@ -13,7 +13,19 @@ from typing import Any, TypeVar
 
 import click
 
-from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf import (
+    claude,
+    config,
+    ending,
+    git,
+    launch,
+    logs,
+    safefile,
+    sandbox,
+    scaffold,
+    stacks,
+    status,
+)
 from sgf.config import Isolation, SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import ExitCode, Launch, Stage
@@ -436,9 +448,9 @@ def sandbox_build(
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
     log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "sandbox-build.log"
-    with log_path.open("wb") as log, render.build_view(log, verbose=verbose) as out:
+    opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
+    with opened as log, render.build_view(log, verbose=verbose) as out:
         try:
             built = sandbox.build(
                 env.cwd,

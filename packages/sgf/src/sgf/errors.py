@@ -128,3 +128,15 @@ class ProgramMissing(SgfError):
 
     def __init__(self, program: str, hint: str) -> None:
         super().__init__(f"{program} not found: {hint}")
+
+
+class PathRefused(SgfError):
+    """A file sgf writes inside the project is a link, a folder, or under a linked folder."""
+
+    code = "path_refused"
+
+    def __init__(self, path: object, *, what: str = "a symbolic link") -> None:
+        super().__init__(
+            f"refusing to write {path}: it is {what} (sgf never writes through a link, which "
+            "an agent may have planted); look at it, remove it, run again"
+        )

@@ -17,6 +17,7 @@ from sgf import (
     recovery,
     relaunch,
     runs,
+    safefile,
     sandbox,
     terminal,
     worktree,
@@ -176,7 +177,6 @@ def run(
 ) -> int:
     """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
     loop_id = str(prepared.loop_id)
-    prepared.log.parent.mkdir(parents=True, exist_ok=True)
     # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
     env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
     cwd = prepared.cwd(root)
@@ -188,7 +188,7 @@ def run(
         with (
             runs.pid_file(root, loop_id, pid),
             loopindex.registered(root, loop_id, pid, started_at=started, env=env),
-            prepared.log.open("ab") as log,
+            safefile.append(prepared.log, root=root) as log,
         ):
             log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
             log.flush()

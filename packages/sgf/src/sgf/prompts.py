@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import types
 from collections.abc import Mapping
 from pathlib import Path
 
+from sgf import safefile
 from sgf.errors import PromptError
 
 PROMPTS = Path(".sgf") / "prompts"
@@ -76,11 +76,8 @@ def assembled(root: Path, prompt: str) -> Path:
 def write(root: Path, prompt: str, text: str) -> Path:
     """Write an assembled prompt atomically (a running ralph never reads half a file)."""
     target = assembled(root, prompt)
-    tmp = target.with_name(f".{target.name}.tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        safefile.replace(target, text.encode(), root=root)
     except OSError as e:  # e.g. a file where the .assembled folder belongs
         rel = target.relative_to(root)
         raise PromptError(f"cannot write {rel}: {e.strerror or e}") from e
