@@ -214,6 +214,8 @@ def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bo
 
     loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
     render.recovery(loops[0].recovery)
+    for warning in loops[0].warnings:  # the same for every loop: one request, one config
+        click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     for number, loop in enumerate(loops, start=1):
         click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
     ended = parallel.run(

@@ -118,6 +118,12 @@ class Prepared:
         return self.worktree.path if self.worktree else root
 
 
+OUTSIDE_DOCKER = (
+    "--sandbox none: agents run on this machine with your permissions, outside Docker "
+    '(README "Security model")'
+)
+
+
 def prepare(
     root: Path,
     request: Launch,
@@ -146,9 +152,11 @@ def prepare(
         guard_shared_prompt(root, request.stage, text)
         prompt = prompts.write(root, request.stage.prompt, text)
     template = request.template or config.docker_template
-    kind = request.sandbox or config.sandbox
+    kind = request.sandbox_kind(config)
     ralph = preflight.check(root, template=template, sandbox=kind, env=env)
     warnings = []
+    if kind is SandboxKind.NONE:
+        warnings.append(OUTSIDE_DOCKER)
     if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
         warnings += sandbox.staleness(root, template, env=env)
     report = recovery.prepare(
