@@ -11,7 +11,7 @@ from pathlib import Path
 from sgf import config as config_mod
 from sgf import git, merges, proc, resources, safefile
 from sgf.config import Config
-from sgf.errors import CommandFailed, MergeError, NotAGitRepo
+from sgf.errors import CommandFailed, MergeError, NotAGitRepo, PathRefused
 from sgf.stacks import Stack
 
 PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
@@ -66,6 +66,8 @@ def _merged(root: Path, rel: str, new: str, old: str | None) -> Step:
 def _read(root: Path, rel: str) -> str | None:
     """The text of a file sgf merges into; MergeError when it cannot be read as text."""
     path = root / rel
+    if path.is_symlink():  # read and merged, a file of the agent's choosing would be committed
+        raise PathRefused(path)
     if not path.exists():
         return None
     if not path.is_file():
