@@ -79,7 +79,7 @@ def open_plain(path: Path, flags: int) -> int:
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise LinkRefused(path) from None
-        if e.errno == errno.ENXIO:  # a FIFO nobody reads
+        if e.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO nobody reads, a folder
             raise LinkRefused(path, what="not a plain file") from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
