@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ralph import claude_home, integrate, leftovers, safefile, sentinel
+from ralph import claude_home, gitdirs, integrate, leftovers, safefile, sentinel
 from ralph.errors import LinkRefused
 from ralph.record import Record
 
@@ -137,3 +138,19 @@ def test_a_sentinel_that_is_a_fifo_or_a_link_is_nobodys(
     assert sentinel.owner(path) is None  # the FIFO open does not block
     assert not sentinel.take(tmp_path, "loop")
     assert victim.read_text() == PRECIOUS
+
+
+def test_a_linked_config_worktree_is_refused_and_creates_nothing(
+    project: Path, tmp_path: Path, git: Callable[..., str]
+) -> None:
+    """Any loop's container writes the common git directory, a linked worktree's admin
+    folder included; ralph makes an empty `config.worktree` there before mounting it."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
+    made = tmp_path / "made-by-touch"
+    (project / ".git" / "worktrees" / "linked" / "config.worktree").symlink_to(made)
+    layout = gitdirs.find(linked)
+    assert layout is not None
+    with pytest.raises(LinkRefused, match=r"config\.worktree: it is a symbolic link"):
+        gitdirs.mounts(layout, project=linked)
+    assert not made.exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sgf import prompts, relaunch, runs, safefile, worktree
+from sgf import proc, prompts, relaunch, runs, safefile, worktree
 from sgf.errors import PathRefused
 from sgf.loops import Launch, Stage
 
@@ -132,3 +132,12 @@ def test_sgf_build_with_a_file_where_the_run_folder_belongs_is_one_line(
         "writes through a link, which an agent may have planted); look at it, remove it, run again"
     ]
     assert not (isolated_home / ".cache" / "springfield" / "crashes").exists()
+
+
+def test_a_restart_never_writes_its_output_through_a_link(tmp_path: Path, victim: Path) -> None:
+    output = tmp_path / "restarts" / "build-1.out"
+    output.parent.mkdir()
+    output.symlink_to(victim)
+    with pytest.raises(PathRefused):
+        proc.spawn_detached(["true"], cwd=tmp_path, env={}, output=output)
+    assert victim.read_text() == PRECIOUS

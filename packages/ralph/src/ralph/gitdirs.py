@@ -16,9 +16,11 @@ from wherever it points.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph import safefile
 from ralph.errors import UnsafeRepository
 
 # What git reads from the git directory and may execute or include: config (hooksPath,
@@ -105,7 +107,7 @@ def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
         out.append((layout.dot_git, True))
         # An empty config.worktree changes nothing, and git reads one only with
         # extensions.worktreeConfig on; made here, the agent cannot make it, writable.
-        (layout.git_dir / "config.worktree").touch(exist_ok=True)
+        os.close(safefile.open_plain(layout.git_dir / "config.worktree", os.O_WRONLY))
         out += [
             (layout.git_dir / name, True) for name in POINTERS if (layout.git_dir / name).exists()
         ]

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple, Protocol
 
+from sgf import safefile
 from sgf.errors import CommandFailed, ProgramMissing
 
 log = logging.getLogger(__name__)
@@ -308,7 +309,7 @@ def spawn_detached(
     stderr in `output`; the caller may poll it while it runs."""
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with output.open("wb") as out:
+        with safefile.truncate(output, root=output.parent) as out:
             return subprocess.Popen(
                 list(argv),
                 cwd=cwd,
