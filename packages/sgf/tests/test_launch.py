@@ -56,6 +56,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
         "--template", sgf_config.load(project).docker_template,  # the project's image
         "--auto-push", "true",
         "--max-iterations", "100",
+        "--sandbox", "docker",
         count, str(prompt),
     ]  # fmt: skip
     assert record["argv"] == expected

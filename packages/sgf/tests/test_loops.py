@@ -43,10 +43,12 @@ def argv(request: Launch, config: Config = CONFIG) -> list[str]:
     return request.ralph_argv("ralph", config, LoopId(request.stage, request.spec, T), PROMPT)
 
 
-def tail(loop_id: str, template: str, push: str, limit: int, n: int) -> list[str]:
+def tail(
+    loop_id: str, template: str, push: str, limit: int, n: int, sandbox: str = "docker"
+) -> list[str]:
     return [
         "--loop-id", loop_id, "--template", template, "--auto-push", push,
-        "--max-iterations", str(limit), str(n), str(PROMPT),
+        "--max-iterations", str(limit), "--sandbox", sandbox, str(n), str(PROMPT),
     ]  # fmt: skip
 
 
@@ -101,8 +103,8 @@ def test_config_keys_become_flags() -> None:
         network="host",
     )
     assert argv(Launch(Stage.BUILD, afk=True), config) == [
-        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5)[:-2],
-        "--sandbox", "none", "--network", "host", "5", str(PROMPT),
+        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:-2],
+        "--network", "host", "5", str(PROMPT),
     ]  # fmt: skip
 
 
@@ -115,6 +117,14 @@ def test_options_override_config() -> None:
         *tail("build-20260226T143000", "b", "true", 100, 25)[:-2], "--network", "n",
         "25", str(PROMPT),
     ]  # fmt: skip
+
+
+def test_the_sandbox_is_always_explicit_so_no_stray_variable_picks_it() -> None:
+    docker = argv(Launch(Stage.BUILD, afk=True))
+    assert docker[docker.index("--sandbox") + 1] == "docker"
+    config = Config(stack="go", docker_template="a", sandbox=SandboxKind.NONE)
+    none = argv(Launch(Stage.BUILD, afk=True), config)
+    assert none[none.index("--sandbox") + 1] == "none"
 
 
 def test_an_explicit_n_above_the_safety_limit_is_never_clamped() -> None:

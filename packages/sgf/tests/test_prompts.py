@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from sgf import prompts, resources, scaffold
-from sgf.errors import PromptError
+from sgf.errors import PathRefused, PromptError
+
+from .conftest import FakeRalph, Run
 
 
 def seed(root: Path, name: str, text: str) -> None:
@@ -85,7 +87,7 @@ def test_a_template_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_file_in_the_way_of_the_assembled_folder_is_a_clear_error(tmp_path: Path) -> None:
     seed(tmp_path, "build", "ok\n")
     (tmp_path / ".sgf/prompts/.assembled").write_text("in the way\n")
-    with pytest.raises(PromptError, match=r"cannot write \.sgf/prompts/\.assembled/build\.md"):
+    with pytest.raises(PathRefused, match=r"\.sgf/prompts/\.assembled: it is not a folder"):
         prompts.assemble(tmp_path, "build", {})
 
 
@@ -137,3 +139,84 @@ def test_each_stage_claims_only_its_own_kind_of_work(
     claim = expected.format(spec=f" --spec {spec}" if spec else "")
     assert commands, stage
     assert all(claim in line for line in commands), commands
+
+
+BIG = "{% for i in range(1100) %}{% for j in range(1000) %}x{% endfor %}{% endfor %}"
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        BIG,
+        "{{ 'x' * 10**9 }}",
+        "{{ 'x' * 600000 }}{{ 'y' * 600000 }}",
+        "{{ [1] * 10**9 }}",
+        "{{ 10 ** (10 ** 10) }}",
+    ],
+)
+def test_an_assembled_prompt_over_1_mib_is_one_line_and_nothing_is_written(
+    tmp_path: Path, template: str
+) -> None:
+    seed(tmp_path, "build", "ok\n")
+    before = prompts.assemble(tmp_path, "build", {}).read_bytes()
+    (tmp_path / ".sgf/prompts/build.md").write_text(f"# Build\n{template}\n")
+    with pytest.raises(PromptError) as caught:
+        prompts.assemble(tmp_path, "build", {})
+    assert str(caught.value) == (
+        ".sgf/prompts/build.md: the assembled prompt would pass 1048576 bytes (1 MiB); "
+        "nothing was written"
+    )
+    assert (tmp_path / ".sgf/prompts/.assembled/build.md").read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / ".sgf/prompts/.assembled").iterdir()) == ["build.md"]
+
+
+def test_a_prompt_of_just_under_1_mib_is_written(tmp_path: Path) -> None:
+    seed(tmp_path, "build", "{{ 'x' * (1048576 - 1) }}\n")
+    assert prompts.assemble(tmp_path, "build", {}).stat().st_size == 1048576
+
+
+def test_a_template_that_runs_past_its_time_budget_is_one_line(tmp_path: Path) -> None:
+    seed(tmp_path, "build", "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}"
+         "{% endfor %}\n")  # fmt: skip
+    with pytest.raises(PromptError) as caught:
+        prompts.render(tmp_path, "build", {}, budget=0.2)
+    assert str(caught.value) == (
+        ".sgf/prompts/build.md: rendering took over 0.2 s (a loop without end?); nothing was "
+        "written"
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("{{ range(10**8) }}", ".sgf/prompts/build.md:2: Range too big."),
+        (
+            "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+            ".sgf/prompts/build.md:2: maximum recursion depth exceeded",
+        ),
+    ],
+)
+def test_a_huge_range_or_endless_recursion_is_one_line(
+    tmp_path: Path, template: str, message: str
+) -> None:
+    seed(tmp_path, "build", f"# Build\n{template}\n")
+    with pytest.raises(PromptError) as caught:
+        prompts.assemble(tmp_path, "build", {})
+    assert str(caught.value).startswith(message)
+    assert str(caught.value).endswith("; nothing was written")
+    assert "\n" not in str(caught.value)
+
+
+def test_sgf_build_with_a_runaway_template_is_one_line_not_a_crash_log(
+    project: Path, sgf: Run, fake_ralph: FakeRalph, isolated_home: Path
+) -> None:
+    (project / ".sgf/prompts/build.md").write_text(BIG + "\n")
+    done = sgf(project, "build", "-a", "1", env=fake_ralph.env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        "error: .sgf/prompts/build.md: the assembled prompt would pass 1048576 bytes (1 MiB); "
+        "nothing was written"
+    ]
+    assert not (project / ".sgf/prompts/.assembled/build.md").exists()
+    assert not fake_ralph.record.exists()  # ralph never started
+    assert not (isolated_home / ".cache" / "springfield" / "crashes").exists()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ralph import safefile
+
 DEFAULT_THEME = "dark"
 # The host's preferences worth keeping; everything else in its `.claude.json` stays on the host.
 CARRIED_OVER = ("theme", "editorMode", "verbose", "preferredNotifChannel", "diffTool")
@@ -42,6 +44,5 @@ def write(home: Path, *, host_home: Path, project: Path) -> Path:
     source = host_home / ".claude.json"
     text = source.read_text() if source.is_file() else None
     target = home / ".claude.json"
-    target.write_text(json.dumps(onboarded(text, project=project), indent=2) + "\n")
-    target.chmod(0o600)
-    return target
+    data = json.dumps(onboarded(text, project=project), indent=2) + "\n"
+    return safefile.replace(target, data.encode(), mode=0o600)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shlex
 import sys
@@ -13,7 +14,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ralph import ding, loop, prompt, protect
+from ralph import ding, loop, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, SandboxKind, Timeouts
@@ -267,7 +268,7 @@ def _protected(specs: tuple[str, ...]) -> tuple[str, ...]:
 def _open_log(path: Path) -> TextIO:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return path.open("a", encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(safefile.append(path), encoding="utf-8", errors="replace")
     except OSError as e:
         raise click.BadParameter(
             f"cannot open {path}: {e.strerror}", param_hint="--log-file"

@@ -105,3 +105,15 @@ class UnsafeRepository(RalphError):
     """The checkout's git pointers lead somewhere git would take attacker configuration from."""
 
     code = "unsafe_repository"
+
+
+class LinkRefused(RalphError):
+    """A file ralph writes, appends to or removes is a symbolic link (or not a plain file)."""
+
+    code = "link_refused"
+
+    def __init__(self, path: object, *, what: str = "a symbolic link") -> None:
+        super().__init__(
+            f"refusing to write {path}: it is {what}, and writing would follow it outside the "
+            "project (an agent may have planted it); look at it, remove it, run again"
+        )

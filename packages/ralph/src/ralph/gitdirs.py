@@ -32,10 +32,12 @@ What else git resolves from these directories, and why none of it is the agent's
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ralph import safefile
 from ralph.errors import UnsafeRepository
 
 # What git reads from the git directory and may execute or include: config (hooksPath,
@@ -143,17 +145,17 @@ def mounts(layout: Layout, *, project: Path) -> list[tuple[Path, bool]]:
         out += [(layout.git_dir, False), (layout.dot_git, True)]
         # An empty config.worktree changes nothing, and git reads one only with
         # extensions.worktreeConfig on; made here, the agent cannot make it, writable.
-        (layout.git_dir / "config.worktree").touch(exist_ok=True)
+        os.close(safefile.open_plain(layout.git_dir / "config.worktree", os.O_WRONLY))
         out += [
             (layout.git_dir / name, True) for name in POINTERS if (layout.git_dir / name).exists()
         ]
     else:
         # read with extensions.worktreeConfig on; empty, it changes nothing
-        (layout.git_dir / "config.worktree").touch(exist_ok=True)
+        os.close(safefile.open_plain(layout.git_dir / "config.worktree", os.O_WRONLY))
         out.append((layout.git_dir / "config.worktree", True))
     own = layout.common_dir / "commondir"
     if not own.exists():
-        own.write_text(".\n", encoding="utf-8")
+        safefile.create(own, b".\n")
     out.append((own, True))
     for name in PROTECTED:
         path = layout.common_dir / name

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph import git, gitdirs, proc
+from ralph import git, gitdirs, proc, safefile
 from ralph.errors import CommandFailed, RalphError
 from ralph.models import Config
 
@@ -79,7 +79,7 @@ def locked(
 ) -> Iterator[None]:
     """Hold the integration lock of the repository (one loop integrates at a time)."""
     path = common / LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = safefile.open_plain(path, os.O_RDWR)  # the agent can write the common directory
     try:
         deadline = clock() + timeout
         while True:

@@ -16,7 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ralph import proc
+from ralph import proc, safefile
 
 
 def registry() -> Path:
@@ -36,8 +36,7 @@ def record(pgid: int, *, where: Path | None = None) -> Path:
         "owner_start": proc.start_time(owner),
     }
     path = (where or registry()) / f"{owner}-{pgid}.json"
-    path.write_text(json.dumps(data))
-    return path
+    return safefile.replace(path, json.dumps(data).encode())
 
 
 def forget(path: Path) -> None:

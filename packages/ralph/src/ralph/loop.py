@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, gitdirs, integrate, limits, proc, quarantine, sentinel
+from ralph import format, git, gitdirs, integrate, limits, proc, quarantine, safefile, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -431,7 +431,7 @@ def interactive_hint(config: Config, state: Path) -> str:
     path = config.prompt.path
     if path is None or not path.is_relative_to(config.project):
         path = state / "prompt.md"  # visible in the container: the state dir is mounted
-        path.write_bytes(config.prompt.data)
+        safefile.replace(path, config.prompt.data)
     return f"Read @{path} and follow its instructions."
 
 

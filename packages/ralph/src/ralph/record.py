@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ralph import pn
+from ralph import pn, safefile
 
 
 def now_iso() -> str:
@@ -37,8 +37,8 @@ class Record:
         line = json.dumps({"event": event, "loop_id": self.loop_id, "at": now_iso(), **fields})
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(line + "\n")
+            with safefile.append(self.path) as f:  # an agent's link there is refused
+                f.write(line.encode() + b"\n")
         except OSError:
             self.path = None  # e.g. a read-only or full disk: stop trying, keep looping
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import claude_home, credentials, git, gitdirs, leftovers, proc, terminal
+from ralph import claude_home, credentials, git, gitdirs, leftovers, proc, safefile, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 from ralph.protect import Protected
@@ -256,7 +256,7 @@ class DockerSandbox:
         seen, failure, expected = b"", "", (token * len(markers)).encode()
         try:
             for marker in markers:
-                marker.write_text(token)
+                safefile.create(marker, token.encode())
             # An engine hiccup is not a verdict: ask again before refusing. That includes a
             # wrong answer with no error: a CI run with the local engine, which sees every
             # path, once got one (likely output the log had not caught before the exit).

@@ -9,6 +9,8 @@ do); one naming another loop is left alone, neither deleted nor taken as complet
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,16 +23,31 @@ def find(root: Path) -> list[Path]:
     """Every `.ralph-complete` in `root`, its subfolders and their subfolders (depth 0-2)."""
     patterns = (COMPLETE, f"*/{COMPLETE}", f"*/*/{COMPLETE}")
     found = [p for pattern in patterns for p in root.glob(pattern)]
-    return [p for p in found if ".git" not in p.relative_to(root).parts]
+    return [p for p in found if ".git" not in p.relative_to(root).parts and _inside(root, p)]
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether no folder between `root` and `path` is a link: the glob follows links, and
+    deleting `link/.ralph-complete` would delete a file wherever an agent's link points."""
+    return not any(
+        parent.is_symlink()
+        for parent in path.parents
+        if parent != root and parent.is_relative_to(root)
+    )
 
 
 def owner(path: Path) -> str | None:
     """The loop id a sentinel names ("" for an empty one); None when it cannot be read."""
     try:
-        with path.open("rb") as f:
-            data = f.read(_MAX_ID + 1)
-    except OSError:  # taken by its own loop meanwhile, or not a file
+        # not through a link, and a FIFO planted there cannot block the open
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # taken by its own loop meanwhile, or a link
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, a FIFO: not a sentinel
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(_MAX_ID + 1)
     return data.decode(errors="replace").strip()
 
 

@@ -13,7 +13,19 @@ from typing import Any, TypeVar
 
 import click
 
-from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf import (
+    claude,
+    config,
+    ending,
+    git,
+    launch,
+    logs,
+    safefile,
+    sandbox,
+    scaffold,
+    stacks,
+    status,
+)
 from sgf.config import Isolation, SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import ExitCode, Launch, Stage
@@ -202,6 +214,8 @@ def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bo
 
     loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
     render.recovery(loops[0].recovery)
+    for warning in loops[0].warnings:  # the same for every loop: one request, one config
+        click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     for number, loop in enumerate(loops, start=1):
         click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
     ended = parallel.run(
@@ -436,9 +450,9 @@ def sandbox_build(
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
     log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
-    log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "sandbox-build.log"
-    with log_path.open("wb") as log, render.build_view(log, verbose=verbose) as out:
+    opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
+    with opened as log, render.build_view(log, verbose=verbose) as out:
         try:
             built = sandbox.build(
                 env.cwd,

@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sgf import safefile
+from sgf.errors import PathRefused
+
 TOOL = "sgf"
 
 
@@ -35,8 +38,8 @@ def report(error: BaseException, argv: Sequence[str], *, version: str) -> str:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / name
-            path.write_text(text, encoding="utf-8", errors="backslashreplace")
-        except OSError:
+            safefile.create(path, text.encode("utf-8", "backslashreplace"))
+        except (OSError, PathRefused):
             continue
         where = f"the traceback is in {path}"
         break

@@ -153,3 +153,15 @@ class UnsafeRepository(SgfError):
             f"{detail} (git never writes it into a repository's own git directory and would "
             "read its configuration from wherever it points: an agent may have planted it)"
         )
+
+
+class PathRefused(SgfError):
+    """A file sgf writes inside the project is a link, a folder, or under a linked folder."""
+
+    code = "path_refused"
+
+    def __init__(self, path: object, *, what: str = "a symbolic link") -> None:
+        super().__init__(
+            f"refusing to write {path}: it is {what} (sgf never writes through a link, which "
+            "an agent may have planted); look at it, remove it, run again"
+        )

@@ -18,6 +18,7 @@ from sgf import (
     recovery,
     relaunch,
     runs,
+    safefile,
     sandbox,
     terminal,
     worktree,
@@ -118,6 +119,12 @@ class Prepared:
         return self.worktree.path if self.worktree else root
 
 
+OUTSIDE_DOCKER = (
+    "--sandbox none: agents run on this machine with your permissions, outside Docker "
+    '(README "Security model")'
+)
+
+
 def prepare(
     root: Path,
     request: Launch,
@@ -147,9 +154,11 @@ def prepare(
         guard_shared_prompt(root, request.stage, text)
         prompt = prompts.write(root, request.stage.prompt, text)
     template = request.template or config.docker_template
-    kind = request.sandbox or config.sandbox
+    kind = request.sandbox_kind(config)
     ralph = preflight.check(root, template=template, sandbox=kind, env=env)
     warnings = []
+    if kind is SandboxKind.NONE:
+        warnings.append(OUTSIDE_DOCKER)
     if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
         warnings += sandbox.staleness(root, template, env=env)
     report = recovery.prepare(
@@ -178,7 +187,6 @@ def run(
 ) -> int:
     """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
     loop_id = str(prepared.loop_id)
-    prepared.log.parent.mkdir(parents=True, exist_ok=True)
     # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
     env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
     cwd = prepared.cwd(root)
@@ -190,7 +198,7 @@ def run(
         with (
             runs.pid_file(root, loop_id, pid),
             loopindex.registered(root, loop_id, pid, started_at=started, env=env),
-            prepared.log.open("ab") as log,
+            safefile.append(prepared.log, root=root) as log,
         ):
             log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
             log.flush()

@@ -24,7 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sgf import proc
+from sgf import proc, safefile
+from sgf.errors import PathRefused
 
 log = logging.getLogger(__name__)
 
@@ -141,12 +142,9 @@ def registered(
         prune(env)
         entry = Entry(str(project), loop_id, pid, proc.start_time(pid), started_at)
         target = entry_path(folder, project, loop_id)
-        tmp = target.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(asdict(entry)) + "\n", encoding="utf-8")
-            os.replace(tmp, target)
-            path = target
-        except OSError as e:
+            path = safefile.replace(target, json.dumps(asdict(entry)).encode() + b"\n", root=folder)
+        except (OSError, PathRefused) as e:
             log.info("cannot write the loop index entry %s: %s", target, e)
     try:
         yield path

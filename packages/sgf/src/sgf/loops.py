@@ -128,6 +128,10 @@ class Launch:
             return self.iterations
         return 1 if self.stage in ONE_ITERATION else config.default_iterations
 
+    def sandbox_kind(self, config: Config) -> SandboxKind:
+        """Where the agents run: `--sandbox`, else the config's `sandbox`, else Docker."""
+        return self.sandbox or config.sandbox or SandboxKind.DOCKER
+
     def ralph_argv(
         self,
         ralph: str,
@@ -155,10 +159,11 @@ class Launch:
             "true" if auto_push else "false",
             "--max-iterations",
             str(max(config.max_iterations, count)),
+            # always explicit: a stray RALPH_SANDBOX=none in the shell must not take the loop
+            # out of Docker when the project says Docker
+            "--sandbox",
+            self.sandbox_kind(config).value,
         ]
-        sandbox = self.sandbox or config.sandbox
-        if sandbox is SandboxKind.NONE:
-            argv += ["--sandbox", "none"]
         network = self.network or config.network
         if network:
             argv += ["--network", network]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sgf import ending, launch, proc, runs, worktree
+from sgf import ending, launch, proc, runs, safefile, worktree
 from sgf.config import Isolation
 from sgf.errors import SgfError
 from sgf.loops import Launch
@@ -87,8 +87,7 @@ def run(
         for number, loop in enumerate(loops, start=1):
             loop_id = str(loop.loop_id)
             stack.enter_context(runs.pid_file(root, loop_id, pid))
-            loop.log.parent.mkdir(parents=True, exist_ok=True)
-            log = stack.enter_context(loop.log.open("ab"))
+            log = stack.enter_context(safefile.append(loop.log, root=root))
             log.write(f"# sgf: {' '.join(loop.argv)}\n".encode())
             loop_env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **loop.env}
             label = f"[{number}] ".encode()

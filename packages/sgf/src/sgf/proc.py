@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple, Protocol
 
+from sgf import safefile
 from sgf.errors import CommandFailed, ProgramMissing
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,33 @@ def run(
     if check and done.returncode != 0:
         raise CommandFailed(argv, done.returncode, done.stderr, done.stdout)
     return result
+
+
+class TimeUp(Exception):
+    """A `time_limit` block ran past its budget."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeUp inside the block once `seconds` have passed (SIGALRM: a template loop
+    that prints nothing yields no point where the caller could check a clock). Off the main
+    thread, where no signal arrives, the block runs unbounded."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeUp
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def which(program: str, env: Mapping[str, str]) -> str | None:
@@ -281,7 +309,7 @@ def spawn_detached(
     stderr in `output`; the caller may poll it while it runs."""
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with output.open("wb") as out:
+        with safefile.truncate(output, root=output.parent) as out:
             return subprocess.Popen(
                 list(argv),
                 cwd=cwd,

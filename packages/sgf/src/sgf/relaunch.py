@@ -10,11 +10,10 @@ decision for a person at the terminal.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from sgf import runs
+from sgf import runs, safefile
 from sgf.config import SandboxKind
 from sgf.loops import Launch, Stage
 
@@ -26,11 +25,8 @@ def launch_path(root: Path, loop_id: str) -> Path:
 
 def save(root: Path, loop_id: str, request: Launch) -> None:
     """Keep `request` for a later restart (atomically: a reader never sees half a file)."""
-    path = launch_path(root, loop_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(asdict(request)) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    data = json.dumps(asdict(request)) + "\n"
+    safefile.replace(launch_path(root, loop_id), data.encode(), root=root)
 
 
 def load(root: Path, loop_id: str) -> Launch | None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sgf import proc
+from sgf import proc, safefile
 
 RUN = Path(".sgf") / "run"
 RECORDS = Path(".sgf") / "runs"
@@ -102,11 +101,9 @@ def _parse(text: str) -> tuple[int | None, int | None]:
 def pid_file(root: Path, loop_id: str, pid: int) -> Iterator[Path]:
     """Hold `.sgf/run/<loop-id>.pid` for the duration of the block; removed on every exit."""
     path = pid_path(root, loop_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
     start = proc.start_time(pid)
-    tmp.write_text(f"{pid} {start}\n" if start is not None else f"{pid}\n")
-    os.replace(tmp, path)
+    text = f"{pid} {start}\n" if start is not None else f"{pid}\n"
+    safefile.replace(path, text.encode(), root=root)  # a link or a folder there is refused
     try:
         yield path
     finally:
@@ -126,10 +123,8 @@ class Outcome:
 
 def record(root: Path, outcome: Outcome) -> None:
     """Append an outcome to the history (a single small write: safe between loops)."""
-    path = root / HISTORY
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(asdict(outcome)) + "\n")
+    with safefile.append(root / HISTORY, root=root) as f:
+        f.write(json.dumps(asdict(outcome)).encode() + b"\n")
 
 
 def history(root: Path, *, limit: int = 10) -> list[Outcome]:

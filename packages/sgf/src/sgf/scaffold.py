@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from sgf import config as config_mod
-from sgf import git, merges, proc, resources
+from sgf import git, merges, proc, resources, safefile
 from sgf.config import Config
-from sgf.errors import CommandFailed, MergeError, NotAGitRepo
+from sgf.errors import CommandFailed, MergeError, NotAGitRepo, PathRefused
 from sgf.stacks import Stack
 
 PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
@@ -40,12 +39,9 @@ class Step:
     note: str = ""
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temporary sibling and rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.sgf-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def write_atomic(root: Path, rel: str, text: str) -> None:
+    """Write `text` to a temporary sibling and rename it into place (never through a link)."""
+    safefile.replace(root / rel, text.encode(), root=root)
 
 
 def _owned(root: Path, rel: str, text: str, *, force: bool) -> Step:
@@ -54,22 +50,24 @@ def _owned(root: Path, rel: str, text: str, *, force: bool) -> Step:
     if path.exists():
         if not force or path.read_text(encoding="utf-8") == text:
             return Step(rel, Action.KEPT)
-        write_atomic(path, text)
+        write_atomic(root, rel, text)
         return Step(rel, Action.OVERWRITTEN)
-    write_atomic(path, text)
+    write_atomic(root, rel, text)
     return Step(rel, Action.CREATED)
 
 
 def _merged(root: Path, rel: str, new: str, old: str | None) -> Step:
     if old == new:
         return Step(rel, Action.KEPT)
-    write_atomic(root / rel, new)
+    write_atomic(root, rel, new)
     return Step(rel, Action.CREATED if old is None else Action.MERGED)
 
 
 def _read(root: Path, rel: str) -> str | None:
     """The text of a file sgf merges into; MergeError when it cannot be read as text."""
     path = root / rel
+    if path.is_symlink():  # read and merged, a file of the agent's choosing would be committed
+        raise PathRefused(path)
     if not path.exists():
         return None
     if not path.is_file():

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgf import git, gitguard, pensa
+from sgf import git, gitguard, pensa, safefile
 from sgf.errors import SgfError, UnsafeRepository
 
 WORKTREES = Path(".sgf") / "worktrees"
@@ -102,11 +102,9 @@ def create(root: Path, loop_id: str, *, env: Mapping[str, str]) -> Worktree:
         )
     if not git.has_commits(root):
         raise SgfError("the repository has no commit yet: commit once, then start the loop")
-    folder = root / WORKTREES
-    folder.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
+    ignore = safefile.folder(root / WORKTREES, root=root) / ".gitignore"
     if not ignore.exists():
-        ignore.write_text(SELF_IGNORING, encoding="utf-8")
+        safefile.replace(ignore, SELF_IGNORING.encode(), root=root)
     # The loops claim from this database: it must exist and hold this checkout's files.
     pensa.sync(root, env)
     path = path_of(root, loop_id)
