@@ -171,9 +171,12 @@ class Guard:
     def _touched(self, tip: str, known: list[str]) -> list[str]:
         """The protected paths the commits reachable from `tip`, and from no `known` commit,
         change: raw tree diffs, each merge against all its parents (`-c`)."""
+        # The hardened prefix hides gitlinks (diff.ignoreSubmodules=all, so plain git never
+        # looks inside a nested repository); a tree-to-tree diff shows them without looking.
         raw = self._git(
             "log", "--raw", "-c", "--no-renames", "--no-abbrev", "--no-textconv",
-            "--no-ext-diff", "--format=commit %H", tip, "--not", *known, "--",
+            "--no-ext-diff", "--ignore-submodules=none", "--format=commit %H", tip,
+            "--not", *known, "--",
         )  # fmt: skip
         changes = parse_raw(raw)
         return [c.path for c in changes if self.protected.covers(c.path, mode=_gitlink(c))]
