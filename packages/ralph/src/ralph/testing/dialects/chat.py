@@ -5,7 +5,7 @@ message announcing the working directory, `user`, `assistant` with `tool_calls`,
 `tool_call_id`), `tools` on the agent's turns (none on its title side call) and
 `stream: true` with `stream_options.include_usage`. A stream is `chat.completion.chunk` deltas,
 a final chunk with `finish_reason`, a usage chunk, then `data: [DONE]`. Its shell tool is
-`bash` {command, description}.
+`bash` {command}.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _chunks(
 
 def _call(block: ToolUseBlock) -> dict[str, Any]:
     if block.agent_shell:
-        name, arguments = SHELL_TOOL, {"command": block.input["command"], "description": "run"}
+        name, arguments = SHELL_TOOL, {"command": block.input["command"]}
     else:
         name, arguments = block.name, block.input
     return {
