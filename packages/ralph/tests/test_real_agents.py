@@ -1,0 +1,227 @@
+"""The real, pinned codex, opencode and gemini CLIs driven by the scripted model server, each
+in its own dialect, on the host with the network cut.
+
+Each run happens inside a fresh network namespace (`unshare -rn`): only loopback exists, so
+the CLI can reach the scripted server and nothing else (no telemetry, update checks or model
+lists). The server runs in the same namespace, on a fixed port nothing else can hold there.
+Every CLI walks the same script: text with a shell command that writes a file, then a step
+that only plays when that command's output matches, then the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PORT = 8765
+URL = f"http://127.0.0.1:{PORT}"
+PROMPT = "Follow the script."
+
+SCENARIO: dict[str, Any] = {
+    "final_text": "The script ran past its end.",
+    "steps": [
+        # No `$(...)`: gemini-cli refuses command substitution as "command injection".
+        {"text": "Writing the file.", "shell": "echo scripted > made.txt && wc -c made.txt"},
+        {"when": {"result": r"(?P<size>\d+) made\.txt"}, "text": "The file has {{size}} bytes."},
+    ],
+}
+
+# Brings loopback up, starts the scripted server on it, waits (bounded) until it listens,
+# runs the CLI given as "$@" and exits with the CLI's status.
+WRAPPER = f"""
+ip link set lo up || exit 96
+"$PYTHON" -m ralph.testing.model_server --scenario "$SCENARIO" --port {PORT} \\
+    --ready-file "$READY" --record "$RECORD" >/dev/null 2>"$SERVER_LOG" &
+server=$!
+for _ in $(seq 400); do [ -s "$READY" ] && break; sleep 0.05; done
+[ -s "$READY" ] || {{ echo "the scripted server did not start" >&2; exit 97; }}
+"$@" </dev/null
+status=$?
+kill "$server"
+wait "$server"
+exit "$status"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list[dict[str, Any]]
+
+    def main_paths(self) -> set[str]:
+        return {r["path"] for r in self.requests if r["kind"] == "main"}
+
+    def explain(self) -> str:
+        return f"exit {self.returncode}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr[-4000:]}"
+
+
+def offline(tmp_path: Path, project: Path, argv: list[str], env: Mapping[str, str]) -> Run:
+    """Run `argv` in `project` with only loopback and the scripted server reachable."""
+    unshare = shutil.which("unshare")
+    cut = subprocess.run(
+        [unshare or "unshare", "-rn", "true"], capture_output=True, check=False
+    ).returncode
+    if not (unshare and shutil.which("ip") and cut == 0):
+        pytest.fail("these tests need `unshare -rn` and `ip` to cut the network", pytrace=False)
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(SCENARIO))
+    record = tmp_path / "requests.jsonl"
+    server_log = tmp_path / "server.log"
+    wrapper_env = {
+        **os.environ,
+        **env,
+        "PYTHON": sys.executable,
+        "SCENARIO": str(scenario),
+        "READY": str(tmp_path / "ready"),
+        "RECORD": str(record),
+        "SERVER_LOG": str(server_log),
+    }
+    done = subprocess.run(
+        [unshare, "-rn", "bash", "-c", WRAPPER, "offline", *argv],
+        cwd=project,
+        env=wrapper_env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    requests = (
+        [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+    )
+    log = server_log.read_text() if server_log.exists() else ""
+    return Run(done.returncode, done.stdout, done.stderr + log, requests)
+
+
+@pytest.fixture
+def project(make_repo: Any) -> Path:
+    return Path(make_repo("project"))
+
+
+def assert_walked_the_script(run: Run, project: Path) -> None:
+    assert run.returncode == 0, run.explain()
+    assert (project / "made.txt").read_text() == "scripted\n", run.explain()
+    assert "Writing the file." in run.stdout, run.explain()
+    # Only said when the next step's `when.result` read the command's output.
+    assert "The file has 9 bytes." in run.stdout, run.explain()
+    assert "past its end" not in run.stdout, run.explain()
+
+
+@pytest.mark.codex
+def test_real_codex_speaks_responses_offline(
+    codex_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        f"""model = "scripted-1"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{URL}/v1"
+env_key = "SCRIPTED_API_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+"""
+    )
+    argv = [
+        str(codex_bin),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        PROMPT,
+    ]
+    env = {"CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "sk-test"}
+    run = offline(tmp_path, project, argv, env)
+    assert_walked_the_script(run, project)
+    assert run.main_paths() == {"/v1/responses"}
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    done = [e["item"] for e in events if e["type"] == "item.completed"]
+    ran = [item["exit_code"] for item in done if item["type"] == "command_execution"]
+    assert ran == [0], run.explain()
+
+
+@pytest.mark.opencode
+def test_real_opencode_speaks_chat_completions_offline(
+    opencode_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "opencode.json"
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "Scripted",
+        "options": {"baseURL": f"{URL}/v1", "apiKey": "sk-test"},
+        "models": {"scripted-1": {"name": "Scripted", "tool_call": True}},
+    }
+    config.write_text(
+        json.dumps(
+            {
+                "autoupdate": False,
+                "share": "disabled",
+                "model": "scripted/scripted-1",
+                "small_model": "scripted/scripted-1",
+                "permission": {"bash": "allow", "edit": "allow", "webfetch": "deny"},
+                "provider": {"scripted": provider},
+            }
+        )
+    )
+    argv = [str(opencode_bin), "run", "--format", "json", PROMPT]
+    env = {
+        "OPENCODE_CONFIG": str(config),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    }
+    run = offline(tmp_path, project, argv, env)
+    assert_walked_the_script(run, project)
+    assert run.main_paths() == {"/v1/chat/completions"}
+    # Its title request offers no tools: a side call, answered without touching the script.
+    assert any(r["kind"] == "side" for r in run.requests)
+
+
+@pytest.mark.gemini
+def test_real_gemini_speaks_the_gemini_api_offline(
+    gemini_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    # A named model skips the "auto" router, whose side call wants a JSON classification.
+    argv = [
+        str(gemini_bin),
+        "--yolo",
+        "--skip-trust",
+        "-m",
+        "gemini-2.5-flash",
+        "--output-format",
+        "stream-json",
+    ]
+    env = {"GEMINI_API_KEY": "test-key", "GOOGLE_GEMINI_BASE_URL": URL}
+    run = offline(tmp_path, project, [*argv, "-p", PROMPT], env)
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    said = "".join(e["content"] for e in events if e.get("role") == "assistant")
+    assert_walked_the_script(Run(run.returncode, said, run.stderr, run.requests), project)
+    assert (events[-1]["type"], events[-1]["status"]) == ("result", "success"), run.explain()
+    assert run.main_paths() == {"/v1beta/models/gemini-2.5-flash:streamGenerateContent"}
