@@ -110,7 +110,9 @@ def project(make_repo: Any) -> Path:
 
 def assert_walked_the_script(run: Run, project: Path) -> None:
     assert run.returncode == 0, run.explain()
-    assert (project / "made.txt").read_text() == "scripted\n", run.explain()
+    made = project / "made.txt"
+    assert made.is_file(), run.explain()
+    assert made.read_text() == "scripted\n", run.explain()
     assert "Writing the file." in run.stdout, run.explain()
     # Only said when the next step's `when.result` read the command's output.
     assert "The file has 9 bytes." in run.stdout, run.explain()
