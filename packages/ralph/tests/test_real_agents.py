@@ -73,7 +73,10 @@ def offline(tmp_path: Path, project: Path, argv: list[str], env: Mapping[str, st
         [unshare or "unshare", "-rn", "true"], capture_output=True, check=False
     ).returncode
     if not (unshare and shutil.which("ip") and cut == 0):
-        pytest.fail("these tests need `unshare -rn` and `ip` to cut the network", pytrace=False)
+        why = "these tests need `unshare -rn` and `ip` to cut the network"
+        if os.environ.get("CI") == "true":
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(SCENARIO))
     record = tmp_path / "requests.jsonl"
