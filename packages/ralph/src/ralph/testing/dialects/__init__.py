@@ -27,10 +27,6 @@ class Response:
     events: tuple[bytes, ...] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 
-    @property
-    def streaming(self) -> bool:
-        return self.events is not None
-
 
 class Dialect(Protocol):
     name: str

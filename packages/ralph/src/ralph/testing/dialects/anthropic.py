@@ -16,7 +16,7 @@ from typing import Any
 
 from ralph.testing.conversation import Request, as_text, mappings
 from ralph.testing.dialects import Response
-from ralph.testing.wire import ErrorReply, MessageReply, ToolUseBlock
+from ralph.testing.wire import Block, ErrorReply, MessageReply, ToolUseBlock
 
 _CWD = re.compile(r"Primary working directory: (\S+)")
 
@@ -58,7 +58,8 @@ class Anthropic:
         return Response(reply.status, body=reply.json_body(), headers=reply.headers)
 
 
-def _named(block: object) -> Any:
+def _named(block: Block) -> Block:
+    """A neutral shell call as Claude Code's own `Bash` tool."""
     if isinstance(block, ToolUseBlock) and block.agent_shell:
         return replace(block, name="Bash", agent_shell=False)
     return block
