@@ -1,5 +1,5 @@
-"""The real, pinned codex, opencode and gemini CLIs driven by the scripted model server, each
-in its own dialect, on the host with the network cut.
+"""The real, pinned claude, codex, opencode and gemini CLIs driven by the scripted model
+server, each in its own dialect, on the host with the network cut.
 
 Each run happens inside a fresh network namespace (`unshare -rn`): only loopback exists, so
 the CLI can reach the scripted server and nothing else (no telemetry, update checks or model
@@ -230,3 +230,32 @@ def test_real_gemini_speaks_the_gemini_api_offline(
     assert_walked_the_script(Run(run.returncode, said, run.stderr, run.requests), project)
     assert (events[-1]["type"], events[-1]["status"]) == ("result", "success"), run.explain()
     assert run.main_paths() == {"/v1beta/models/gemini-2.5-flash:streamGenerateContent"}
+
+
+@pytest.mark.claude
+def test_real_claude_walks_the_same_script_offline(
+    claude_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    argv = [
+        str(claude_bin),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+        PROMPT,
+    ]
+    env = {"ANTHROPIC_BASE_URL": URL, "ANTHROPIC_API_KEY": "sk-test", "IS_SANDBOX": "1"}
+    run = offline(tmp_path, project, argv, env)
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    said = [
+        block["text"]
+        for event in events
+        if event["type"] == "assistant"
+        for block in event["message"]["content"]
+        if block["type"] == "text"
+    ]
+    assert_walked_the_script(
+        Run(run.returncode, "\n".join(said), run.stderr, run.requests), project
+    )
+    assert run.main_paths() == {"/v1/messages"}
