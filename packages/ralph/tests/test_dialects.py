@@ -204,6 +204,28 @@ def test_gemini_streams_the_shell_call_as_run_shell_command(server: ModelServer)
     assert reply["usageMetadata"]["totalTokenCount"] > 10
 
 
+def test_a_gemini_side_call_that_wants_json_gets_what_its_schema_accepts(
+    server: ModelServer,
+) -> None:
+    schema = {
+        "type": "OBJECT",
+        "properties": {
+            "reasoning": {"type": "STRING"},
+            "score": {"type": "INTEGER"},
+            "next_speaker": {"type": "STRING", "enum": ["user", "model"]},
+            "tags": {"type": "ARRAY", "items": {"type": "STRING"}},
+        },
+    }
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "classify"}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": schema},
+    }
+    _, _, raw = post(server, "/v1beta/models/lite:generateContent", body)
+    text = json.loads(raw)["candidates"][0]["content"]["parts"][0]["text"]
+    assert json.loads(text) == {"reasoning": "OK", "score": 1, "next_speaker": "user", "tags": []}
+    assert server.main_requests() == []
+
+
 # --- Anthropic Messages (Claude Code) -------------------------------------------------------
 
 

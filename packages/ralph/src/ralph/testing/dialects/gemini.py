@@ -4,13 +4,14 @@
 gemini-cli 0.61.0 sends `contents` (`user` / `model` turns of `parts`: `text`,
 `functionCall` {name, args}, `functionResponse` {name, response: {output}}), a
 `systemInstruction`, and `tools[].functionDeclarations` on the agent's turns; its side calls
-(routing, next-speaker checks) carry none. A stream is `data:` chunks of
-GenerateContentResponse (`candidates[].content.parts`, `finishReason`, `usageMetadata`). Its
-shell tool is `run_shell_command` {command}.
+(routing, next-speaker checks) carry none and ask for JSON matching `responseJsonSchema`. A
+stream is `data:` chunks of GenerateContentResponse (`candidates[].content.parts`,
+`finishReason`, `usageMetadata`). Its shell tool is `run_shell_command` {command}.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from email.message import Message
@@ -69,6 +70,12 @@ class Gemini:
 
     def reply(self, reply: MessageReply, request: Request) -> Response:
         parts = [_part(block) for block in reply.blocks]
+        config = request.body.get("generationConfig")
+        schema = config.get("responseJsonSchema") if isinstance(config, Mapping) else None
+        if not request.is_main and isinstance(schema, Mapping):
+            # Side calls that want JSON (the `auto` model router, next-speaker checks) get
+            # the plainest value their schema allows, so the CLI does not retry them.
+            parts = [{"text": json.dumps(instance(schema))}]
         usage = {
             "promptTokenCount": reply.input_tokens,
             "candidatesTokenCount": reply.output_tokens,
@@ -90,6 +97,20 @@ class Gemini:
             }
             error["details"] = [retry]
         return json_response(reply.status, {"error": error}, headers)
+
+
+def instance(schema: Mapping[str, Any]) -> object:
+    """The plainest value a (Gemini-style, upper-case types) JSON schema accepts."""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    kind = str(schema.get("type", "OBJECT")).upper()
+    if kind == "OBJECT":
+        properties = schema.get("properties")
+        fields = properties if isinstance(properties, Mapping) else {}
+        return {k: instance(v) for k, v in fields.items() if isinstance(v, Mapping)}
+    plain: dict[str, object] = {"STRING": "OK", "INTEGER": 1, "NUMBER": 1, "BOOLEAN": False}
+    return plain.get(kind, [])
 
 
 def _events(reply: MessageReply, parts: list[dict[str, Any]], usage: object) -> Iterator[bytes]:
