@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,13 @@ class Run:
         return f"exit {self.returncode}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr[-4000:]}"
 
 
-def offline(tmp_path: Path, project: Path, argv: list[str], env: Mapping[str, str]) -> Run:
+def offline(
+    tmp_path: Path,
+    project: Path,
+    argv: list[str],
+    env: Mapping[str, str],
+    scenario_json: object = SCENARIO,
+) -> Run:
     """Run `argv` in `project` with only loopback and the scripted server reachable."""
     unshare = shutil.which("unshare")
     cut = subprocess.run(
@@ -78,7 +84,7 @@ def offline(tmp_path: Path, project: Path, argv: list[str], env: Mapping[str, st
             pytest.fail(why, pytrace=False)
         pytest.skip(why)
     scenario = tmp_path / "scenario.json"
-    scenario.write_text(json.dumps(SCENARIO))
+    scenario.write_text(json.dumps(scenario_json))
     record = tmp_path / "requests.jsonl"
     server_log = tmp_path / "server.log"
     tmp = tmp_path / "tmp"
@@ -126,10 +132,20 @@ def assert_walked_the_script(run: Run, project: Path) -> None:
     assert "past its end" not in run.stdout, run.explain()
 
 
-@pytest.mark.codex
-def test_real_codex_speaks_responses_offline(
-    codex_bin: Path, project: Path, tmp_path: Path
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """How one CLI is started against the server, and how to read what it said."""
+
+    argv: list[str]
+    env: dict[str, str]
+    said: Callable[[list[dict[str, Any]]], str]  # its JSON-lines events -> the model's text
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def codex(binary: Path, tmp_path: Path) -> Agent:
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(
@@ -148,7 +164,7 @@ enabled = false
 """
     )
     argv = [
-        str(codex_bin),
+        str(binary),
         "exec",
         "--json",
         "--skip-git-repo-check",
@@ -156,19 +172,15 @@ enabled = false
         PROMPT,
     ]
     env = {"CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "sk-test"}
-    run = offline(tmp_path, project, argv, env)
-    assert_walked_the_script(run, project)
-    assert run.main_paths() == {"/v1/responses"}
-    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    done = [e["item"] for e in events if e["type"] == "item.completed"]
-    ran = [item["exit_code"] for item in done if item["type"] == "command_execution"]
-    assert ran == [0], run.explain()
+
+    def said(lines: list[dict[str, Any]]) -> str:
+        items = [e["item"] for e in lines if e["type"] == "item.completed"]
+        return "\n".join(i["text"] for i in items if i["type"] == "agent_message")
+
+    return Agent(argv, env, said)
 
 
-@pytest.mark.opencode
-def test_real_opencode_speaks_chat_completions_offline(
-    opencode_bin: Path, project: Path, tmp_path: Path
-) -> None:
+def opencode(binary: Path, tmp_path: Path) -> Agent:
     config = tmp_path / "opencode.json"
     provider = {
         "npm": "@ai-sdk/openai-compatible",
@@ -188,23 +200,20 @@ def test_real_opencode_speaks_chat_completions_offline(
             }
         )
     )
-    argv = [str(opencode_bin), "run", "--format", "json", PROMPT]
+    argv = [str(binary), "run", "--format", "json", PROMPT]
     env = {
         "OPENCODE_CONFIG": str(config),
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
     }
-    run = offline(tmp_path, project, argv, env)
-    assert_walked_the_script(run, project)
-    assert run.main_paths() == {"/v1/chat/completions"}
-    # Its title request offers no tools: a side call, answered without touching the script.
-    assert any(r["kind"] == "side" for r in run.requests)
+
+    def said(lines: list[dict[str, Any]]) -> str:
+        return "\n".join(e["part"]["text"] for e in lines if e["type"] == "text")
+
+    return Agent(argv, env, said)
 
 
-@pytest.mark.gemini
-def test_real_gemini_speaks_the_gemini_api_offline(
-    gemini_bin: Path, project: Path, tmp_path: Path
-) -> None:
+def gemini(binary: Path, tmp_path: Path) -> Agent:
     settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(
@@ -218,13 +227,77 @@ def test_real_gemini_speaks_the_gemini_api_offline(
         )
     )
     # No -m: the model is "auto", whose router asks a side call for a JSON classification.
-    argv = [str(gemini_bin), "--yolo", "--skip-trust", "--output-format", "stream-json"]
+    argv = [str(binary), "--yolo", "--skip-trust", "--output-format", "stream-json", "-p", PROMPT]
     env = {"GEMINI_API_KEY": "test-key", "GOOGLE_GEMINI_BASE_URL": URL}
-    run = offline(tmp_path, project, [*argv, "-p", PROMPT], env)
-    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    said = "".join(e["content"] for e in events if e.get("role") == "assistant")
-    assert_walked_the_script(Run(run.returncode, said, run.stderr, run.requests), project)
-    assert (events[-1]["type"], events[-1]["status"]) == ("result", "success"), run.explain()
+
+    def said(lines: list[dict[str, Any]]) -> str:
+        return "".join(e["content"] for e in lines if e.get("role") == "assistant")
+
+    return Agent(argv, env, said)
+
+
+def claude(binary: Path, tmp_path: Path) -> Agent:
+    argv = [
+        str(binary),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+        PROMPT,
+    ]
+    env = {"ANTHROPIC_BASE_URL": URL, "ANTHROPIC_API_KEY": "sk-test", "IS_SANDBOX": "1"}
+
+    def said(lines: list[dict[str, Any]]) -> str:
+        messages = [e["message"]["content"] for e in lines if e["type"] == "assistant"]
+        return "\n".join(b["text"] for m in messages for b in m if b["type"] == "text")
+
+    return Agent(argv, env, said)
+
+
+def walk(agent: Agent, project: Path, tmp_path: Path) -> Run:
+    """Play SCENARIO to `agent` and check it wrote the file and read the command's output."""
+    run = offline(tmp_path, project, agent.argv, agent.env)
+    assert run.returncode == 0, run.explain()
+    made = project / "made.txt"
+    assert made.is_file(), run.explain()
+    assert made.read_text() == "scripted\n", run.explain()
+    said = agent.said(events(run.stdout))
+    assert "Writing the file." in said, run.explain()
+    # Only said when the next step's `when.result` read the command's output.
+    assert "The file has 9 bytes." in said, run.explain()
+    assert "past its end" not in said, run.explain()
+    return run
+
+
+@pytest.mark.codex
+def test_real_codex_speaks_responses_offline(
+    codex_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    run = walk(codex(codex_bin, tmp_path), project, tmp_path)
+    assert run.main_paths() == {"/v1/responses"}
+    done = [e["item"] for e in events(run.stdout) if e["type"] == "item.completed"]
+    ran = [item["exit_code"] for item in done if item["type"] == "command_execution"]
+    assert ran == [0], run.explain()
+
+
+@pytest.mark.opencode
+def test_real_opencode_speaks_chat_completions_offline(
+    opencode_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    run = walk(opencode(opencode_bin, tmp_path), project, tmp_path)
+    assert run.main_paths() == {"/v1/chat/completions"}
+    # Its title request offers no tools: a side call, answered without touching the script.
+    assert any(r["kind"] == "side" for r in run.requests)
+
+
+@pytest.mark.gemini
+def test_real_gemini_speaks_the_gemini_api_offline(
+    gemini_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    run = walk(gemini(gemini_bin, tmp_path), project, tmp_path)
+    last = events(run.stdout)[-1]
+    assert (last["type"], last["status"]) == ("result", "success"), run.explain()
     (path,) = run.main_paths()
     assert path.endswith(":streamGenerateContent"), path
     # One router call, answered in JSON its schema accepts: not retried.
@@ -235,26 +308,36 @@ def test_real_gemini_speaks_the_gemini_api_offline(
 def test_real_claude_walks_the_same_script_offline(
     claude_bin: Path, project: Path, tmp_path: Path
 ) -> None:
-    argv = [
-        str(claude_bin),
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--dangerously-skip-permissions",
-        PROMPT,
-    ]
-    env = {"ANTHROPIC_BASE_URL": URL, "ANTHROPIC_API_KEY": "sk-test", "IS_SANDBOX": "1"}
-    run = offline(tmp_path, project, argv, env)
-    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    said = [
-        block["text"]
-        for event in events
-        if event["type"] == "assistant"
-        for block in event["message"]["content"]
-        if block["type"] == "text"
-    ]
-    assert_walked_the_script(
-        Run(run.returncode, "\n".join(said), run.stderr, run.requests), project
-    )
+    run = walk(claude(claude_bin, tmp_path), project, tmp_path)
     assert run.main_paths() == {"/v1/messages"}
+
+
+LIMITED_ONCE = [
+    {"rate_limit": {"reset_in": 1, "message": "Scripted usage limit"}, "times": 1},
+    {"text": "After the limit."},
+]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(codex, marks=pytest.mark.codex, id="codex"),
+        pytest.param(opencode, marks=pytest.mark.opencode, id="opencode"),
+        pytest.param(gemini, marks=pytest.mark.gemini, id="gemini"),
+    ],
+)
+def test_each_cli_retries_a_429_in_its_api_s_shape(
+    make: Callable[[Path, Path], Agent],
+    agent_bins: dict[str, Path],
+    project: Path,
+    tmp_path: Path,
+) -> None:
+    name = make.__name__
+    binary = agent_bins.get(name)
+    if binary is None:
+        pytest.skip(f"{name} binary unavailable: run scripts/ensure-agents.sh")
+    agent = make(binary, tmp_path)
+    run = offline(tmp_path, project, agent.argv, agent.env, LIMITED_ONCE)
+    assert run.returncode == 0, run.explain()
+    assert "After the limit." in agent.said(events(run.stdout)), run.explain()
+    assert [r["status"] for r in run.requests if r["kind"] == "main"] == [429, 200]
