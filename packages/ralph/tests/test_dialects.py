@@ -302,3 +302,24 @@ def test_a_rate_limit_is_a_429_in_each_api_s_error_shape(
 def test_a_shell_step_needs_a_command_line() -> None:
     with pytest.raises(ScenarioError, match="step 0: `shell` takes the command line"):
         parse_scenario([{"shell": ["ls"]}])
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/messages", {"messages": "x", "tools": [1], "system": 5}),
+        ("/v1/responses", {"input": [{"type": "function_call_output", "output": 7}], "tools": [1]}),
+        (
+            "/v1/chat/completions",
+            {"messages": [{"role": "assistant", "tool_calls": [{"function": "x"}]}], "tools": [1]},
+        ),
+        (
+            "/v1beta/models/m:generateContent",
+            {"contents": [{"parts": [{"functionResponse": 3}]}], "generationConfig": []},
+        ),
+    ],
+)
+def test_a_malformed_body_still_gets_an_answer(path: str, body: dict[str, Any]) -> None:
+    with ModelServer(parse_scenario([{"text": "fine"}])) as server:
+        status, _, _ = post(server, path, body)
+    assert status == 200

@@ -114,10 +114,8 @@ def _message_text(message: Mapping[str, Any]) -> str:
         if isinstance(content, str)
         else [str(part.get("text", "")) for part in mappings(content)]
     )
-    parts += [
-        str(call.get("function", {}).get("arguments", ""))
-        for call in mappings(message.get("tool_calls"))
-    ]
+    calls = [call.get("function") for call in mappings(message.get("tool_calls"))]
+    parts += [str(f.get("arguments", "")) for f in calls if isinstance(f, Mapping)]
     return "\n".join(parts)
 
 
