@@ -279,6 +279,9 @@ def test_real_codex_speaks_responses_offline(
     done = [e["item"] for e in events(run.stdout) if e["type"] == "item.completed"]
     ran = [item["exit_code"] for item in done if item["type"] == "command_execution"]
     assert ran == [0], run.explain()
+    # Usage as the Responses API reports it: 10 input tokens a request, two requests.
+    (usage,) = [e["usage"] for e in events(run.stdout) if e["type"] == "turn.completed"]
+    assert usage["input_tokens"] == 20
 
 
 @pytest.mark.opencode
@@ -289,6 +292,8 @@ def test_real_opencode_speaks_chat_completions_offline(
     assert run.main_paths() == {"/v1/chat/completions"}
     # Its title request offers no tools: a side call, answered without touching the script.
     assert any(r["kind"] == "side" for r in run.requests)
+    steps = [e["part"]["tokens"] for e in events(run.stdout) if e["type"] == "step_finish"]
+    assert [tokens["input"] for tokens in steps] == [10, 10]
 
 
 @pytest.mark.gemini
@@ -302,6 +307,8 @@ def test_real_gemini_speaks_the_gemini_api_offline(
     assert path.endswith(":streamGenerateContent"), path
     # One router call, answered in JSON its schema accepts: not retried.
     assert [r["status"] for r in run.requests if r["kind"] == "side"] == [200]
+    # usageMetadata read back: 10 prompt tokens for each of the three requests.
+    assert last["stats"]["input_tokens"] == 30
 
 
 @pytest.mark.claude
