@@ -48,11 +48,12 @@ fmt: env
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# Docker engine, local base image and the pinned claude binary: installed/started when missing.
+# Docker engine, local base image and the pinned agent CLIs: installed/started when missing.
 prereqs:
 	scripts/ensure-docker.sh
 	scripts/ensure-base-image.sh
 	scripts/ensure-claude.sh >/dev/null
+	scripts/ensure-agents.sh >/dev/null
 
 # Branch coverage of the tests and every process they start (pyproject [tool.coverage.run]);
 # the floor sits a little under the first honest figure (94.0% total; pensa 93.5, ralph 95.2,
@@ -72,7 +73,7 @@ test: env lint prereqs
 
 # Quick loop for developers: no lint, no docker/claude set-up (those tests skip locally).
 test-fast: env
-	$(VENV)/bin/pytest -m "not docker and not claude and not e2e"
+	$(VENV)/bin/pytest -m "not docker and not claude and not codex and not opencode and not gemini and not e2e"
 
 # The long model-based run: thousands of random pn and git steps on two clones (~0.3 s a
 # step), without the suite's 300 s limit per test, which cut it short.

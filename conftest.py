@@ -183,6 +183,53 @@ def claude_bin() -> Path:
     return path
 
 
+def _pinned_agents() -> dict[str, Path]:
+    """The pinned codex, opencode and gemini CLIs, installed (once) by
+    scripts/ensure-agents.sh, which prints "name path" for each it has."""
+    script = Path(__file__).parent / "scripts" / "ensure-agents.sh"
+    done = subprocess.run(
+        ["bash", str(script)],
+        env={**os.environ, "SPRINGFIELD_CACHE": SHARED_CACHE},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    require("the pinned agent CLIs", done.returncode == 0, done.stderr.strip())
+    found = (line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    return {name: Path(path) for name, path in found}
+
+
+@pytest.fixture(scope="session")
+def agent_bins() -> dict[str, Path]:
+    return _pinned_agents()
+
+
+def _agent(bins: dict[str, Path], name: str) -> Path:
+    path = bins.get(name)
+    require(f"{name} binary", path is not None, "run scripts/ensure-agents.sh (needs npm)")
+    assert path is not None
+    return path
+
+
+@pytest.fixture
+def codex_bin(agent_bins: dict[str, Path]) -> Path:
+    """The pinned codex binary (a native binary from @openai/codex's linux-x64 package)."""
+    return _agent(agent_bins, "codex")
+
+
+@pytest.fixture
+def opencode_bin(agent_bins: dict[str, Path]) -> Path:
+    """The pinned opencode binary (opencode-linux-x64)."""
+    return _agent(agent_bins, "opencode")
+
+
+@pytest.fixture
+def gemini_bin(agent_bins: dict[str, Path]) -> Path:
+    """The pinned gemini CLI (a JS bundle run by node)."""
+    return _agent(agent_bins, "gemini")
+
+
 # Skips CI accepts, each with its reason, in this one place (issue 12): under CI=true any
 # other skip is turned into a failure, so a green run cannot hide a test that never ran.
 ALLOWED_SKIPS: dict[str, str] = {}
@@ -207,7 +254,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 # Markers match what a test needs (issue 12): `make test-fast` deselects docker and claude
 # tests by marker, so a test that reaches for the engine or the binary must say so.
-NEEDS = {"docker_engine": "docker", "base_image": "docker", "claude_bin": "claude"}
+NEEDS = {
+    "docker_engine": "docker",
+    "base_image": "docker",
+    "claude_bin": "claude",
+    "codex_bin": "codex",
+    "opencode_bin": "opencode",
+    "gemini_bin": "gemini",
+}
 
 
 def unmarked_needs(item: pytest.Item) -> list[str]:

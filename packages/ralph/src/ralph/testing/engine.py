@@ -54,7 +54,7 @@ class Engine:
         self._ids = itertools.count(1)
 
     def decide(self, request: Request) -> Decision:
-        """Choose the reply for one POST /v1/messages request."""
+        """Choose the reply for one model request, whatever its dialect."""
         if not request.is_main:
             return Decision(self._text(self.scenario.side_reply, request.model), kind="side")
         with self._lock:
@@ -134,7 +134,9 @@ class Engine:
             blocks.append(TextBlock(substitute(step.text, variables)))
         for tool in step.tools:
             tool_id = f"toolu_scripted_{next(self._ids):04d}"
-            blocks.append(ToolUseBlock(tool_id, tool.name, substitute(tool.input, variables)))
+            tool_input = substitute(tool.input, variables)
+            shell = tool.agent_shell
+            blocks.append(ToolUseBlock(tool_id, tool.name, tool_input, agent_shell=shell))
         return MessageReply(
             id=f"msg_scripted_{next(self._ids):04d}",
             model=model or self.scenario.model,

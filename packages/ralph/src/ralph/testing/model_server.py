@@ -1,8 +1,11 @@
-"""The scripted Messages API server: `ModelServer` in tests, `python -m` as a process.
+"""The scripted model server: `ModelServer` in tests, `python -m` as a process.
 
-It binds 127.0.0.1 only, answers POST /v1/messages from a scenario (SSE when the request asks
-to stream, JSON otherwise), gives harmless JSON to every other route, and records each request
-as a JSON line.
+It binds 127.0.0.1 only and answers, from one scenario, the Anthropic Messages API
+(POST /v1/messages), OpenAI Responses (POST /v1/responses), OpenAI chat completions
+(POST /v1/chat/completions) and the Gemini API (POST /v1beta/models/M:generateContent and
+:streamGenerateContent); SSE when the request asks to stream, JSON otherwise. It gives harmless
+JSON to every other route and records each request as a JSON line. See testing/AGENTS.md for
+how to point each CLI at it.
 
 Example:
     python -m ralph.testing.model_server --scenario s.json --port 0 \\
@@ -20,7 +23,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,11 +32,19 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ralph.testing.conversation import Request
+from ralph.testing.dialects import Dialect
+from ralph.testing.dialects.anthropic import Anthropic
+from ralph.testing.dialects.chat import ChatCompletions
+from ralph.testing.dialects.gemini import Gemini
+from ralph.testing.dialects.responses import Responses
 from ralph.testing.engine import Decision, Engine
 from ralph.testing.scenario import Scenario, load_scenario
-from ralph.testing.wire import ErrorReply, MessageReply
+from ralph.testing.wire import ErrorReply
 
 log = logging.getLogger("ralph.testing.model_server")
+
+# Every API the server speaks, each on its own paths, all played from the same scenario.
+DIALECTS: tuple[Dialect, ...] = (Anthropic(), Responses(), ChatCompletions(), Gemini())
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         body = self._read_body()
-        if path == "/v1/messages" and isinstance(body, dict):
-            self._messages(Request(body, self.headers.get("X-Claude-Code-Session-Id", "")))
+        dialect = next((d for d in DIALECTS if d.handles(path)), None)
+        if dialect is not None and isinstance(body, dict):
+            self._turn(dialect, dialect.request(path, body, self.headers))
         elif path == "/v1/messages/count_tokens":
             self._json(200, {"input_tokens": len(json.dumps(body)) // 4}, body=body, kind="count")
         else:
@@ -128,38 +140,39 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             return raw.decode(errors="replace")
 
-    def _messages(self, request: Request) -> None:
+    def _turn(self, dialect: Dialect, request: Request) -> None:
         decision = self.server.engine.decide(request)
         reply = decision.reply
         if reply.delay:
             self.server.stopping.wait(reply.delay)
-        status = reply.status if isinstance(reply, ErrorReply) else 200
-        self._record(decision, request, status)
+        if isinstance(reply, ErrorReply):
+            response = dialect.error(reply, request)
+        else:
+            response = dialect.reply(reply, request)
+        self._record(decision, request, response.status)
         log.info(
-            "%s %s script=%s step=%s status=%d",
+            "%s %s %s script=%s step=%s status=%d",
+            dialect.name,
             decision.kind,
             request.session_key[:8],
             decision.script,
             decision.step,
-            status,
+            response.status,
         )
-        if isinstance(reply, ErrorReply):
-            self._send(status, reply.json_body(), reply.headers)
-        elif request.streaming:
-            self._stream(reply)
+        if response.events is None:
+            self._send(response.status, response.body, response.headers)
         else:
-            self._send(200, reply.json_body(), reply.headers)
+            self._stream(response.events, response.headers)
 
-    def _stream(self, reply: MessageReply) -> None:
+    def _stream(self, events: Iterable[bytes], headers: Mapping[str, str]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("request-id", f"req_{reply.id}")
-        for name, value in reply.headers.items():
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            for event in reply.sse_events():
+            for event in events:
                 self.wfile.write(event)
                 self.wfile.flush()
 
@@ -202,11 +215,11 @@ class _Handler(BaseHTTPRequestHandler):
             body=dict(request.body),
         )
 
-    def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
+    def _send(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
-        self.send_header("request-id", f"req_scripted_{status}")
+        headers = {"request-id": f"req_scripted_{status}", **headers}
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()

@@ -15,6 +15,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+# The name a neutral shell call carries until a dialect maps it to its agent's shell tool.
+SHELL = "shell"
+
 
 class ScenarioError(ValueError):
     """The scenario file is not valid; the message names the offending step."""
@@ -30,6 +33,7 @@ class StepKind(StrEnum):
 class ToolCall:
     name: str
     input: dict[str, Any]
+    agent_shell: bool = False  # `{"shell": CMD}`: the agent's own shell tool, whatever its name
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +204,16 @@ def _step(raw: object, where: str) -> Step:
             **common,
         )
     tools: list[ToolCall] = []
+    if "shell" in raw:
+        if not isinstance(raw["shell"], str) or not raw["shell"]:
+            raise ScenarioError(f"{where}: `shell` takes the command line as a string")
+        tools.append(ToolCall(name=SHELL, input={"command": raw["shell"]}, agent_shell=True))
     if "tool" in raw:
         tools.append(_tool({"name": raw["tool"], "input": raw.get("input", {})}, where))
     tools.extend(_tool(item, where) for item in raw.get("tools", []))
     text = str(raw.get("text", ""))
     if not text and not tools:
-        raise ScenarioError(f"{where}: a step needs text, tool/tools, http_error or rate_limit")
+        raise ScenarioError(
+            f"{where}: a step needs text, shell, tool/tools, http_error or rate_limit"
+        )
     return Step(kind=StepKind.REPLY, text=text, tools=tuple(tools), **common)

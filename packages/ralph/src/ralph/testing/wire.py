@@ -1,4 +1,8 @@
-"""Replies and their bytes: Messages API JSON, SSE event streams and error bodies."""
+"""Replies and their bytes: Messages API JSON, SSE event streams and error bodies.
+
+The reply values are the engine's neutral output; their Messages API encoding lives here
+because it is the dialect the server grew from (`dialects.anthropic` calls it).
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,9 @@ class ToolUseBlock:
     id: str
     name: str
     input: dict[str, Any]
+    # A backend-neutral shell call: `input` is {"command": ...}; each dialect renames it to
+    # its agent's shell tool.
+    agent_shell: bool = False
 
     def start(self) -> dict[str, Any]:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": {}}
