@@ -1,9 +1,15 @@
-"""PN_CLAIMS=git: claims published through a shared remote, first published wins (issue 14)."""
+"""PN_CLAIMS=git: claims published through a shared remote as a compare-and-swap.
+
+Races are staged with a real seam: a clone's `remote.origin.uploadpack` names a script that
+serves the fetch with git-upload-pack and then acts (another clone claims, or the remote
+moves), before the fetch returns.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,6 +41,10 @@ def clone(remote: Path, where: Path, pn: Pn) -> Path:
     git(where, "config", "user.name", where.name)
     assert pn("init", cwd=where).code == 0
     return where
+
+
+def on_id(pn: Pn, where: Path, title: str) -> str:
+    return next(i["id"] for i in pn("list", "--json", cwd=where).json() if i["title"] == title)
 
 
 def on_remote(remote: Path) -> dict[str, tuple[str, str | None]]:
@@ -76,16 +86,74 @@ def test_the_machine_that_published_first_keeps_the_task(
     assert mine == {"first": "loop-a", "second": "loop-b"}
 
 
+def after_fetch(where: Path, then: str) -> None:
+    """Run the shell command `then` after every fetch `where` makes from its remote, while
+    that fetch waits: git-upload-pack has served the tip, the fetch has not returned yet."""
+    script = where.parent / f"{where.name}-upload-pack"
+    script.write_text(f'#!/bin/sh\ngit-upload-pack "$@" || exit\n{then}\n')
+    script.chmod(0o755)
+    git(where, "config", "remote.origin.uploadpack", str(script))
+
+
+MOVE = (
+    "git --git-dir={remote} update-ref refs/heads/main "
+    "$(git --git-dir={remote} commit-tree -p main -m moved main^{{tree}})"
+)
+
+
+def move(remote: Path) -> None:
+    """Land an unrelated commit on the remote's main."""
+    subprocess.run(["sh", "-c", MOVE.format(remote=remote)], check=True)
+
+
 def test_out_of_tries_the_claim_is_given_back(remote: Path, tmp_path: Path, pn: Pn) -> None:
-    a = clone(remote, tmp_path / "a", pn)
     b = clone(remote, tmp_path / "b", pn)
-    assert pn("claim-next", "--json", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"}).code == 0
-    env = {**GIT, "PN_ACTOR": "loop-b", "PN_CLAIM_TRIES": "1"}
+    # every fetch is followed by a commit landing on the remote: every push is rejected
+    after_fetch(b, MOVE.format(remote=remote))
+    env = {**GIT, "PN_ACTOR": "loop-b", "PN_CLAIM_TRIES": "3"}
     got = pn("claim-next", cwd=b, env=env)
     assert got.code == 1
-    assert "could not publish the claim" in got.err
+    assert "could not publish the claim of" in got.err
+    assert "in 3 tries" in got.err
     mine = {i["title"]: i.get("assignee") for i in pn("list", "--json", cwd=b).json()}
-    assert mine == {"first": "loop-a", "second": None}
+    assert mine == {"first": None, "second": None}
+    assert on_remote(remote) == {"first": ("open", None), "second": ("open", None)}
+
+
+def test_a_claim_published_between_fetch_and_push_wins_and_the_loser_decides_again(
+    remote: Path, tmp_path: Path, pn: Pn
+) -> None:
+    """Two clones race for the one ready task: exactly one gets it."""
+    b = clone(remote, tmp_path / "b", pn)
+    assert pn("close", on_id(pn, b, "second"), "-r", "done", cwd=b).code == 0
+    assert pn("export", cwd=b).code == 0
+    git(b, "commit", "-qam", "second done")
+    git(b, "push", "-q")
+    c = clone(remote, tmp_path / "c", pn)  # c will race b for `first`, the one ready task
+    move(remote)  # b is behind: a push of what b decided without fetching is rejected
+    # b's first fetch has served the tip when c claims `first` and publishes it
+    marker = tmp_path / "raced"
+    env = f"PN_ACTOR=loop-c PN_CLAIMS=git PN_CLAIM_BACKOFF=0 PN_DIR= PATH={BIN}:$PATH"
+    after_fetch(
+        b,
+        f"[ -e {marker} ] && exit 0; touch {marker}; cd {c} && "
+        f"env {env} pn claim-next --json > {tmp_path / 'c.json'} 2>&1",
+    )
+    got = pn("claim-next", "--json", cwd=b, env={**GIT, "PN_ACTOR": "loop-b"})
+    assert got.code == 0, got.err
+    assert marker.exists()
+    raced = json.loads((tmp_path / "c.json").read_text())
+    winners = [who for who, issue in (("b", got.json()), ("c", raced)) if issue]
+    assert winners == ["c"]
+    assert raced["title"] == "first"
+    assert on_remote(remote)["first"] == ("in_progress", "loop-c")
+    claims = git(remote, "log", "--format=%s", "--grep", "^pn: claim", "main").splitlines()
+    assert claims == [f"pn: claim {raced['id']} by loop-c"]
+    mine = {
+        i["title"]: (i["status"], i.get("assignee"))
+        for i in pn("list", "--json", "--all", cwd=b).json()
+    }
+    assert mine["first"] == ("in_progress", "loop-c")
 
 
 def test_a_branch_without_upstream_is_a_clear_error(repo: Path, pn: Pn) -> None:
@@ -106,10 +174,23 @@ def test_git_claims_refuse_a_shared_database(remote: Path, tmp_path: Path, pn: P
 
 def test_a_remote_out_of_reach_gives_the_claim_back(remote: Path, tmp_path: Path, pn: Pn) -> None:
     a = clone(remote, tmp_path / "a", pn)
-    remote.rename(tmp_path / "gone.git")
+    after_fetch(a, f"mv {remote} {tmp_path / 'gone.git'}")  # fetched, then out of reach
     got = pn("claim-next", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"})
     assert got.code == 1
     assert "cannot publish the claim of" in got.err
     assert "released pn-" in got.err
+    held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
+    assert held == []
+
+
+def test_a_remote_out_of_reach_before_the_fetch_claims_nothing(
+    remote: Path, tmp_path: Path, pn: Pn
+) -> None:
+    a = clone(remote, tmp_path / "a", pn)
+    remote.rename(tmp_path / "gone.git")
+    got = pn("claim-next", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"})
+    assert got.code == 1
+    assert got.err.startswith("error: cannot claim: git fetch from origin/main failed: ")
+    assert "does not appear to be a git repository" in got.err
     held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
     assert held == []

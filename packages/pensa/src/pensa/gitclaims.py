@@ -1,18 +1,28 @@
-"""Claims published through git: loops on many machines, one backlog (issue 14).
+"""Claims published through git: loops on many machines, one backlog.
 
-With `PN_CLAIMS=git` (sgf sets it for `claims = "git"`), `pn claim-next` claims in the local
-database as always (atomic between this clone's loops), then publishes the claim before the
-agent starts: it commits the JSONL alone and pushes the branch to its upstream. The remote
-orders the machines: a push that is rejected means another machine published first. Then
-the claimer fetches, and when the remote's copy of the issue is held by someone else (or
-closed) it takes the remote's record as it is and gives up the issue; it pulls with rebase
-(the JSONL merge through pensa's driver), merges the files into the database, and claims the
-next ready issue, at most PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds, doubled
-each time, jittered. The first published claim wins; "the later `updated_at` wins", the rule
-the merge uses for everything else, would hand the issue to the later claimer instead.
+With `PN_CLAIMS=git` (sgf sets it for `claims = "git"`), `pn claim-next` publishes every
+claim before the agent starts, as a compare-and-swap on the branch's upstream:
 
-Closes travel with the work's commit (ralph's auto-push). Guarantees and their limits are in
-the README, "Running many loops".
+1. fetch the remote branch, once: its tip T is what the claim is decided on;
+2. claim in the database (atomic between this clone's loops) and check the issue against
+   T's own `issues.jsonl`: held by someone else or closed there, take T's record as it is
+   and claim the next ready issue, against the same T;
+3. commit T's files with that one record changed, as a child of T (the working tree plays
+   no part), and push it without force.
+
+The push only lands while the remote still points at T, so the remote holds exactly what
+was decided. Rejected means someone published first: fetch again and decide again against
+the new tip, at most PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds doubled (capped
+at MAX_WAIT), jittered. Once published, the branch catches up with that commit (a
+fast-forward, or a rebase of local commits) and the files are merged into the database.
+With nothing ready, the branch catches up with T first, so issues published elsewhere count
+before the answer is "nothing to claim".
+
+An earlier version checked the remote with one fetch and pulled with a second: a claim
+published in between was overwritten by the later `updated_at`, the merge's rule for
+everything else, and two machines did the same task (bench/bench_git_claims.py counts
+double claims). Closes travel with the work's commit (ralph's auto-push). Guarantees and
+their limits are in the README, "Running many loops".
 """
 
 from __future__ import annotations
@@ -33,9 +43,22 @@ if TYPE_CHECKING:
     from pensa.store import Store
 
 ENV = "PN_CLAIMS"
-TRIES = 6
-BACKOFF = 0.2
-_REJECTED = ("rejected", "fetch first", "non-fast-forward")
+# Three clones with sixteen claimers each lose a race now and then several times in a row:
+# enough tries that none runs out (bench/bench_git_claims.py), each round short.
+TRIES = 40
+BACKOFF = 0.05
+MAX_WAIT = 1.0
+# A non-fast-forward found before sending (the first three), or a ref that moved while the
+# remote was taking the push (the others): both mean another claim landed first.
+_REJECTED = (
+    "rejected",
+    "fetch first",
+    "non-fast-forward",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+)
+_CLAIM_FIELDS = ("status", "assignee")
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -55,6 +78,21 @@ class Upstream(NamedTuple):
         """Run git in the checkout, with no hooks (pn runs what they would itself)."""
         full = {**env, "GIT_TERMINAL_PROMPT": "0"}
         return git.run(["-c", "core.hooksPath=/dev/null", *args], cwd=self.top, env=full)
+
+    def must(self, *args: str, env: Mapping[str, str], doing: str) -> str:
+        """`git()` that raises GitFailed naming `doing` unless it succeeds; its stdout."""
+        done = self.git(*args, env=env)
+        if done.code != 0:
+            raise GitFailed(f"{doing} failed: {_last(done.err or done.out)}")
+        return done.out
+
+
+class Tip(NamedTuple):
+    """The remote branch as one fetch found it: the commit and its issues."""
+
+    commit: str
+    lines: list[str]  # issues.jsonl split at "\n"
+    issues: dict[str, tuple[int, Record]]  # id -> (index in `lines`, record)
 
 
 def upstream(project: Project, env: Mapping[str, str]) -> Upstream:
@@ -87,7 +125,7 @@ def claim_next(
     claim: Callable[[], Issue | None],
     sleep: Callable[[float], None] | None = None,
 ) -> Issue | None:
-    """`claim()` an issue and publish it; another when a machine published one first."""
+    """`claim()` an issue the remote leaves free and publish it on the tip it was decided on."""
     import time
 
     if env.get("PN_SHARED_DB"):
@@ -100,30 +138,23 @@ def claim_next(
     wait = float(env.get("PN_CLAIM_BACKOFF") or BACKOFF)
     pause = sleep or time.sleep
     with _locked(where, env):
-        held = claim()
-        if held is None:
-            return None
+        held: Issue | None = None
         try:
             for attempt in range(tries):
-                _commit(where, store, project, f"pn: claim {held.id} by {actor}", env)
-                pushed = where.git(
-                    "push", "-q", where.remote, f"HEAD:refs/heads/{where.branch}", env=env
-                )
-                if pushed.code == 0:
-                    return held
-                if not any(word in pushed.err for word in _REJECTED):
-                    raise GitFailed(f"cannot publish the claim of {held.id}: {_last(pushed.err)}")
-                theirs = _fetched_record(where, project, held.id, env)
-                if _lost(theirs, actor):
-                    assert theirs is not None
-                    _adopt(store, held.id, theirs)
-                    held = None
-                _pull(where, store, project, env)
-                pause(wait * 2**attempt * (0.5 + _jitter()))
+                tip = _fetch(where, env)
+                held = _decide(store, held, tip, claim, actor)
                 if held is None:
-                    held = claim()
+                    _catch_up(where, store, project, tip.commit, env)
+                    held = _decide(store, None, tip, claim, actor)
                     if held is None:
                         return None
+                published = _publish(where, store, tip, held, actor, env)
+                if published is not None:
+                    claimed, held = held, None  # on the remote now: never given back here
+                    _catch_up(where, store, project, published, env)
+                    return claimed
+                pause(min(wait * 2**attempt, MAX_WAIT) * (0.5 + _jitter()))
+            assert held is not None
             raise PensaError(
                 f"could not publish the claim of {held.id} in {tries} tries: other machines "
                 f"kept pushing to {where.remote}/{where.branch} first; try again"
@@ -136,6 +167,22 @@ def claim_next(
             raise
 
 
+def _decide(
+    store: Store, held: Issue | None, tip: Tip, claim: Callable[[], Issue | None], actor: str
+) -> Issue | None:
+    """`held` while `tip` leaves it free, else the next issue claimed that `tip` leaves free."""
+    while True:
+        if held is None:
+            held = claim()
+            if held is None:
+                return None
+        theirs = tip.issues.get(held.id)
+        if theirs is None or not _lost(theirs[1], actor):
+            return held
+        _adopt(store, held.id, theirs[1], actor)
+        held = None
+
+
 def _jitter() -> float:
     import random
 
@@ -143,18 +190,22 @@ def _jitter() -> float:
 
 
 def _last(text: str) -> str:
+    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:`,
+    else its last."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (said or lines or ["no output"])[0 if said else -1]
 
 
 @contextlib.contextmanager
 def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
-    """This clone's loops publish one at a time."""
+    """This clone's loops publish one at a time: racing each other through the remote would
+    only add rejected rounds."""
     import fcntl
 
-    common = where.git("rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
-    path = os.path.join(common.out.strip() or where.top, "pensa-claims.lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(
+        os.path.join(_common_dir(where, env), "pensa-claims.lock"), os.O_RDWR | os.O_CREAT, 0o644
+    )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -162,68 +213,144 @@ def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
         os.close(fd)
 
 
-def _commit(
-    where: Upstream, store: Store, project: Project, message: str, env: Mapping[str, str]
-) -> None:
-    """Export the database and commit the JSONL files alone (nothing when unchanged)."""
-    from pensa import sync
+def _common_dir(where: Upstream, env: Mapping[str, str]) -> str:
+    common = where.git("rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
+    return common.out.strip() or where.top
 
-    sync.export(store, project)
-    present = [f for f in where.files if os.path.exists(os.path.join(where.top, f))]
-    added = where.git("add", "--", *present, env=env)
-    if added.code != 0:
-        raise GitFailed(f"git add failed: {_last(added.err)}")
-    if where.git("diff", "--cached", "--quiet", "--", *present, env=env).code == 0:
-        return
-    done = where.git(
-        "commit", "-q", "--no-verify", "-m", message, "--only", "--", *present, env=env
+
+def _fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
+    """Fetch the remote branch and read its issues, from the one commit fetched."""
+    from pensa.records import parse_file
+
+    ref = f"refs/remotes/{where.remote}/{where.branch}"
+    where.must(
+        "fetch",
+        "-q",
+        where.remote,
+        f"+refs/heads/{where.branch}:{ref}",
+        env=env,
+        doing=f"cannot claim: git fetch from {where.remote}/{where.branch}",
     )
-    if done.code != 0:
-        raise GitFailed(f"git commit of the claim failed: {_last(done.err or done.out)}")
+    commit = where.must(
+        "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", env=env, doing="git rev-parse"
+    ).strip()
+    shown = where.git("cat-file", "blob", f"{commit}:{where.files[0]}", env=env)
+    text = shown.out if shown.code == 0 else ""
+    label = f"{where.remote}/{where.branch}:{where.files[0]}"
+    found = parse_file(text.encode(), "issues.jsonl", label=label)
+    return Tip(commit, text.split("\n"), {r["id"]: (n - 1, r) for n, r in found})
 
 
-def _fetched_record(
-    where: Upstream, project: Project, issue_id: str, env: Mapping[str, str]
-) -> Record | None:
-    """The issue as the remote has it now (None: the remote does not know it)."""
-    from pensa.snapshot import parse
-
-    fetched = where.git("fetch", "-q", where.remote, where.branch, env=env)
-    if fetched.code != 0:
-        raise GitFailed(f"git fetch failed: {_last(fetched.err)}")
-    path = where.files[0]
-    shown = where.git("show", f"FETCH_HEAD:{path}", env=env)
-    if shown.code != 0:
-        return None
-    return parse({"issues.jsonl": shown.out.encode()}).issues.get(issue_id)
-
-
-def _lost(theirs: Record | None, actor: str) -> bool:
+def _lost(theirs: Record, actor: str) -> bool:
     """Whether the remote gives the issue to someone else (held by another, or closed)."""
-    if theirs is None:
-        return False
     return theirs.get("status") == "closed" or theirs.get("assignee") not in (None, actor)
 
 
-def _adopt(store: Store, issue_id: str, theirs: Record) -> None:
-    """Make the database's copy of the issue the remote's, as it is."""
+def _publish(
+    where: Upstream, store: Store, tip: Tip, held: Issue, actor: str, env: Mapping[str, str]
+) -> str | None:
+    """Push a child of the tip claiming `held`; its commit, or None when the remote moved."""
+    from pensa.models import ISSUE_FIELDS
+    from pensa.snapshot import canonical, read_issues
+
+    with store.snapshot() as conn:
+        ours = read_issues(conn, {held.id})[held.id]
+    record = ours
+    if held.id in tip.issues:
+        theirs = tip.issues[held.id][1]
+        stamp = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
+        record = {**theirs, **{k: ours.get(k) for k in _CLAIM_FIELDS}, "updated_at": stamp}
+        record = {k: v for k, v in record.items() if v is not None}
+    lines = _with_line(tip, held.id, canonical(record, ISSUE_FIELDS))
+    commit = _commit_on(where, tip.commit, "\n".join(lines), f"pn: claim {held.id} by {actor}", env)
+    pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
+    if pushed.code != 0:
+        if any(word in pushed.err for word in _REJECTED):
+            return None
+        raise GitFailed(f"cannot publish the claim of {held.id}: {_last(pushed.err)}")
+    if record != ours:
+        _adopt(store, held.id, record, actor, lost=False)
+    return commit
+
+
+def _with_line(tip: Tip, issue_id: str, line: str) -> list[str]:
+    """The tip's issues.jsonl lines with the issue's line replaced, or added in id order."""
+    lines = list(tip.lines)
+    if issue_id in tip.issues:
+        lines[tip.issues[issue_id][0]] = line
+        return lines
+    after = [index for other, (index, _) in tip.issues.items() if other > issue_id]
+    if after:
+        lines.insert(min(after), line)
+    elif lines and lines[-1] == "":
+        lines.insert(len(lines) - 1, line)
+    else:
+        lines.extend([line, ""])
+    return lines
+
+
+def _commit_on(
+    where: Upstream, parent: str, issues: str, message: str, env: Mapping[str, str]
+) -> str:
+    """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index."""
+    base = os.path.join(_common_dir(where, env), f"pensa-claim-{os.getpid()}")
+    private = {**env, "GIT_INDEX_FILE": f"{base}.index"}
+    try:
+        with open(f"{base}.blob", "wb") as f:
+            f.write(issues.encode())
+        blob = where.must("hash-object", "-w", f"{base}.blob", env=env, doing="git hash-object")
+        where.must("read-tree", parent, env=private, doing="git read-tree")
+        where.must(
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            f"100644,{blob.strip()},{where.files[0]}",
+            env=private,
+            doing="git update-index",
+        )
+        tree = where.must("write-tree", env=private, doing="git write-tree").strip()
+        made = where.must(
+            "commit-tree", tree, "-p", parent, "-m", message, env=env, doing="git commit-tree"
+        )
+        return made.strip()
+    finally:
+        for suffix in (".blob", ".index"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(base + suffix)
+
+
+def _catch_up(
+    where: Upstream, store: Store, project: Project, commit: str, env: Mapping[str, str]
+) -> None:
+    """Bring the branch onto `commit` (local commits rebased, the JSONL through the driver)
+    and merge the files into the database.
+
+    A rebase that fails is undone and the branch left where it was: the claim is published
+    either way, and ralph's push after the work pulls with rebase and stops on a conflict."""
+    from pensa import sync
+
+    if where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
+        where.git("rebase", "--abort", env=env)
+    sync.export(store, project)  # merges what came in, then writes it back out
+
+
+def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: bool = True) -> None:
+    """Make the database's copy of the issue the remote's, as it is.
+
+    A lost race also takes back its `claimed` event: the claim never took effect, and
+    `--stuck-after` counts claims, so lost races would hand a task to a human."""
     from pensa.snapshot import Snapshot, read_issues
     from pensa.sync import apply
 
     with store.write() as conn:
         ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})
         apply(conn, ours, Snapshot({issue_id: theirs}, {}, {}, {}))
-
-
-def _pull(where: Upstream, store: Store, project: Project, env: Mapping[str, str]) -> None:
-    """Rebase onto the remote (the JSONL through the driver) and merge the files in."""
-    from pensa import sync
-
-    pulled = where.git("pull", "-q", "--rebase", "--autostash", where.remote, where.branch, env=env)
-    if pulled.code != 0:
-        where.git("rebase", "--abort", env=env)
-        raise GitFailed(f"git pull --rebase failed: {_last(pulled.err)}")
-    sync.export(store, project)  # merges what came in, then writes it back out
+        if lost:
+            conn.execute(
+                "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events "
+                "WHERE issue_id = ? AND event_type = 'claimed' AND actor = ?)",
+                (issue_id, actor),
+            )
 
 
 def _give_back(store: Store, issue_id: str, actor: str) -> None:
