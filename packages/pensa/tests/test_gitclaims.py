@@ -14,18 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, Pn, git
+from .conftest import BIN, PN, Pn, git
 
 
 @pytest.fixture
-def remote(tmp_path: Path, repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A bare remote holding a pensa project with two ready tasks, `first` before `second`."""
+def tasks() -> list[str]:
+    """The titles of the remote's ready tasks, in the order claim-next takes them."""
+    return ["first", "second"]
+
+
+@pytest.fixture
+def remote(
+    tmp_path: Path, repo: Path, pn: Pn, tasks: list[str], monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A bare remote holding a pensa project with ready `tasks` (`first` and `second`)."""
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     git(repo, "config", "user.email", "t@example.com")
     git(repo, "config", "user.name", "t")
     git(repo, "commit", "-q", "--allow-empty", "-m", "root")
     assert pn("init").code == 0
-    for title in ("first", "second"):
+    for title in tasks:
         assert pn("q", title, "-t", "task").code == 0
     assert pn("export", "--stage").code == 0
     git(repo, "add", "-A")
@@ -44,7 +52,7 @@ def clone(remote: Path, where: Path, pn: Pn) -> Path:
 
 
 def on_id(pn: Pn, where: Path, title: str) -> str:
-    return next(i["id"] for i in pn("list", "--json", cwd=where).json() if i["title"] == title)
+    return str(next(i["id"] for i in pn("list", "--json", cwd=where).json() if i["title"] == title))
 
 
 def on_remote(remote: Path) -> dict[str, tuple[str, str | None]]:
@@ -194,3 +202,44 @@ def test_a_remote_out_of_reach_before_the_fetch_claims_nothing(
     assert "does not appear to be a git repository" in got.err
     held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
     assert held == []
+
+
+@pytest.mark.parametrize("tasks", [[f"task {n}" for n in range(40)]])
+def test_three_clones_of_sixteen_claimers_claim_each_task_once(
+    remote: Path, tmp_path: Path, pn: Pn, tasks: list[str]
+) -> None:
+    """48 concurrent claim-next processes for 40 tasks, with the default tries and backoff:
+    each task claimed once, the other 8 told "nothing", none failing."""
+    clones = [clone(remote, tmp_path / name, pn) for name in ("a", "b", "c")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PN_")}
+    env["PATH"] = f"{BIN}:{env['PATH']}"
+    started = [
+        (
+            f"{where.name}-{n}",
+            subprocess.Popen(
+                [PN, "claim-next", "--json"],
+                cwd=where,
+                env={**env, "PN_CLAIMS": "git", "PN_ACTOR": f"{where.name}-{n}"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            ),
+        )
+        for n in range(16)
+        for where in clones
+    ]
+    answers = {}
+    for actor, proc in started:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, f"{actor}: {err}"
+        answers[actor] = json.loads(out)
+    claimed = {actor: issue["title"] for actor, issue in answers.items() if issue}
+    assert sorted(claimed.values()) == sorted(tasks)  # every task once: no double claims
+    assert sum(issue is None for issue in answers.values()) == 48 - 40
+    published = on_remote(remote)
+    assert {title: holder for title, (_, holder) in published.items()} == {
+        title: actor for actor, title in claimed.items()
+    }
+    claims = git(remote, "log", "--format=%s", "--grep", "^pn: claim", "main").splitlines()
+    assert len(claims) == 40  # no claim pushed over another's

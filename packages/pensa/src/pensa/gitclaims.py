@@ -95,13 +95,21 @@ class Tip(NamedTuple):
     issues: dict[str, tuple[int, Record]]  # id -> (index in `lines`, record)
 
 
-def upstream(project: Project, env: Mapping[str, str]) -> Upstream:
-    """The branch's upstream; a clear error when there is none."""
+def checkout(project: Project, env: Mapping[str, str]) -> str:
+    """The top of the git checkout holding the project; a clear error when there is none."""
     top = git.toplevel(project.dir, env)
     if top is None:
         raise PensaError(
             f"claims through git ({ENV}=git) need a git checkout; {project.dir} is in none"
         )
+    return top
+
+
+def upstream(project: Project, top: str, env: Mapping[str, str]) -> Upstream:
+    """The branch's upstream; a clear error when there is none.
+
+    Asked under the clone's claim lock: another claimer's rebase detaches HEAD for a moment,
+    and a branch-less HEAD has no upstream."""
     found = git.run(
         ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"], cwd=top, env=env
     ).out.strip()
@@ -133,11 +141,12 @@ def claim_next(
             f"{ENV}=git publishes this clone's claims; loops sharing another checkout's "
             "database (PN_SHARED_DB, sgf's worktree loops) cannot: run one loop per clone"
         )
-    where = upstream(project, env)
+    top = checkout(project, env)
     tries = int(env.get("PN_CLAIM_TRIES") or TRIES)
     wait = float(env.get("PN_CLAIM_BACKOFF") or BACKOFF)
     pause = sleep or time.sleep
-    with _locked(where, env):
+    with _locked(top, env):
+        where = upstream(project, top, env)
         held: Issue | None = None
         try:
             for attempt in range(tries):
@@ -198,13 +207,13 @@ def _last(text: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
+def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
     """This clone's loops publish one at a time: racing each other through the remote would
     only add rejected rounds."""
     import fcntl
 
     fd = os.open(
-        os.path.join(_common_dir(where, env), "pensa-claims.lock"), os.O_RDWR | os.O_CREAT, 0o644
+        os.path.join(_common_dir(top, env), "pensa-claims.lock"), os.O_RDWR | os.O_CREAT, 0o644
     )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -213,9 +222,9 @@ def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
         os.close(fd)
 
 
-def _common_dir(where: Upstream, env: Mapping[str, str]) -> str:
-    common = where.git("rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
-    return common.out.strip() or where.top
+def _common_dir(top: str, env: Mapping[str, str]) -> str:
+    common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=top, env=env)
+    return common.out.strip() or top
 
 
 def _fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
@@ -293,7 +302,7 @@ def _commit_on(
     where: Upstream, parent: str, issues: str, message: str, env: Mapping[str, str]
 ) -> str:
     """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index."""
-    base = os.path.join(_common_dir(where, env), f"pensa-claim-{os.getpid()}")
+    base = os.path.join(_common_dir(where.top, env), f"pensa-claim-{os.getpid()}")
     private = {**env, "GIT_INDEX_FILE": f"{base}.index"}
     try:
         with open(f"{base}.blob", "wb") as f:
@@ -329,7 +338,9 @@ def _catch_up(
     either way, and ralph's push after the work pulls with rebase and stops on a conflict."""
     from pensa import sync
 
-    if where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
+    # A fast-forward (the usual case: nothing local to replay) never detaches HEAD
+    forward = where.git("merge", "-q", "--ff-only", commit, env=env)
+    if forward.code != 0 and where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
         where.git("rebase", "--abort", env=env)
     sync.export(store, project)  # merges what came in, then writes it back out
 
