@@ -243,3 +243,17 @@ def test_three_clones_of_sixteen_claimers_claim_each_task_once(
     }
     claims = git(remote, "log", "--format=%s", "--grep", "^pn: claim", "main").splitlines()
     assert len(claims) == 40  # no claim pushed over another's
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "least"),
+    [("PN_CLAIM_TRIES", "0", 1), ("PN_CLAIM_TRIES", "many", 1), ("PN_CLAIM_BACKOFF", "-1", 0)],
+)
+def test_bad_tries_or_backoff_are_a_clear_error(
+    remote: Path, tmp_path: Path, pn: Pn, name: str, value: str, least: int
+) -> None:
+    a = clone(remote, tmp_path / "a", pn)
+    got = pn("claim-next", "--json", cwd=a, env={**GIT, "PN_ACTOR": "loop-a", name: value})
+    assert got.code == 1
+    assert got.error()["error"] == f"{name} must be a number, at least {least}; it is {value!r}"
+    assert on_remote(remote) == {"first": ("open", None), "second": ("open", None)}

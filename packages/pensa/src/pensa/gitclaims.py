@@ -142,8 +142,8 @@ def claim_next(
             "database (PN_SHARED_DB, sgf's worktree loops) cannot: run one loop per clone"
         )
     top = checkout(project, env)
-    tries = int(env.get("PN_CLAIM_TRIES") or TRIES)
-    wait = float(env.get("PN_CLAIM_BACKOFF") or BACKOFF)
+    tries = int(_number(env, "PN_CLAIM_TRIES", TRIES, minimum=1))
+    wait = _number(env, "PN_CLAIM_BACKOFF", BACKOFF, minimum=0)
     pause = sleep or time.sleep
     with _locked(top, env):
         where = upstream(project, top, env)
@@ -174,6 +174,20 @@ def claim_next(
                 _give_back(store, held.id, actor)
                 raise type(e)(f"{e}; released {held.id}") from e
             raise
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+    """A number from the environment, or `default` when unset; a clear error when bad."""
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text) if isinstance(default, int) else float(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise PensaError(f"{name} must be a number, at least {minimum:g}; it is {text!r}")
+    return value
 
 
 def _decide(
@@ -301,13 +315,18 @@ def _with_line(tip: Tip, issue_id: str, line: str) -> list[str]:
 def _commit_on(
     where: Upstream, parent: str, issues: str, message: str, env: Mapping[str, str]
 ) -> str:
-    """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index."""
-    base = os.path.join(_common_dir(where.top, env), f"pensa-claim-{os.getpid()}")
-    private = {**env, "GIT_INDEX_FILE": f"{base}.index"}
-    try:
-        with open(f"{base}.blob", "wb") as f:
+    """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index.
+
+    The index and the file live in a fresh temporary directory, not in `.git`, where the
+    agent can write: a name planted there (a symlink) would have pn write through it."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pensa-claim-") as tmp:
+        blob_file = os.path.join(tmp, "issues.jsonl")
+        with open(blob_file, "wb") as f:
             f.write(issues.encode())
-        blob = where.must("hash-object", "-w", f"{base}.blob", env=env, doing="git hash-object")
+        private = {**env, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        blob = where.must("hash-object", "-w", blob_file, env=env, doing="git hash-object")
         where.must("read-tree", parent, env=private, doing="git read-tree")
         where.must(
             "update-index",
@@ -322,10 +341,6 @@ def _commit_on(
             "commit-tree", tree, "-p", parent, "-m", message, env=env, doing="git commit-tree"
         )
         return made.strip()
-    finally:
-        for suffix in (".blob", ".index"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(base + suffix)
 
 
 def _catch_up(
