@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from pensa.store import Store
+
 from .conftest import BIN, PN, Pn, git
 
 
@@ -162,6 +164,10 @@ def test_a_claim_published_between_fetch_and_push_wins_and_the_loser_decides_aga
         for i in pn("list", "--json", "--all", cwd=b).json()
     }
     assert mine["first"] == ("in_progress", "loop-c")
+    # b's lost claim never took effect: it is not counted towards PN_STUCK_AFTER
+    with Store.open(b / ".pensa" / "db.sqlite") as store:
+        claimed = store.rows("SELECT actor FROM events WHERE event_type = 'claimed'", ())
+    assert claimed == []
 
 
 def test_a_branch_without_upstream_is_a_clear_error(repo: Path, pn: Pn) -> None:
