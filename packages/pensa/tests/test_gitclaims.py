@@ -263,3 +263,20 @@ def test_bad_tries_or_backoff_are_a_clear_error(
     assert got.code == 1
     assert got.error()["error"] == f"{name} must be a number, at least {least}; it is {value!r}"
     assert on_remote(remote) == {"first": ("open", None), "second": ("open", None)}
+
+
+def test_a_task_deleted_on_the_remote_is_not_claimed_back_to_life(
+    remote: Path, tmp_path: Path, pn: Pn
+) -> None:
+    a = clone(remote, tmp_path / "a", pn)
+    b = clone(remote, tmp_path / "b", pn)  # b's database still offers `first`
+    assert pn("delete", on_id(pn, a, "first"), cwd=a).code == 0
+    assert pn("export", cwd=a).code == 0
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "first deleted")
+    git(a, "push", "-q")
+    got = pn("claim-next", "--json", cwd=b, env={**GIT, "PN_ACTOR": "loop-b"})
+    assert got.code == 0, got.err
+    assert got.json()["title"] == "second"
+    assert on_remote(remote) == {"second": ("in_progress", "loop-b")}
+    assert [i["title"] for i in pn("list", "--json", "--all", cwd=b).json()] == ["second"]

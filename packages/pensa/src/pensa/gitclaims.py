@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from pensa import git
+from pensa import git, gitremote
 from pensa.errors import GitFailed, PensaError
+from pensa.gitremote import Tip, Upstream, checkout, upstream
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -66,64 +67,6 @@ def enabled(env: Mapping[str, str]) -> bool:
     return env.get(ENV) == "git"
 
 
-class Upstream(NamedTuple):
-    """Where claims are published: the checkout, its branch's remote and remote branch."""
-
-    top: str
-    remote: str
-    branch: str
-    files: list[str]  # the JSONL files, relative to `top`
-
-    def git(self, *args: str, env: Mapping[str, str]) -> git.Done:
-        """Run git in the checkout, with no hooks (pn runs what they would itself)."""
-        full = {**env, "GIT_TERMINAL_PROMPT": "0"}
-        return git.run(["-c", "core.hooksPath=/dev/null", *args], cwd=self.top, env=full)
-
-    def must(self, *args: str, env: Mapping[str, str], doing: str) -> str:
-        """`git()` that raises GitFailed naming `doing` unless it succeeds; its stdout."""
-        done = self.git(*args, env=env)
-        if done.code != 0:
-            raise GitFailed(f"{doing} failed: {_last(done.err or done.out)}")
-        return done.out
-
-
-class Tip(NamedTuple):
-    """The remote branch as one fetch found it: the commit and its issues."""
-
-    commit: str
-    lines: list[str]  # issues.jsonl split at "\n"
-    issues: dict[str, tuple[int, Record]]  # id -> (index in `lines`, record)
-
-
-def checkout(project: Project, env: Mapping[str, str]) -> str:
-    """The top of the git checkout holding the project; a clear error when there is none."""
-    top = git.toplevel(project.dir, env)
-    if top is None:
-        raise PensaError(
-            f"claims through git ({ENV}=git) need a git checkout; {project.dir} is in none"
-        )
-    return top
-
-
-def upstream(project: Project, top: str, env: Mapping[str, str]) -> Upstream:
-    """The branch's upstream; a clear error when there is none.
-
-    Asked under the clone's claim lock: another claimer's rebase detaches HEAD for a moment,
-    and a branch-less HEAD has no upstream."""
-    found = git.run(
-        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"], cwd=top, env=env
-    ).out.strip()
-    if "/" not in found:
-        raise PensaError(
-            f"claims through git ({ENV}=git) are pushed to the branch's upstream, and this "
-            "branch has none: `git push -u origin <branch>` once"
-        )
-    remote, branch = found.split("/", 1)
-    names = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
-    files = [os.path.relpath(os.path.join(project.dir, n), top) for n in names]
-    return Upstream(top, remote, branch, files)
-
-
 def claim_next(
     store: Store,
     project: Project,
@@ -150,13 +93,10 @@ def claim_next(
         held: Issue | None = None
         try:
             for attempt in range(tries):
-                tip = _fetch(where, env)
-                held = _decide(store, held, tip, claim, actor)
+                tip = gitremote.fetch(where, env)
+                held = _choose(where, store, project, tip, held, claim, actor, env)
                 if held is None:
-                    _catch_up(where, store, project, tip.commit, env)
-                    held = _decide(store, None, tip, claim, actor)
-                    if held is None:
-                        return None
+                    return None
                 published = _publish(where, store, tip, held, actor, env)
                 if published is not None:
                     claimed, held = held, None  # on the remote now: never given back here
@@ -190,6 +130,31 @@ def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float
     return value
 
 
+def _choose(
+    where: Upstream,
+    store: Store,
+    project: Project,
+    tip: Tip,
+    held: Issue | None,
+    claim: Callable[[], Issue | None],
+    actor: str,
+    env: Mapping[str, str],
+) -> Issue | None:
+    """The issue to publish on `tip`: `_decide`'s, unless `tip` deleted it. With nothing
+    ready (or only deleted issues), catch up with `tip` once and decide again, so issues
+    and deletions published elsewhere count before the answer is "nothing"."""
+    for caught_up in (False, True):
+        held = _decide(store, held, tip, claim, actor)
+        if held is not None and not gitremote.deleted_on(where, tip, held.id, env):
+            return held
+        if held is not None:  # published as deleted: the catch-up's merge removes it here
+            _give_back(store, held.id, actor)
+            held = None
+        if not caught_up:
+            _catch_up(where, store, project, tip.commit, env)
+    return None
+
+
 def _decide(
     store: Store, held: Issue | None, tip: Tip, claim: Callable[[], Issue | None], actor: str
 ) -> Issue | None:
@@ -210,14 +175,6 @@ def _jitter() -> float:
     import random
 
     return random.random()  # noqa: S311 - spreading retries, not a secret
-
-
-def _last(text: str) -> str:
-    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:`,
-    else its last."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    return (said or lines or ["no output"])[0 if said else -1]
 
 
 @contextlib.contextmanager
@@ -241,29 +198,6 @@ def _common_dir(top: str, env: Mapping[str, str]) -> str:
     return common.out.strip() or top
 
 
-def _fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
-    """Fetch the remote branch and read its issues, from the one commit fetched."""
-    from pensa.records import parse_file
-
-    ref = f"refs/remotes/{where.remote}/{where.branch}"
-    where.must(
-        "fetch",
-        "-q",
-        where.remote,
-        f"+refs/heads/{where.branch}:{ref}",
-        env=env,
-        doing=f"cannot claim: git fetch from {where.remote}/{where.branch}",
-    )
-    commit = where.must(
-        "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", env=env, doing="git rev-parse"
-    ).strip()
-    shown = where.git("cat-file", "blob", f"{commit}:{where.files[0]}", env=env)
-    text = shown.out if shown.code == 0 else ""
-    label = f"{where.remote}/{where.branch}:{where.files[0]}"
-    found = parse_file(text.encode(), "issues.jsonl", label=label)
-    return Tip(commit, text.split("\n"), {r["id"]: (n - 1, r) for n, r in found})
-
-
 def _lost(theirs: Record, actor: str) -> bool:
     """Whether the remote gives the issue to someone else (held by another, or closed)."""
     return theirs.get("status") == "closed" or theirs.get("assignee") not in (None, actor)
@@ -284,63 +218,18 @@ def _publish(
         stamp = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
         record = {**theirs, **{k: ours.get(k) for k in _CLAIM_FIELDS}, "updated_at": stamp}
         record = {k: v for k, v in record.items() if v is not None}
-    lines = _with_line(tip, held.id, canonical(record, ISSUE_FIELDS))
-    commit = _commit_on(where, tip.commit, "\n".join(lines), f"pn: claim {held.id} by {actor}", env)
+    lines = gitremote.with_line(tip, held.id, canonical(record, ISSUE_FIELDS))
+    commit = gitremote.commit_on(
+        where, tip.commit, "\n".join(lines), f"pn: claim {held.id} by {actor}", env
+    )
     pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
     if pushed.code != 0:
         if any(word in pushed.err for word in _REJECTED):
             return None
-        raise GitFailed(f"cannot publish the claim of {held.id}: {_last(pushed.err)}")
+        raise GitFailed(f"cannot publish the claim of {held.id}: {gitremote.last_line(pushed.err)}")
     if record != ours:
         _adopt(store, held.id, record, actor, lost=False)
     return commit
-
-
-def _with_line(tip: Tip, issue_id: str, line: str) -> list[str]:
-    """The tip's issues.jsonl lines with the issue's line replaced, or added in id order."""
-    lines = list(tip.lines)
-    if issue_id in tip.issues:
-        lines[tip.issues[issue_id][0]] = line
-        return lines
-    after = [index for other, (index, _) in tip.issues.items() if other > issue_id]
-    if after:
-        lines.insert(min(after), line)
-    elif lines and lines[-1] == "":
-        lines.insert(len(lines) - 1, line)
-    else:
-        lines.extend([line, ""])
-    return lines
-
-
-def _commit_on(
-    where: Upstream, parent: str, issues: str, message: str, env: Mapping[str, str]
-) -> str:
-    """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index.
-
-    The index and the file live in a fresh temporary directory, not in `.git`, where the
-    agent can write: a name planted there (a symlink) would have pn write through it."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="pensa-claim-") as tmp:
-        blob_file = os.path.join(tmp, "issues.jsonl")
-        with open(blob_file, "wb") as f:
-            f.write(issues.encode())
-        private = {**env, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        blob = where.must("hash-object", "-w", blob_file, env=env, doing="git hash-object")
-        where.must("read-tree", parent, env=private, doing="git read-tree")
-        where.must(
-            "update-index",
-            "--add",
-            "--cacheinfo",
-            f"100644,{blob.strip()},{where.files[0]}",
-            env=private,
-            doing="git update-index",
-        )
-        tree = where.must("write-tree", env=private, doing="git write-tree").strip()
-        made = where.must(
-            "commit-tree", tree, "-p", parent, "-m", message, env=env, doing="git commit-tree"
-        )
-        return made.strip()
 
 
 def _catch_up(
