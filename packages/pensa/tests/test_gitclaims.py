@@ -280,3 +280,19 @@ def test_a_task_deleted_on_the_remote_is_not_claimed_back_to_life(
     assert got.json()["title"] == "second"
     assert on_remote(remote) == {"second": ("in_progress", "loop-b")}
     assert [i["title"] for i in pn("list", "--json", "--all", cwd=b).json()] == ["second"]
+
+
+def test_a_remote_hook_that_declines_the_push_is_an_error_not_a_race(
+    remote: Path, tmp_path: Path, pn: Pn
+) -> None:
+    a = clone(remote, tmp_path / "a", pn)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'claims are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    got = pn("claim-next", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"})
+    assert got.code == 1
+    assert "cannot publish the claim of" in got.err
+    assert "pre-receive hook declined" in got.err
+    assert "tries" not in got.err
+    held = [i for i in pn("list", "--json", cwd=a).json() if i.get("assignee")]
+    assert held == []

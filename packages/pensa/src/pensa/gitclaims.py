@@ -224,7 +224,8 @@ def _publish(
     )
     pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
     if pushed.code != 0:
-        if any(word in pushed.err for word in _REJECTED):
+        # a hook that declines the push is no race: trying again would not help
+        if any(word in pushed.err for word in _REJECTED) and "declined" not in pushed.err:
             return None
         raise GitFailed(f"cannot publish the claim of {held.id}: {gitremote.last_line(pushed.err)}")
     if record != ours:

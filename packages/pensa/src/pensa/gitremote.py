@@ -94,11 +94,14 @@ def deleted_on(where: Upstream, tip: Tip, issue_id: str, env: Mapping[str, str])
 
 
 def last_line(text: str) -> str:
-    """The line of git's stderr that says what went wrong: its first `fatal:` or `error:`,
-    else its last."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    return (said or lines or ["no output"])[0 if said else -1]
+    """The line of git's stderr that says what went wrong: its first `fatal:` or refused ref
+    (` ! [remote rejected] ...`), else its first `error:`, else its last."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for marks in (("fatal:", "! ["), ("error:",)):
+        said = [line for line in lines if line.startswith(marks)]
+        if said:
+            return said[0]
+    return lines[-1] if lines else "no output"
 
 
 def fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
