@@ -1,28 +1,39 @@
-"""Claims published through git: loops on many machines, one backlog (issue 14).
+"""Claims published through git: loops on many machines, one backlog.
 
-With `PN_CLAIMS=git` (sgf sets it for `claims = "git"`), `pn claim-next` claims in the local
-database as always (atomic between this clone's loops), then publishes the claim before the
-agent starts: it commits the JSONL alone and pushes the branch to its upstream. The remote
-orders the machines: a push that is rejected means another machine published first. Then
-the claimer fetches, and when the remote's copy of the issue is held by someone else (or
-closed) it takes the remote's record as it is and gives up the issue; it pulls with rebase
-(the JSONL merge through pensa's driver), merges the files into the database, and claims the
-next ready issue, at most PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds, doubled
-each time, jittered. The first published claim wins; "the later `updated_at` wins", the rule
-the merge uses for everything else, would hand the issue to the later claimer instead.
+With `PN_CLAIMS=git` (sgf sets it for `claims = "git"`), `pn claim-next` publishes every
+claim before the agent starts, as a compare-and-swap on the branch's upstream:
 
-Closes travel with the work's commit (ralph's auto-push). Guarantees and their limits are in
-the README, "Running many loops".
+1. fetch the remote branch, once: its tip T is what the claim is decided on;
+2. claim in the database (atomic between this clone's loops) and check the issue against
+   T's own `issues.jsonl`: held by someone else or closed there, take T's record as it is
+   and claim the next ready issue, against the same T;
+3. commit T's files with that one record changed, as a child of T (the working tree plays
+   no part), and push it without force.
+
+The push only lands while the remote still points at T, so the remote holds exactly what
+was decided. Rejected means someone published first: fetch again and decide again against
+the new tip, at most PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds doubled (capped
+at MAX_WAIT), jittered. Once published, the branch catches up with that commit (a
+fast-forward, or a rebase of local commits) and the files are merged into the database.
+With nothing ready, the branch catches up with T first, so issues published elsewhere count
+before the answer is "nothing to claim".
+
+An earlier version checked the remote with one fetch and pulled with a second: a claim
+published in between was overwritten by the later `updated_at`, the merge's rule for
+everything else, and two machines did the same task (bench/bench_git_claims.py counts
+double claims). Closes travel with the work's commit (ralph's auto-push). Guarantees and
+their limits are in the README, "Running many loops".
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from pensa import git
+from pensa import git, gitremote
 from pensa.errors import GitFailed, PensaError
+from pensa.gitremote import Tip, Upstream, checkout, upstream
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -33,49 +44,27 @@ if TYPE_CHECKING:
     from pensa.store import Store
 
 ENV = "PN_CLAIMS"
-TRIES = 6
-BACKOFF = 0.2
-_REJECTED = ("rejected", "fetch first", "non-fast-forward")
+# Three clones with sixteen claimers each lose a race now and then several times in a row:
+# enough tries that none runs out (bench/bench_git_claims.py), each round short.
+TRIES = 40
+BACKOFF = 0.05
+MAX_WAIT = 1.0
+# A non-fast-forward found before sending (the first three), or a ref that moved while the
+# remote was taking the push (the others): both mean another claim landed first.
+_REJECTED = (
+    "rejected",
+    "fetch first",
+    "non-fast-forward",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+)
+_CLAIM_FIELDS = ("status", "assignee")
 
 
 def enabled(env: Mapping[str, str]) -> bool:
     """Whether claims are published through git (PN_CLAIMS=git)."""
     return env.get(ENV) == "git"
-
-
-class Upstream(NamedTuple):
-    """Where claims are published: the checkout, its branch's remote and remote branch."""
-
-    top: str
-    remote: str
-    branch: str
-    files: list[str]  # the JSONL files, relative to `top`
-
-    def git(self, *args: str, env: Mapping[str, str]) -> git.Done:
-        """Run git in the checkout, with no hooks (pn runs what they would itself)."""
-        full = {**env, "GIT_TERMINAL_PROMPT": "0"}
-        return git.run(["-c", "core.hooksPath=/dev/null", *args], cwd=self.top, env=full)
-
-
-def upstream(project: Project, env: Mapping[str, str]) -> Upstream:
-    """The branch's upstream; a clear error when there is none."""
-    top = git.toplevel(project.dir, env)
-    if top is None:
-        raise PensaError(
-            f"claims through git ({ENV}=git) need a git checkout; {project.dir} is in none"
-        )
-    found = git.run(
-        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"], cwd=top, env=env
-    ).out.strip()
-    if "/" not in found:
-        raise PensaError(
-            f"claims through git ({ENV}=git) are pushed to the branch's upstream, and this "
-            "branch has none: `git push -u origin <branch>` once"
-        )
-    remote, branch = found.split("/", 1)
-    names = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
-    files = [os.path.relpath(os.path.join(project.dir, n), top) for n in names]
-    return Upstream(top, remote, branch, files)
 
 
 def claim_next(
@@ -87,7 +76,7 @@ def claim_next(
     claim: Callable[[], Issue | None],
     sleep: Callable[[float], None] | None = None,
 ) -> Issue | None:
-    """`claim()` an issue and publish it; another when a machine published one first."""
+    """`claim()` an issue the remote leaves free and publish it on the tip it was decided on."""
     import time
 
     if env.get("PN_SHARED_DB"):
@@ -95,35 +84,26 @@ def claim_next(
             f"{ENV}=git publishes this clone's claims; loops sharing another checkout's "
             "database (PN_SHARED_DB, sgf's worktree loops) cannot: run one loop per clone"
         )
-    where = upstream(project, env)
-    tries = int(env.get("PN_CLAIM_TRIES") or TRIES)
-    wait = float(env.get("PN_CLAIM_BACKOFF") or BACKOFF)
+    top = checkout(project, env)
+    tries = int(_number(env, "PN_CLAIM_TRIES", TRIES, minimum=1))
+    wait = _number(env, "PN_CLAIM_BACKOFF", BACKOFF, minimum=0)
     pause = sleep or time.sleep
-    with _locked(where, env):
-        held = claim()
-        if held is None:
-            return None
+    with _locked(top, env):
+        where = upstream(project, top, env)
+        held: Issue | None = None
         try:
             for attempt in range(tries):
-                _commit(where, store, project, f"pn: claim {held.id} by {actor}", env)
-                pushed = where.git(
-                    "push", "-q", where.remote, f"HEAD:refs/heads/{where.branch}", env=env
-                )
-                if pushed.code == 0:
-                    return held
-                if not any(word in pushed.err for word in _REJECTED):
-                    raise GitFailed(f"cannot publish the claim of {held.id}: {_last(pushed.err)}")
-                theirs = _fetched_record(where, project, held.id, env)
-                if _lost(theirs, actor):
-                    assert theirs is not None
-                    _adopt(store, held.id, theirs)
-                    held = None
-                _pull(where, store, project, env)
-                pause(wait * 2**attempt * (0.5 + _jitter()))
+                tip = gitremote.fetch(where, env)
+                held = _choose(where, store, project, tip, held, claim, actor, env)
                 if held is None:
-                    held = claim()
-                    if held is None:
-                        return None
+                    return None
+                published = _publish(where, store, tip, held, actor, env)
+                if published is not None:
+                    claimed, held = held, None  # on the remote now: never given back here
+                    _catch_up(where, store, project, published, env)
+                    return claimed
+                pause(min(wait * 2**attempt, MAX_WAIT) * (0.5 + _jitter()))
+            assert held is not None
             raise PensaError(
                 f"could not publish the claim of {held.id} in {tries} tries: other machines "
                 f"kept pushing to {where.remote}/{where.branch} first; try again"
@@ -136,24 +116,74 @@ def claim_next(
             raise
 
 
+def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+    """A number from the environment, or `default` when unset; a clear error when bad."""
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text) if isinstance(default, int) else float(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise PensaError(f"{name} must be a number, at least {minimum:g}; it is {text!r}")
+    return value
+
+
+def _choose(
+    where: Upstream,
+    store: Store,
+    project: Project,
+    tip: Tip,
+    held: Issue | None,
+    claim: Callable[[], Issue | None],
+    actor: str,
+    env: Mapping[str, str],
+) -> Issue | None:
+    """The issue to publish on `tip`: `_decide`'s, unless `tip` deleted it. With nothing
+    ready (or only deleted issues), catch up with `tip` once and decide again, so issues
+    and deletions published elsewhere count before the answer is "nothing"."""
+    for caught_up in (False, True):
+        held = _decide(store, held, tip, claim, actor)
+        if held is not None and not gitremote.deleted_on(where, tip, held.id, env):
+            return held
+        if held is not None:  # published as deleted: the catch-up's merge removes it here
+            _give_back(store, held.id, actor)
+            held = None
+        if not caught_up:
+            _catch_up(where, store, project, tip.commit, env)
+    return None
+
+
+def _decide(
+    store: Store, held: Issue | None, tip: Tip, claim: Callable[[], Issue | None], actor: str
+) -> Issue | None:
+    """`held` while `tip` leaves it free, else the next issue claimed that `tip` leaves free."""
+    while True:
+        if held is None:
+            held = claim()
+            if held is None:
+                return None
+        theirs = tip.issues.get(held.id)
+        if theirs is None or not _lost(theirs[1], actor):
+            return held
+        _adopt(store, held.id, theirs[1], actor)
+        held = None
+
+
 def _jitter() -> float:
     import random
 
     return random.random()  # noqa: S311 - spreading retries, not a secret
 
 
-def _last(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
 @contextlib.contextmanager
-def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
-    """This clone's loops publish one at a time."""
+def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
+    """This clone's loops publish one at a time: racing each other through the remote would
+    only add rejected rounds."""
     import fcntl
 
-    common = where.git("rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
-    path = os.path.join(common.out.strip() or where.top, "pensa-claims.lock")
+    path = os.path.join(_common_dir(top, env), "pensa-claims.lock")
     try:  # O_NOFOLLOW: the sandboxed agent can write the git directory's top
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as e:
@@ -169,68 +199,80 @@ def _locked(where: Upstream, env: Mapping[str, str]) -> Iterator[None]:
         os.close(fd)
 
 
-def _commit(
-    where: Upstream, store: Store, project: Project, message: str, env: Mapping[str, str]
-) -> None:
-    """Export the database and commit the JSONL files alone (nothing when unchanged)."""
-    from pensa import sync
-
-    sync.export(store, project)
-    present = [f for f in where.files if os.path.exists(os.path.join(where.top, f))]
-    added = where.git("add", "--", *present, env=env)
-    if added.code != 0:
-        raise GitFailed(f"git add failed: {_last(added.err)}")
-    if where.git("diff", "--cached", "--quiet", "--", *present, env=env).code == 0:
-        return
-    done = where.git(
-        "commit", "-q", "--no-verify", "-m", message, "--only", "--", *present, env=env
-    )
-    if done.code != 0:
-        raise GitFailed(f"git commit of the claim failed: {_last(done.err or done.out)}")
+def _common_dir(top: str, env: Mapping[str, str]) -> str:
+    common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=top, env=env)
+    return common.out.strip() or top
 
 
-def _fetched_record(
-    where: Upstream, project: Project, issue_id: str, env: Mapping[str, str]
-) -> Record | None:
-    """The issue as the remote has it now (None: the remote does not know it)."""
-    from pensa.snapshot import parse
-
-    fetched = where.git("fetch", "-q", where.remote, where.branch, env=env)
-    if fetched.code != 0:
-        raise GitFailed(f"git fetch failed: {_last(fetched.err)}")
-    path = where.files[0]
-    shown = where.git("show", f"FETCH_HEAD:{path}", env=env)
-    if shown.code != 0:
-        return None
-    return parse({"issues.jsonl": shown.out.encode()}).issues.get(issue_id)
-
-
-def _lost(theirs: Record | None, actor: str) -> bool:
+def _lost(theirs: Record, actor: str) -> bool:
     """Whether the remote gives the issue to someone else (held by another, or closed)."""
-    if theirs is None:
-        return False
     return theirs.get("status") == "closed" or theirs.get("assignee") not in (None, actor)
 
 
-def _adopt(store: Store, issue_id: str, theirs: Record) -> None:
-    """Make the database's copy of the issue the remote's, as it is."""
+def _publish(
+    where: Upstream, store: Store, tip: Tip, held: Issue, actor: str, env: Mapping[str, str]
+) -> str | None:
+    """Push a child of the tip claiming `held`; its commit, or None when the remote moved."""
+    from pensa.models import ISSUE_FIELDS
+    from pensa.snapshot import canonical, read_issues
+
+    with store.snapshot() as conn:
+        ours = read_issues(conn, {held.id})[held.id]
+    record = ours
+    if held.id in tip.issues:
+        theirs = tip.issues[held.id][1]
+        stamp = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
+        record = {**theirs, **{k: ours.get(k) for k in _CLAIM_FIELDS}, "updated_at": stamp}
+        record = {k: v for k, v in record.items() if v is not None}
+    lines = gitremote.with_line(tip, held.id, canonical(record, ISSUE_FIELDS))
+    commit = gitremote.commit_on(
+        where, tip.commit, "\n".join(lines), f"pn: claim {held.id} by {actor}", env
+    )
+    pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
+    if pushed.code != 0:
+        # a hook that declines the push is no race: trying again would not help
+        if any(word in pushed.err for word in _REJECTED) and "declined" not in pushed.err:
+            return None
+        raise GitFailed(f"cannot publish the claim of {held.id}: {gitremote.last_line(pushed.err)}")
+    if record != ours:
+        _adopt(store, held.id, record, actor, lost=False)
+    return commit
+
+
+def _catch_up(
+    where: Upstream, store: Store, project: Project, commit: str, env: Mapping[str, str]
+) -> None:
+    """Bring the branch onto `commit` (local commits rebased, the JSONL through the driver)
+    and merge the files into the database.
+
+    A rebase that fails is undone and the branch left where it was: the claim is published
+    either way, and ralph's push after the work pulls with rebase and stops on a conflict."""
+    from pensa import sync
+
+    # A fast-forward (the usual case: nothing local to replay) never detaches HEAD
+    forward = where.git("merge", "-q", "--ff-only", commit, env=env)
+    if forward.code != 0 and where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
+        where.git("rebase", "--abort", env=env)
+    sync.export(store, project)  # merges what came in, then writes it back out
+
+
+def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: bool = True) -> None:
+    """Make the database's copy of the issue the remote's, as it is.
+
+    A lost race also takes back its `claimed` event: the claim never took effect, and
+    `--stuck-after` counts claims, so lost races would hand a task to a human."""
     from pensa.snapshot import Snapshot, read_issues
     from pensa.sync import apply
 
     with store.write() as conn:
         ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})
         apply(conn, ours, Snapshot({issue_id: theirs}, {}, {}, {}))
-
-
-def _pull(where: Upstream, store: Store, project: Project, env: Mapping[str, str]) -> None:
-    """Rebase onto the remote (the JSONL through the driver) and merge the files in."""
-    from pensa import sync
-
-    pulled = where.git("pull", "-q", "--rebase", "--autostash", where.remote, where.branch, env=env)
-    if pulled.code != 0:
-        where.git("rebase", "--abort", env=env)
-        raise GitFailed(f"git pull --rebase failed: {_last(pulled.err)}")
-    sync.export(store, project)  # merges what came in, then writes it back out
+        if lost:
+            conn.execute(
+                "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events "
+                "WHERE issue_id = ? AND event_type = 'claimed' AND actor = ?)",
+                (issue_id, actor),
+            )
 
 
 def _give_back(store: Store, issue_id: str, actor: str) -> None:
