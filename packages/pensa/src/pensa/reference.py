@@ -40,7 +40,7 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "became ready",
             ),
             Ref(
-                "pn release ID | --held-by ACTOR [--reason R]",
+                "pn release ID | --held-by ACTOR [--reason R] [--interrupted-since TIME]",
                 "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
             ),
             Ref(
