@@ -115,10 +115,10 @@ def sync(env: Env, adopt: bool) -> None:
         env.out.emit(nothing, f"nothing to sync: the database is shared ({shared.ENV})")
         return
     if adopt:
-        shared.adopt(env.store(write=True, catch_up=False), found)
+        shared.adopt(env.store(write=True, catch_up=False, tracked=False), found)
         env.out.emit(nothing, "adopted: the files are the sync base now")
         return
-    done = syncing.sync(env.store(write=True, catch_up=False), found)
+    done = syncing.sync(env.store(write=True, catch_up=False, tracked=False), found)
     text = (
         f"synced: {done.added} added, {done.updated} updated, {done.removed} removed"
         if done.changed
