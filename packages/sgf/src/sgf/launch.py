@@ -10,6 +10,7 @@ from typing import BinaryIO
 
 from sgf import (
     claiming,
+    ending,
     loopindex,
     preflight,
     proc,
@@ -215,16 +216,22 @@ def run(
                 )
             log.write(f"# sgf: ralph exited with {code}\n".encode())
             if prepared.worktree is None and code != ExitCode.COMPLETE:
-                kept = _keep_stopped(root, loop_id, now)
+                kept = _keep_stopped(root, loop_id, code, env=env, now=now)
     finally:
         outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"
         runs.record(root, runs.Outcome(loop_id, started, runs.now_iso(now), code, outcome))
     return Ran(code, kept)
 
 
-def _keep_stopped(root: Path, loop_id: str, now: Callable[[], datetime]) -> str | None:
+def _keep_stopped(
+    root: Path, loop_id: str, code: int, *, env: Mapping[str, str], now: Callable[[], datetime]
+) -> str | None:
     """Keep what a stopped loop left in this tree, so the next launch needs no `--stash`."""
     try:
+        if code not in ending.RALPH_CODES:
+            # ralph died without stopping its agent: a container still writing into the tree
+            # would dirty it again after the stash, so it goes first
+            sandbox.remove_orphans(root, env)
         kept = recovery.keep_stopped(root, loop_id, now=now)
     except SgfError as e:
         return f"warning: the stopped loop's changes stay in the tree: {e}"
