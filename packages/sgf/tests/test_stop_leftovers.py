@@ -114,3 +114,24 @@ def test_stop_then_restart_in_sgf_top_needs_no_flag(
     again, output = control.restart(stopped, sgf=[str(SGF)], env={**tool_env, **fake_ralph.env()})
     assert again.wait(timeout=60) == 0, output.read_text()  # `r`
     assert len(git(project, "stash", "list").splitlines()) == 1
+
+
+def test_the_trackers_files_are_neither_stashed_nor_refused(
+    project: Path, sgf: Run, fake_ralph: Any, git: Git
+) -> None:
+    """Every pn write rewrites and stages `.pensa/*.jsonl` (ralph's release as the loop ends
+    too): they are the tracker's, so they stay, and they never stop a launch."""
+    tracker = project / ".pensa" / "issues.jsonl"
+    assert git(project, "ls-files", ".pensa/issues.jsonl")  # sgf init's pn init tracks it
+    left = f"{LEFT},.pensa/issues.jsonl"
+    done = sgf(
+        project, "build", "-a", env=fake_ralph.env(FAKE_RALPH_EXIT="130", FAKE_RALPH_LEAVE=left)
+    )
+    assert done.returncode == 130, done.stderr
+    assert git(project, "status", "--porcelain") == "M .pensa/issues.jsonl"
+    assert tracker.read_text().endswith("left by an interrupted iteration\n")
+    kept = git(project, "show", "--name-only", "--format=", "stash@{0}")
+    assert ".pensa/issues.jsonl" not in kept
+
+    again = sgf(project, "build", "-a", env=fake_ralph.env())
+    assert again.returncode == 0, again.stderr

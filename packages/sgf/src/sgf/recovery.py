@@ -39,13 +39,20 @@ class Report:
     warnings: list[str] = field(default_factory=list)
 
 
+# pensa's files are the tracker's, not anyone's leftovers: every pn write (ralph's release as
+# a loop ends, too) rewrites and stages `.pensa/*.jsonl` from the database. Stashing them would
+# put the tracker's newest state aside (the next pn reads the older committed files back),
+# and refusing them would refuse every launch after a loop gave its claims back.
+TRACKER = (".pensa",)
+
+
 def _stash(root: Path, message: str) -> str | None:
-    if git.is_dirty(root) and not git.has_commits(root):
+    if git.is_dirty(root, exclude=TRACKER) and not git.has_commits(root):
         raise DirtyTree(
             "the work tree has changes but the repository has no commit yet, so they cannot "
             "be stashed; commit them first (git add -A && git commit)"
         )
-    return git.stash_all(root, message)
+    return git.stash_all(root, message, exclude=TRACKER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +92,7 @@ def keep_stopped(root: Path, loop_id: str, *, now: Callable[[], datetime]) -> Ke
         for p in runs.scan(root)
         if p.loop_id != loop_id and p.alive() and not worktree.is_isolated(root, p.loop_id)
     ]
-    if others or not git.is_dirty(root):
+    if others or not git.is_dirty(root, exclude=TRACKER):
         return None
     return keep_leftovers(root, [loop_id], now=now)
 
@@ -93,10 +100,10 @@ def keep_stopped(root: Path, loop_id: str, *, now: Callable[[], datetime]) -> Ke
 def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool) -> Report:
     """Refuse a dirty tree (the agent's `git add -A` would sweep it up), or stash it when
     asked; an isolated loop works elsewhere, so the tree is left alone unless asked."""
-    if not git.is_dirty(root) or (isolated and not stash_them):
+    if not git.is_dirty(root, exclude=TRACKER) or (isolated and not stash_them):
         return Report()
     if not stash_them:
-        changes = git.status(root)
+        changes = git.status(root, exclude=TRACKER)
         shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
         raise DirtyTree(
             f"the work tree has uncommitted changes:\n  {shown}\n"
