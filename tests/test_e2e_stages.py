@@ -20,7 +20,7 @@ from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
-from tests.e2e_harness.scenarios import scenario
+from tests.e2e_harness.scenarios import scenario, tool_results
 from tests.test_e2e_first_run import _controlling_tty, read_until, screen_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
@@ -87,7 +87,7 @@ def test_test_runs_an_item_then_commits_the_report(project: Project, model: Mode
 
 
 def test_issues_log_commits_the_bug_it_logged(project: Project, model: Model) -> None:
-    model(scenario("issues-log"))
+    server = model(scenario("issues-log"))
     master, slave = pty.openpty()
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(
@@ -115,5 +115,7 @@ def test_issues_log_commits_the_bug_it_logged(project: Project, model: Model) ->
         os.close(master)
         os.close(slave)
     [bug] = [i for i in project.issues().values() if i["issue_type"] == "bug"]
-    assert subjects(project)[0] == f"[{bug['id']}] log bug: greet crashes on empty input"
+    played = [(command, text[-500:]) for _, command, text in tool_results(server.requests)]
+    subject = f"[{bug['id']}] log bug: greet crashes on empty input"
+    assert subjects(project)[0] == subject, played
     assert_clean(project)
