@@ -72,7 +72,7 @@ def write_back(
     if shared:  # a worktree loop's files are exports of the shared database, as it is
         shared_db.export(store, project)
     else:
-        sync.export(store, project)
+        sync.export(store, project, env)
     return stage(project, cwd=cwd, env=env)
 
 

@@ -127,7 +127,11 @@ class Env:
         if (
             catch_up
             and not shared
-            and (said := opening.catch_up(store, found, first_use=choice.first_use, write=write))
+            and (
+                said := opening.catch_up(
+                    store, found, first_use=choice.first_use, write=write, env=self.environ
+                )
+            )
         ):
             click.echo(said, err=True)
         if write and tracked:
