@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from pensa.store import Store
 from pensa.tracker import Tracker
 from pensa.views import HUMAN, Filters, ready
 
-from .conftest import Pn
+from .conftest import Clock, Pn
 
 J = Callable[..., Any]
 TASK = IssueType.TASK
@@ -139,3 +140,53 @@ def test_a_stuck_task_survives_export_and_import_into_a_fresh_clone(
     assert claimed["id"] == other
     assert pnj("release", stuck, cwd=clone)["assignee"] is None
     assert pnj("status", cwd=clone)["needs_human"] == 0
+
+
+def test_claims_cut_short_by_a_stop_do_not_count_towards_stuck(
+    tracker: Tracker, store: Store, clock: Clock
+) -> None:
+    task = tracker.create("long", issue_type=TASK, actor="a").id
+    for loop in ("build-1", "build-2", "build-3", "build-4"):
+        attempt_began = clock.now
+        assert claims.claim_next(store, actor=loop, now=tracker.now, stuck_after=2) is not None
+        [back] = tracker.release_held(
+            loop, actor=loop, reason="loop ended: interrupted", cut_short_since=attempt_began
+        )
+        assert back.id == task
+        assert tracker.history(task)[0].event_type == "interrupted"
+
+    issue = claims.claim_next(store, actor="build-5", now=tracker.now, stuck_after=2)
+    assert issue is not None
+    assert issue.id == task  # four stopped loops, no attempt given up: still the agents'
+
+
+def test_a_claim_from_an_attempt_that_ended_still_counts_after_a_stop(
+    tracker: Tracker, store: Store, clock: Clock
+) -> None:
+    """The loop stopped in a later attempt: the claim its earlier, finished attempt left
+    is a real one."""
+    task = tracker.create("hard", issue_type=TASK, actor="a").id
+    for loop in ("build-1", "build-2"):
+        assert claims.claim_next(store, actor=loop, now=tracker.now, stuck_after=2) is not None
+        clock.advance(seconds=60)  # the attempt ends without a close; the next one begins
+        [back] = tracker.release_held(loop, actor=loop, cut_short_since=clock.now)
+        assert tracker.history(back.id)[0].event_type == "released"
+
+    assert claims.claim_next(store, actor="build-3", now=tracker.now, stuck_after=2) is None
+    assert tracker.get(task).assignee == HUMAN
+
+
+def test_release_interrupted_since_through_pn(pnj: J, pn: Pn) -> None:
+    task = pnj("create", "t", "-t", "task")["id"]
+    for loop in ("l1", "l2", "l3"):
+        assert pnj("claim-next", "--stuck-after", "2", env={"PN_ACTOR": loop})["id"] == task
+        released = pnj("release", "--held-by", loop, "--interrupted-since", "2000-01-01T00:00:00Z")
+        assert [i["id"] for i in released] == [task]
+    assert pnj("history", task)[0]["event_type"] == "interrupted"
+
+    bad = pn("release", "--held-by", "l1", "--interrupted-since", "yesterday", "--json")
+    assert bad.code == 1
+    assert json.loads(bad.err)["code"] == "invalid_argument"
+    alone = pn("release", task, "--interrupted-since", "2000-01-01T00:00:00Z")
+    assert alone.code == 1
+    assert "goes with --held-by" in alone.err

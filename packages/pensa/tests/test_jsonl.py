@@ -88,7 +88,7 @@ def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
     kept = [line for line in lines if ids["first"] not in line]
     Path(project.issues_jsonl).write_text("\n".join(kept) + "\n")
     Path(project.deps_jsonl).write_text("")
-    summary = jsonl.import_(project)
+    summary = jsonl.import_(project, discard_local=True)
     assert summary is not None
     assert (summary.issues, summary.deps, summary.comments) == (2, 0, 1)
     with Store.open(project.db) as store:

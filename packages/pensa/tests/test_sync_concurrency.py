@@ -67,7 +67,7 @@ def test_a_write_during_import_waits_and_lands_in_the_rebuilt_database(repo: Pat
     pensa = repo / ".pensa"
     (pensa / "issues.jsonl").write_text("\n".join(_issue_line(n) for n in range(30_000)) + "\n")
     importer = subprocess.Popen(
-        [PN, "import"],
+        [PN, "import", "--discard-local"],  # the seed is not in the files
         cwd=repo,
         env={"PATH": f"{BIN}:/usr/bin:/bin", "PN_ACTOR": "t"},
         stdout=subprocess.PIPE,

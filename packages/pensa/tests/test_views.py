@@ -79,7 +79,7 @@ def oracle(store: Store, filters: Filters) -> list[dict[str, Any]]:
         if i["status"] == "open"
         and i["issue_type"] != "bug"
         and all(issues[p]["status"] == "closed" for p in waits.get(i["id"], ()))
-        and (i["assignee"] != "human" or filters.assignee == "human")
+        and (i["assignee"] is None or filters.assignee is not None)
         and all(
             i[k] == str(v)
             for k, v in (

@@ -52,7 +52,8 @@ def status(project: Path, issue: str) -> tuple[str, str | None]:
 def released_by_loop(project: Path, issue: str, loop_id: str) -> list[str]:
     history = pn(project, "history", issue)
     assert isinstance(history, list)
-    return [e["detail"] for e in history if e["event_type"] == "released" and e["actor"] == loop_id]
+    given_back = ("released", "interrupted")  # interrupted: a stop cut the attempt short
+    return [e["detail"] for e in history if e["event_type"] in given_back and e["actor"] == loop_id]
 
 
 def test_exhausted_iterations_give_the_claim_back(

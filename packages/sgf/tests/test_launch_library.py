@@ -30,7 +30,7 @@ def test_run_in_process_tees_records_and_leaks_nothing(
         code = launch.run(
             project, prepared, env=env, pid=os.getpid(), now=datetime.now, out=out,
             on_terminal=False,
-        )  # fmt: skip
+        ).code  # fmt: skip
         assert code == 2
         assert b"fake ralph: done" in out.getvalue()
         assert prepared.log.read_bytes().endswith(b"# sgf: ralph exited with 2\n")

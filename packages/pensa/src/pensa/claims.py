@@ -78,15 +78,35 @@ _RESETS = ("closed", "reopened", "stuck", "returned")
 
 
 def claims_since_reset(conn: sqlite3.Connection, issue_id: str) -> list[str]:
-    """The actors of the issue's claims since it was last closed, stuck or handed back."""
+    """The actors of the issue's claims since it was last closed, stuck or handed back.
+
+    Only real attempts count: an `interrupted` release (a loop stopped by Ctrl+C, a signal,
+    a budget or a watchdog in the middle of the attempt, `Tracker.release_held`) takes back
+    the claim it ended, so two stopped loops never send a task to a human."""
     placeholders = ", ".join("?" for _ in _RESETS)
     rows = conn.execute(
-        "SELECT actor FROM events WHERE issue_id = ? AND event_type = 'claimed' AND seq > "
+        "SELECT event_type, actor FROM events WHERE issue_id = ? "
+        "AND event_type IN ('claimed', 'interrupted') AND seq > "
         f"coalesce((SELECT max(seq) FROM events WHERE issue_id = ? AND event_type IN "
         f"({placeholders})), 0) ORDER BY seq",
         (issue_id, issue_id, *_RESETS),
     ).fetchall()
-    return [str(r[0]) for r in rows]
+    holders: list[str] = []
+    for event_type, actor in rows:
+        if event_type == "claimed":
+            holders.append(str(actor))
+        elif holders:
+            holders.pop()
+    return holders
+
+
+def last_claim_at(conn: sqlite3.Connection, issue_id: str) -> str:
+    """When the issue was last claimed (a `timestamp`), or "" if it never was."""
+    row = conn.execute(
+        "SELECT max(created_at) FROM events WHERE issue_id = ? AND event_type = 'claimed'",
+        (issue_id,),
+    ).fetchone()
+    return str(row[0] or "")
 
 
 def mark_stuck(conn: sqlite3.Connection, issue_id: str, holders: list[str], *, at: str) -> None:

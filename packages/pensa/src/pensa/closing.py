@@ -121,8 +121,14 @@ def reopen(
                 f"{issue.id} is {issue.status}, not closed; only closed issues reopen"
             )
     for issue in issues:
-        set_fields(conn, issue.id, {"status": "open", "closed_at": None, "close_reason": None}, now)
+        # A reopened issue is everyone's to claim: the old assignee kept, claim-next skipped
+        # it while `pn ready` listed it.
+        fields = {"status": "open", "closed_at": None, "close_reason": None, "assignee": None}
+        set_fields(conn, issue.id, fields, now)
         log_event(conn, issue.id, "reopened", actor=actor, detail=reason or None, at=now)
+        if issue.assignee is not None:
+            detail = f"assignee: {issue.assignee} -> (none)"
+            log_event(conn, issue.id, "updated", actor=actor, detail=detail, at=now)
     return [get(conn, issue.id) for issue in issues]
 
 

@@ -31,6 +31,11 @@ STALE_AFTER = timedelta(minutes=30)
 CHECKS = {
     "claim": "an issue in progress: who claimed it, how long ago (information, not a problem)",
     "stale_claim": "in progress for over 30 minutes since its latest claim; `--fix` releases it",
+    "idle_assignee": (
+        "an open issue assigned to an actor holding no live claim (no issue in progress "
+        "under a claim younger than 30 minutes): no one else may claim it; `--fix` clears "
+        "the assignee"
+    ),
     "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
     "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
     "orphaned_comment": "a comment on a missing issue; `--fix` removes it",
@@ -142,6 +147,24 @@ def stale_claims(store: Store, now: datetime) -> list[Claim]:
     return [c for c in claims(store) if c.is_stale(now)]
 
 
+def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
+    """Open issues (id, assignee) whose assignee holds no live claim, in creation order.
+
+    A live claim is an issue in progress under that actor whose latest claim is not stale:
+    all pensa knows of an actor still at work. Such an issue is skipped by every other
+    actor's `claim-next` and left out of `pn ready`, so it would wait forever. Stuck tasks
+    handed to `human` are meant to wait."""
+    from pensa.views import HUMAN
+
+    live = {c.assignee for c in claims(store) if c.assignee and not c.is_stale(now)}
+    rows = store.rows(
+        "SELECT id, assignee FROM issues WHERE status = 'open' AND assignee IS NOT NULL "
+        "AND assignee != ? ORDER BY seq",
+        (HUMAN,),
+    )
+    return [(issue_id, who) for issue_id, who in rows if who not in live]
+
+
 def orphaned_deps(store: Store) -> list[tuple[str, str]]:
     """The dependencies naming an issue that does not exist, by child then parent.
 
@@ -168,6 +191,15 @@ def diagnose(
     runs the complete `integrity_check` (0.49 s), which also checks that every index matches
     its table."""
     found = [c.finding(now) for c in claims(store)]
+    for issue_id, who in idle_assignees(store, now):
+        found.append(
+            Finding(
+                "idle_assignee",
+                f"{issue_id} is open but assigned to {who}, who holds no live claim: no one "
+                f"else can claim it; `pn doctor --fix` clears the assignee",
+                issue_id,
+            )
+        )
     for child, parent in orphaned_deps(store):
         found.append(
             Finding(
@@ -318,6 +350,13 @@ def run(
             )
             log_event(conn, issue_id, "released", actor=actor, detail="stale claim", at=stamp)
             fixes.append(Finding("stale_claim", f"released {issue_id}", issue_id))
+        for issue_id, who in idle_assignees(store, now):
+            conn.execute(
+                "UPDATE issues SET assignee = NULL, updated_at = ? WHERE id = ?", (stamp, issue_id)
+            )
+            detail = f"assignee: {who} -> (none) (no live claim)"
+            log_event(conn, issue_id, "updated", actor=actor, detail=detail, at=stamp)
+            fixes.append(Finding("idle_assignee", f"cleared the assignee of {issue_id}", issue_id))
         gone = conn.execute(
             "DELETE FROM deps WHERE issue_id NOT IN (SELECT id FROM issues) "
             "OR depends_on_id NOT IN (SELECT id FROM issues)"

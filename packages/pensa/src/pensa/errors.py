@@ -56,7 +56,9 @@ class Conflict(PensaError):
     """A close or delete that needs --force."""
 
     code = "conflict"
-    description = "close/delete refused for want of `--force`"
+    description = (
+        "close/delete refused for want of `--force`; import refused for want of `--discard-local`"
+    )
 
 
 class InvalidData(PensaError):

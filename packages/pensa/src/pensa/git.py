@@ -55,6 +55,7 @@ class Started:
     def __init__(self, pid: int, out_r: int, err_r: int) -> None:
         self._pid, self._out_r, self._err_r = pid, out_r, err_r
         self._done: Done | None = None
+        self.raw_out = b""  # stdout as bytes, once `wait()` has read it
 
     @classmethod
     def finished(cls, done: Done) -> Started:
@@ -72,6 +73,7 @@ class Started:
                 os.close(self._out_r)
                 os.close(self._err_r)
                 _, status = os.waitpid(self._pid, 0)
+            self.raw_out = out
             self._done = Done(
                 os.waitstatus_to_exitcode(status),
                 out.decode(errors="replace"),

@@ -29,7 +29,7 @@ from pensa.errors import PensaError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-HOOK_TYPES = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
+HOOK_TYPES = ("pre-commit", "post-commit", "post-merge", "post-checkout", "post-rewrite")
 ATTRIBUTES_LINE = ".pensa/*.jsonl merge=pensa"
 DRIVER_NAME = "pensa JSONL merge (pn merge-driver)"
 # The one place the driver command is spelled. git runs it through the shell with %O %A %B
@@ -83,7 +83,7 @@ PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
         "always_run": True,
         "pass_filenames": False,
         "verbose": True,
-        "stages": ["post-merge", "post-checkout", "post-rewrite"],
+        "stages": ["post-commit", "post-merge", "post-checkout", "post-rewrite"],
     },
 )
 # Ids earlier versions installed (`pn import` replaced the database: issue 8).
@@ -248,7 +248,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     had_db = os.path.exists(project.db)
     before = {n: os.path.exists(os.path.join(project.dir, n)) for n in FILES}
     with Store.open(project.db) as store:
-        sync.export(store, project)
+        sync.export(store, project, env)
     steps.append(Step(".pensa/db.sqlite", "kept" if had_db else "created"))
     for name in FILES:
         if os.path.exists(os.path.join(project.dir, name)):

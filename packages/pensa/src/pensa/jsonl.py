@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pensa.snapshot import render_db
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pensa.project import Project
     from pensa.store import Store
 
@@ -51,11 +53,11 @@ class Summary(NamedTuple):
         return out
 
 
-def export(store: Store, project: Project) -> Summary:
+def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Summary:
     """Merge in edits made to the files on disk, then write the files of `project`."""
     from pensa import sync
 
-    return summary(sync.export(store, project))
+    return summary(sync.export(store, project, env))
 
 
 def summary(texts: dict[str, str]) -> Summary:
@@ -69,14 +71,19 @@ def summary(texts: dict[str, str]) -> Summary:
 # --- import -----------------------------------------------------------------------------
 
 
-def import_(project: Project) -> Summary | None:
+def import_(
+    project: Project, env: Mapping[str, str] | None = None, *, discard_local: bool = False
+) -> Summary | None:
     """Rebuild `project`'s database from its JSONL files (`pensa.rebuild`); None when there
-    is nothing to import."""
+    is nothing to import. It refuses to drop what only the database holds unless
+    `discard_local` (`pensa.localwork`)."""
     if not os.path.exists(project.issues_jsonl):
         return None
     from pensa import rebuild
+    from pensa.committed import head_files
 
     project.ensure()
     rebuild.remove_leftovers(project)
-    done = rebuild.rebuild(project)
+    committed = head_files(project, env)
+    done = rebuild.rebuild(project, committed=committed, discard_local=discard_local)
     return Summary(done.issues, done.deps, done.comments, events_kept=done.events_kept)

@@ -14,6 +14,8 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pensa.project import Project
     from pensa.store import Store
 
@@ -38,7 +40,14 @@ def choose(found: Project | None, *, write: bool, shared: str | None = None) -> 
     return Choice(on_disk=write or first_use or exists, first_use=first_use, db=db)
 
 
-def catch_up(store: Store, found: Project, *, first_use: bool, write: bool) -> str | None:
+def catch_up(
+    store: Store,
+    found: Project,
+    *,
+    first_use: bool,
+    write: bool,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
     """Merge the committed JSONL in when it changed since the last sync; a line to show the
     user, if any. A bad committed line is said once and the database used as it is: it must
     not stop every agent's claim-next (`pn sync` and `pn export` refuse until it is fixed)."""
@@ -50,7 +59,7 @@ def catch_up(store: Store, found: Project, *, first_use: bool, write: bool) -> s
     from pensa.errors import InvalidData, ReadOnly
 
     try:
-        done = sync.sync(store, found)
+        done = sync.sync(store, found, env)
     except ReadOnly:
         if write:
             raise

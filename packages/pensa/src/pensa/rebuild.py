@@ -27,6 +27,7 @@ from pensa.contents import Contents, read_contents
 from pensa.errors import StorageError
 from pensa.files import new_file
 from pensa.freshness import fingerprints
+from pensa.localwork import refuse_if_unsaved
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
 from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.snapshot import split_extra
@@ -50,20 +51,26 @@ class Imported(NamedTuple):
     events_kept: int
 
 
-def rebuild(project: Project) -> Imported:
+def rebuild(
+    project: Project, *, committed: dict[str, bytes] | None = None, discard_local: bool = False
+) -> Imported:
     """Replace the database's issues, deps, comments and tombstones with the files' ones.
 
     The write lock is taken first and held from the first read of the files to the last
     insert: a concurrent write either lands before (and is replaced, as `import` means) or
     waits and lands in the rebuilt database, never in a file that is about to vanish (the
-    old temp-file swap acknowledged such writes and then lost them). Only a database too
-    damaged to open is rebuilt beside it and swapped in.
+    old temp-file swap acknowledged such writes and then lost them). A write that landed
+    before and that the files lack is refused unless `discard_local` (`pensa.localwork`).
+    `committed` (what HEAD holds) becomes the next sync's base, else the files. Only a
+    database too damaged to open is rebuilt beside it and swapped in.
     """
     with _no_collection():
-        return _rebuild(project)
+        return _rebuild(project, committed, discard_local=discard_local)
 
 
-def _rebuild(project: Project) -> Imported:
+def _rebuild(
+    project: Project, committed: dict[str, bytes] | None, *, discard_local: bool
+) -> Imported:
     try:
         store = Store.open(project.db)
     except StorageError:
@@ -76,6 +83,8 @@ def _rebuild(project: Project) -> Imported:
     ):
         prints = fingerprints(project)  # under the lock, as sync reads (pensa.sync)
         contents = read_contents(project)
+        if not discard_local:
+            refuse_if_unsaved(conn, contents)
         files, counts = contents.files, contents.counts()
         for table in ("comments", "deps", "tombstones", "issues"):
             conn.execute(f"DELETE FROM {table}")
@@ -86,7 +95,7 @@ def _rebuild(project: Project) -> Imported:
             meanwhile.enter_context(_freed_meanwhile(garbage))
         conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
         events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-        record_base(conn, files, prints)
+        record_base(conn, files if committed is None else committed, prints)
     return Imported(*counts, events_kept)
 
 

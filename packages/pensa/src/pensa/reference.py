@@ -40,12 +40,13 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "became ready",
             ),
             Ref(
-                "pn release ID | --held-by ACTOR [--reason R]",
+                "pn release ID | --held-by ACTOR [--reason R] [--interrupted-since TIME]",
                 "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
             ),
             Ref(
                 "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]...",
-                "open tasks/tests/chores with every dependency closed (stuck ones: `-a human`)",
+                "unassigned open tasks/tests/chores with every dependency closed (assigned to "
+                "A: `-a A`; stuck ones: `-a human`)",
             ),
         ),
     ),
@@ -69,7 +70,10 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn edit ID",
                 "edit title, priority, labels and description in $EDITOR, in one transaction",
             ),
-            Ref("pn reopen ID... [--reason R]", "reopen closed issues, all or none"),
+            Ref(
+                "pn reopen ID... [--reason R]",
+                "reopen closed issues, all or none; each is unassigned (history keeps who had it)",
+            ),
             Ref("pn delete ID [--force]", "delete; `--force` also removes its deps and comments"),
             Ref(
                 "pn show ID [--short]",
@@ -148,8 +152,9 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "merge .pensa/*.jsonl into the database, keeping uncommitted work (git hooks)",
             ),
             Ref(
-                "pn import [--from-beads PATH]",
-                "rebuild the database from .pensa/*.jsonl, all or nothing; --from-beads: add "
+                "pn import [--discard-local] [--from-beads PATH]",
+                "rebuild the database from .pensa/*.jsonl, all or nothing; refuses when the "
+                "database holds work the files lack, unless --discard-local; --from-beads: add "
                 "a beads export's issues",
             ),
             Ref(

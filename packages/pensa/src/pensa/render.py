@@ -157,7 +157,8 @@ def detail_text(d: IssueDetail, now: datetime) -> str:
         ("description", i.description),
     ):
         if value:
-            lines.append(f"  {label}: {inert(value, multiline=label == 'description')}")
+            text = _indented(value, "    ") if label == "description" else inert(value)
+            lines.append(f"  {label}: {text}")
     for label, group in (
         ("depends on", d.deps),
         ("dependents", d.dependents),
@@ -170,10 +171,16 @@ def detail_text(d: IssueDetail, now: datetime) -> str:
         lines.append("  comments:")
         lines.extend(
             f"    {c.id} {inert(c.actor)}, {_stamp(c.created_at, now)}: "
-            f"{inert(c.text, multiline=True)}"
+            f"{_indented(c.text, '      ')}"
             for c in d.comments
         )
     return "\n".join(lines)
+
+
+def _indented(text: str, indent: str) -> str:
+    """Several lines of untrusted text, inert, each line after the first indented below its
+    field: a comment's "\n  status: closed" must not read as a line of pn's own."""
+    return inert(text, multiline=True).replace("\n", "\n" + indent)
 
 
 def closed_text(done: Closed) -> str:

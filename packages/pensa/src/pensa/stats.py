@@ -133,12 +133,12 @@ def status(store: Store) -> StatusReport:
         bars[issue_type][state] += n
         if state == Status.OPEN and assignee == HUMAN:
             human_n += n  # stuck tasks claim-next handed to a human (claims.mark_stuck)
-        elif state == Status.OPEN and issue_type != IssueType.BUG:
+        elif state == Status.OPEN and issue_type != IssueType.BUG and assignee is None:
             ready_n += n
     for issue_type, state, assignee, n in waiting:
         bars[issue_type][state] -= n
         bars[issue_type]["blocked"] += n
         blocked_n += n
-        if state == Status.OPEN and assignee != HUMAN and issue_type != IssueType.BUG:
+        if state == Status.OPEN and assignee is None and issue_type != IssueType.BUG:
             ready_n -= n
     return StatusReport(by_type, ready_n, blocked_n, human_n, bars)

@@ -29,6 +29,7 @@ from pensa.snapshot import Snapshot, issue_row, split_extra
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Mapping
 
     from pensa.project import Project
     from pensa.store import Store
@@ -118,22 +119,40 @@ def record_base(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[
     )
 
 
-def reconcile(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str, str]) -> Synced:
-    """Merge `files` (the JSONL on disk) into the database, inside the caller's transaction.
+def reconcile(
+    conn: sqlite3.Connection,
+    files: dict[str, bytes],
+    prints: dict[str, str],
+    committed: dict[str, bytes] | None = None,
+) -> Synced:
+    """Merge `files` (the JSONL on disk) into the database, inside the caller's transaction;
+    then `committed` (what HEAD holds, `pensa.committed`; None: the files) is the next base.
+
+    Files whose fingerprints are the ones recorded are as pn last wrote or read them:
+    nothing came in, and merging them against a committed base would bring back what was
+    changed here since (an edge removed after the export that wrote it).
 
     Only the lines that differ from the base are parsed and merged: a record whose line is
     the same in the base and in the files merges to the database's own version (`pensa.merge`:
     changed on our side only), so the cost follows the size of the change, not of the
     tracker (the hooks' budget: 0.5 s for 100 changed issues out of 10,000)."""
     stored = _base(conn)
-    if stored and all(stored.get(n, (b"", ""))[0] == files.get(n, b"") for n in FILES):
-        if any(stored[n][1] != prints.get(n, MISSING) for n in stored):
-            record_base(conn, files, prints)  # touched, not changed: only remember the stat
-        return Synced(0, 0, 0, changed=False)
     base_files = {n: content for n, (content, _) in stored.items()}
+    nothing_came = stored and (
+        all(stored.get(n, (b"", ""))[1] == prints.get(n, MISSING) for n in FILES)
+        or all(base_files.get(n, b"") == files.get(n, b"") for n in FILES)
+    )
+    if nothing_came:
+        # touched, not changed: only remember the stat (and what HEAD holds now)
+        record_base(conn, files if committed is None else committed, prints)
+        return Synced(0, 0, 0, changed=False)
     done = _merge_changes(conn, _diff(base_files, files))
-    record_base(conn, files, prints)
+    record_base(conn, files if committed is None else committed, prints)
     return done
+
+
+def _base_contents(conn: sqlite3.Connection) -> dict[str, bytes]:
+    return {n: content for n, (content, _) in _base(conn).items()}
 
 
 class _Diff(NamedTuple):
@@ -255,11 +274,15 @@ def _clear_dangling_fixes(conn: sqlite3.Connection, ids: set[str]) -> None:
     )
 
 
-def sync(store: Store, project: Project) -> Synced:
-    """Merge the committed JSONL into the database (the hooks' `pn sync`)."""
+def sync(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Synced:
+    """Merge the committed JSONL into the database (the hooks' `pn sync`); with `env`, in a
+    git work tree, against what HEAD held at the last sync (`pensa.committed`)."""
+    from pensa.committed import head_files
+
+    committed = head_files(project, env)
     with store.write() as conn:
         prints, files = _read_under_lock(project)
-        return reconcile(conn, files, prints)
+        return reconcile(conn, files, prints, committed)
 
 
 def _read_under_lock(project: Project) -> tuple[dict[str, str], dict[str, bytes]]:
@@ -353,18 +376,29 @@ def write_files(project: Project, texts: dict[str, str]) -> dict[str, bytes]:
     return out
 
 
-def export(store: Store, project: Project) -> dict[str, str]:
+def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Reconcile with the files on disk, then write the database out; one transaction.
+    With `env`, in a git work tree, the base stays what HEAD holds (`pensa.committed`).
 
     Holding the write lock from the first read to the last write gives the export one
     snapshot: a `pn create --dep X` committing meanwhile can no longer produce a deps.jsonl
     naming an issue missing from issues.jsonl."""
+    from pensa.committed import head_files, in_git
     from pensa.snapshot import render_db
 
+    git_base = env is not None and in_git(project)
     with store.write() as conn:
-        prints, files = _read_under_lock(project)
-        reconcile(conn, files, prints)
+        prints = fingerprints(project)  # under the lock, as `_read_under_lock`
+        if not is_fresh(conn, prints):  # something came in: ask git what HEAD holds
+            reconcile(conn, read_files(project), prints, head_files(project, env))
         texts = render_db(conn)
         written = write_files(project, texts)
-        record_base(conn, written, fingerprints(project))
+        # An export is no commit: in git the base stays what HEAD holds.
+        record_base(conn, _base_contents(conn) if git_base else written, fingerprints(project))
     return texts
+
+
+def is_fresh(conn: sqlite3.Connection, prints: dict[str, str]) -> bool:
+    """Whether the files' fingerprints are the ones recorded: nothing came in since."""
+    stored = dict(conn.execute("SELECT name, fingerprint FROM sync_base").fetchall())
+    return bool(stored) and all(stored.get(n, MISSING) == prints.get(n, MISSING) for n in FILES)

@@ -266,10 +266,24 @@ class Tracker:
             log_event(conn, issue.id, "labeled", actor=actor, detail=detail, at=now)
             return get(conn, issue.id)
 
-    def release_held(self, holder: str, *, actor: str, reason: str | None = None) -> list[Issue]:
+    def release_held(
+        self,
+        holder: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        cut_short_since: datetime | None = None,
+    ) -> list[Issue]:
         """Give back every in-progress issue held by `holder` (a loop that ended), in one
-        transaction; each gets a `released` event saying why."""
+        transaction; each gets a `released` event saying why.
+
+        With `cut_short_since` (when the attempt the loop's stop cut short began), an issue
+        claimed since then gets an `interrupted` event instead: nobody gave up on it, so that
+        claim does not count towards claim-next's stuck threshold (`claims_since_reset`)."""
         now = self.stamp()
+        from pensa.claims import last_claim_at
+
+        since = None if cut_short_since is None else timestamp(cut_short_since)
         with self.store.write() as conn:
             held = [
                 row[0]
@@ -282,7 +296,10 @@ class Tracker:
             for issue_id in held:
                 set_fields(conn, issue_id, {"status": "open", "assignee": None}, now)
                 detail = f"assignee: {holder} -> none" + (f"; {reason}" if reason else "")
-                log_event(conn, issue_id, "released", actor=actor, detail=detail, at=now)
+                event = "released"
+                if since is not None and last_claim_at(conn, issue_id) >= since:
+                    event = "interrupted"
+                log_event(conn, issue_id, event, actor=actor, detail=detail, at=now)
             return [get(conn, issue_id) for issue_id in held]
 
     def close(

@@ -40,7 +40,10 @@ READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED}"
 # asks for exactly these, so "ready" counts only work an agent can take.
 HUMAN = "human"
 NEEDS_HUMAN = f"status = 'open' AND assignee = '{HUMAN}'"
-NOT_HUMANS = f"assignee IS NOT '{HUMAN}'"
+# Ready means claimable by anyone: claim-next skips an open issue assigned to someone else,
+# so `ready` does too, unless `-a ACTOR` asks for what is assigned to ACTOR. An open issue
+# whose assignee holds no live claim is `pn doctor`'s `idle_assignee`.
+UNASSIGNED = "assignee IS NULL"
 
 
 class SortKey(Vocabulary):
@@ -230,10 +233,11 @@ def list_query(
 def ready_query(filters: Filters, *, limit: int | None = None) -> Query:
     """Open tasks, tests and chores whose dependencies are all closed; priority, then age.
 
-    Stuck tasks waiting for a human are left out, unless the filter asks for their assignee."""
+    Issues assigned to someone (stuck tasks waiting for a human among them) are left out,
+    unless the filter asks for their assignee."""
     clauses, params = filters.where()
-    if filters.assignee != HUMAN:
-        clauses.append(NOT_HUMANS)
+    if filters.assignee is None:
+        clauses.append(UNASSIGNED)
     return Query((READY, *clauses), tuple(params), limit=limit, json_column=OPEN_ISSUE_JSON)
 
 

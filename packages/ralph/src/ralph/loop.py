@@ -82,6 +82,9 @@ class Loop:
         self.wall = wall
         self.governor = Governor(config.budgets, clock=clock)
         self.stop_reason = ""
+        # When the attempt the loop's stop cut short began: its claims were no real attempt,
+        # so they are released as interrupted and do not count towards --stuck-threshold.
+        self.cut_short_since: datetime | None = None
         self.record = Record(config.record, loop_id=config.loop_id)
         # Read before any agent runs; checked after each iteration, before the host's git.
         self.layout = gitdirs.find(config.project)
@@ -157,6 +160,7 @@ class Loop:
             self.record.write("iteration_start", index=index, total=total)
             holding = self._held()
             started = now_iso()
+            began = datetime.fromtimestamp(self.wall(), UTC)
             attempt = self._iteration(index)
             self._record_iteration(index, started, attempt, holding)
             if self.layout is not None:
@@ -168,6 +172,8 @@ class Loop:
             else:
                 self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
+                # a signal after the agent ended (during the push) cut nothing short
+                self.cut_short_since = began if attempt.interrupted else None
                 return self._stop(Exit.INTERRUPTED, "interrupted")
             if sentinel.take(self.root, loop_id):
                 self.out.summary(f"ralph complete after {index} iteration(s)")
@@ -177,6 +183,7 @@ class Loop:
                 self.governor.record(attempt.result, failure=None)
                 over = self.governor.over_budget() or "budget reached: --max-time"
                 self.out.warning(f"stopping: {over}")
+                self.cut_short_since = began
                 return self._stop(Exit.EXHAUSTED, over)
             failure = None
             if self.config.afk:  # an interactive session has no result event to judge by
@@ -461,7 +468,9 @@ def run(
             return ended
         finally:
             box.close()  # the agent is stopped before its claims are given back
-            _release_claims(config, out, env=env, ended=ended, why=loop.stop_reason)
+            _release_claims(
+                config, out, env=env, ended=ended, why=loop.stop_reason, since=loop.cut_short_since
+            )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -474,13 +483,22 @@ _WHY = {
 
 
 def _release_claims(
-    config: Config, out: Output, *, env: Mapping[str, str], ended: Exit | None, why: str = ""
+    config: Config,
+    out: Output,
+    *,
+    env: Mapping[str, str],
+    ended: Exit | None,
+    why: str = "",
+    since: datetime | None = None,
 ) -> None:
-    """Give back what this loop still holds, however it ended (issue 10)."""
+    """Give back what this loop still holds, however it ended (issue 10); those claimed
+    `since` the attempt the stop cut short began are released as interrupted."""
     from ralph import claims
 
     actor = config.loop_env(env)["PN_ACTOR"]
     why = why or _WHY.get(ended, "error")
-    released = claims.release(config.project, loop_id=config.loop_id, actor=actor, why=why, env=env)
+    released = claims.release(
+        config.project, loop_id=config.loop_id, actor=actor, why=why, env=env, cut_short_since=since
+    )
     if released:
         out.note(f"released claims of {config.loop_id} ({why}): {', '.join(released)}")

@@ -189,7 +189,7 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     for warning in prepared.warnings:
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
-    code = launch.run(
+    ran = launch.run(
         root,
         prepared,
         env=env.environ,
@@ -199,7 +199,10 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
         on_terminal=env.interactive(),
         stdin_is_terminal=sys.stdin.isatty(),
     )
+    code = ran.code
     loop_id = str(prepared.loop_id)
+    if ran.kept:
+        click.echo(f"sgf: {render.inert(ran.kept)}", err=True)
     if finished := launch.finish(root, prepared):
         click.echo(f"sgf: {finished}", err=True)
     if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):

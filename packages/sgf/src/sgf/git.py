@@ -87,15 +87,21 @@ def init(cwd: Path) -> Path:
     return toplevel(cwd)
 
 
-def status(root: Path) -> list[str]:
-    """Return `git status --porcelain` lines: modified, staged and untracked (not ignored)."""
-    out = _git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout
-    return [line for line in out.splitlines() if line]
+def _pathspec(exclude: tuple[str, ...]) -> list[str]:
+    return ["--", ".", *(f":(exclude){path}" for path in exclude)] if exclude else []
 
 
-def is_dirty(root: Path) -> bool:
-    """Tell whether the tree has changes or untracked files that are not ignored."""
-    return bool(status(root))
+def status(root: Path, *, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Return `git status --porcelain` lines: modified, staged and untracked (not ignored),
+    outside the paths in `exclude`."""
+    args = ["status", "--porcelain", "--untracked-files=all", *_pathspec(exclude)]
+    return [line for line in _git(*args, cwd=root).stdout.splitlines() if line]
+
+
+def is_dirty(root: Path, *, exclude: tuple[str, ...] = ()) -> bool:
+    """Tell whether the tree has changes or untracked files that are not ignored (outside
+    the paths in `exclude`)."""
+    return bool(status(root, exclude=exclude))
 
 
 def quarantined(root: Path) -> list[str]:
@@ -111,15 +117,20 @@ def has_commits(root: Path) -> bool:
     return _git("rev-parse", "--verify", "-q", "HEAD", cwd=root, check=False)[0] == 0
 
 
-def stash_all(root: Path, message: str) -> str | None:
-    """Stash every change, untracked files included (ignored ones untouched).
+def stash_all(root: Path, message: str, *, exclude: tuple[str, ...] = ()) -> str | None:
+    """Stash every change outside `exclude`, untracked files included (ignored ones untouched).
 
     Returns the stash's commit id, or None when there was nothing to stash. `git stash`
     keeps both the index and the work tree, so nothing is lost; `git stash pop` restores it.
     """
-    if not is_dirty(root):
+    if not is_dirty(root, exclude=exclude):
         return None
-    _git("stash", "push", "--include-untracked", "--message", message, cwd=root)
+    if exclude:
+        # a stash limited by paths still records the whole index: unstage the excluded paths
+        # first (their bytes stay in the work tree), or the stash would hold them too
+        _git("reset", "--quiet", "--", *exclude, cwd=root)
+    args = ["stash", "push", "--include-untracked", "--message", message, *_pathspec(exclude)]
+    _git(*args, cwd=root)
     return _git("rev-parse", "stash@{0}", cwd=root).stdout.strip()
 
 

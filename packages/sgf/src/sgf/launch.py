@@ -10,6 +10,7 @@ from typing import BinaryIO
 
 from sgf import (
     claiming,
+    ending,
     git,
     loopindex,
     preflight,
@@ -174,6 +175,14 @@ def prepare(
     return Prepared(loop_id, argv, prompt, log, report, warnings, request, tree, loop_env)
 
 
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """How ralph ended, and where a stopped loop's leftovers went."""
+
+    code: int
+    kept: str | None = None  # one line for the human: leftovers kept, or why they stay
+
+
 def run(
     root: Path,
     prepared: Prepared,
@@ -184,14 +193,16 @@ def run(
     out: BinaryIO,
     on_terminal: bool,
     stdin_is_terminal: bool = False,
-) -> int:
-    """Run ralph under a PID file, teeing its output to `out` and the log; return its code."""
+) -> Ran:
+    """Run ralph under a PID file, teeing its output to `out` and the log; return its code
+    and, after a stop that left changes in this tree, where they were kept."""
     loop_id = str(prepared.loop_id)
     # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
     env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
     cwd = prepared.cwd(root)
     started = runs.now_iso(now)
     code: int | None = None
+    kept: str | None = None
     if prepared.request is not None:
         relaunch.save(root, loop_id, prepared.request)
     try:
@@ -214,10 +225,27 @@ def run(
                     foreground=stdin_is_terminal,
                 )
             log.write(f"# sgf: ralph exited with {code}\n".encode())
+            if prepared.worktree is None and code != ExitCode.COMPLETE:
+                kept = _keep_stopped(root, loop_id, code, env=env, now=now)
     finally:
         outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"
         runs.record(root, runs.Outcome(loop_id, started, runs.now_iso(now), code, outcome))
-    return code
+    return Ran(code, kept)
+
+
+def _keep_stopped(
+    root: Path, loop_id: str, code: int, *, env: Mapping[str, str], now: Callable[[], datetime]
+) -> str | None:
+    """Keep what a stopped loop left in this tree, so the next launch needs no `--stash`."""
+    try:
+        if code not in ending.RALPH_CODES:
+            # ralph died without stopping its agent: a container still writing into the tree
+            # would dirty it again after the stash, so it goes first
+            sandbox.remove_orphans(root, env)
+        kept = recovery.keep_stopped(root, loop_id, now=now)
+    except SgfError as e:
+        return f"warning: the stopped loop's changes stay in the tree: {e}"
+    return kept.line() if kept else None
 
 
 def finish(root: Path, prepared: Prepared) -> str | None:

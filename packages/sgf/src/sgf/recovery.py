@@ -5,6 +5,9 @@
 - PID files, all stale (a crashed loop): stash the dirty tree as `sgf-recovery <ids> <time>`
   (untracked files included, ignored ones untouched), remove the stale PID files, release the
   crashed loops' claims (see `crashed_claims`) and run `pn doctor --fix`.
+- A loop of this tree that stopped (Ctrl+C, SIGTERM/SIGHUP, a budget, `s` in `sgf top`, any
+  ending but "complete") while sgf lived: sgf keeps its leftovers the crash's way, before it
+  removes the PID file (`keep_stopped`), so the next launch starts without `--stash`.
 - No PID files (no crash): a dirty tree is the user's. Launching would let the agent's
   `git add -A` sweep it into a commit, so refuse unless asked to stash it as `sgf-stash <id>`.
 - Loops in worktrees of their own (issue 14) leave nothing in this tree: an isolated launch
@@ -38,22 +41,80 @@ class Report:
     warnings: list[str] = field(default_factory=list)
 
 
+# pensa's files are the tracker's, not anyone's leftovers: every pn write (ralph's release as
+# a loop ends, too) rewrites and stages `.pensa/*.jsonl` from the database. Stashing them would
+# put the tracker's newest state aside (the next pn reads the older committed files back),
+# and refusing them would refuse every launch after a loop gave its claims back.
+TRACKER = (".pensa",)
+
+
 def _stash(root: Path, message: str) -> str | None:
-    if git.is_dirty(root) and not git.has_commits(root):
+    if git.is_dirty(root, exclude=TRACKER) and not git.has_commits(root):
         raise DirtyTree(
             "the work tree has changes but the repository has no commit yet, so they cannot "
             "be stashed; commit them first (git add -A && git commit)"
         )
-    return git.stash_all(root, message)
+    return git.stash_all(root, message, exclude=TRACKER)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """An ended loop's leftovers, put aside as a stash."""
+
+    stash: str  # the stash's commit id
+    message: str  # `sgf-recovery <loop-ids> <time>`
+    # protected paths in the stash: popping it unreviewed could run an agent's choices
+    protected: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The one line that tells the human where the leftovers went."""
+        kept = f"uncommitted changes of the ended loop kept as stash {self.message!r}"
+        if self.protected:
+            return (
+                f"{kept} ({self.stash[:12]}); they change protected paths "
+                f"({', '.join(self.protected)}): review them with `git stash show -p "
+                f"{self.stash[:12]}` before taking anything back, never pop them blind"
+            )
+        return (
+            f"{kept} ({self.stash[:12]}); get them back with `git stash list` and `git stash pop`"
+        )
+
+
+def keep_leftovers(root: Path, loops: list[str], *, now: Callable[[], datetime]) -> Kept | None:
+    """Put what `loops` left uncommitted in this tree aside as `sgf-recovery <ids> <time>`.
+
+    The one step that keeps an ended loop's leftovers, after a crash and after a stop alike,
+    so a rule about what may be kept lives in one place. Untracked files go into the stash,
+    ignored ones stay; nothing is deleted."""
+    message = f"sgf-recovery {' '.join(loops)} {runs.now_iso(now)}"
+    control = protected.in_status(git.status(root), _extra_protected(root))
+    stash = _stash(root, message)
+    return Kept(stash, message, control) if stash else None
+
+
+def keep_stopped(root: Path, loop_id: str, *, now: Callable[[], datetime]) -> Kept | None:
+    """Keep the leftovers of `loop_id`, a loop of this tree that just stopped, as a crash's.
+
+    Called while its PID file still exists: if sgf dies half-way, the next launch finds a
+    crashed loop and keeps them itself. Another loop running in this tree may own the
+    changes, so they stay where they are then (that loop's own ending keeps them)."""
+    others = [
+        p.loop_id
+        for p in runs.scan(root)
+        if p.loop_id != loop_id and p.alive() and not worktree.is_isolated(root, p.loop_id)
+    ]
+    if others or not git.is_dirty(root, exclude=TRACKER):
+        return None
+    return keep_leftovers(root, [loop_id], now=now)
 
 
 def _users_changes(root: Path, loop_id: str, stash_them: bool, *, isolated: bool) -> Report:
     """Refuse a dirty tree (the agent's `git add -A` would sweep it up), or stash it when
     asked; an isolated loop works elsewhere, so the tree is left alone unless asked."""
-    if not git.is_dirty(root) or (isolated and not stash_them):
+    if not git.is_dirty(root, exclude=TRACKER) or (isolated and not stash_them):
         return Report()
     if not stash_them:
-        changes = git.status(root)
+        changes = git.status(root, exclude=TRACKER)
         shown = "\n  ".join(changes[:10]) + ("\n  …" if len(changes) > 10 else "")
         if control := protected.in_status(changes, _extra_protected(root)):
             raise DirtyTree(
@@ -126,15 +187,15 @@ def prepare(
     if not pid_files:
         return _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
     crashed = [p.loop_id for p in pid_files]
-    message = f"sgf-recovery {' '.join(crashed)} {runs.now_iso(now)}"
     # A crashed loop of this tree left its leftovers here; one in a worktree left them there
     # (issue 14), and then a dirty tree here is the user's, as without any crash.
     if any(not worktree.is_isolated(root, c) for c in crashed):
-        control = protected.in_status(git.status(root), _extra_protected(root))
-        stash = _stash(root, message)
+        kept = keep_leftovers(root, crashed, now=now)
+        stash, message = (kept.stash, kept.message) if kept else (None, None)
+        control = kept.protected if kept else []
     else:
         mine = _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
-        stash, message = mine.stash, mine.stash_message or message
+        stash, message = mine.stash, mine.stash_message
         control = mine.stash_protected
     warnings: list[str] = [
         worktree.finish(root, tree).message(root)

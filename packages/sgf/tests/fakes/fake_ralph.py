@@ -2,8 +2,9 @@
 """A recording stand-in for ralph, for sgf's tests (conftest.py's `fake_ralph` fixture).
 
 It writes what it was given to $FAKE_RALPH_RECORD, prints a few lines, and exits with
-$FAKE_RALPH_EXIT. With $FAKE_RALPH_READY it writes that file and waits for SIGINT, SIGTERM or
-SIGHUP (exit 130), recording the signals it got.
+$FAKE_RALPH_EXIT. $FAKE_RALPH_LEAVE names files (comma-separated) it appends a line to first,
+as an interrupted iteration leaves changes. With $FAKE_RALPH_READY it writes that file and
+waits for SIGINT, SIGTERM or SIGHUP (exit 130), recording the signals it got.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def main() -> None:
         "signals": [],
     }
     save(data)
+    for name in filter(None, os.environ.get("FAKE_RALPH_LEAVE", "").split(",")):
+        with Path(name).open("a", encoding="utf-8") as f:
+            f.write("left by an interrupted iteration\n")
     print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
     print("fake ralph: done", flush=True)
     if ready := os.environ.get("FAKE_RALPH_READY"):

@@ -86,6 +86,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         result = cli.main(args=args, prog_name="pn", standalone_mode=False, obj=env)
         sys.stdout.flush()
+        env.write_back()
     except PensaError as e:
         return fail(e.code, str(e), as_json=as_json)
     except click.ClickException as e:  # usage errors included: 1, never 2

@@ -83,6 +83,7 @@ class Env:
         self.actor_flag: str | None = None
         self._actor: Callable[[], str] | None = None
         self._resources = contextlib.ExitStack()
+        self._written: tuple[Store, Project] | None = None
 
     def close(self) -> None:
         """Close the database and anything else opened for this run."""
@@ -108,8 +109,10 @@ class Env:
             return projects.locate_or_new(self.cwd, self.environ)
         return projects.locate(self.cwd, self.environ)
 
-    def store(self, *, write: bool = False, catch_up: bool = True) -> Store:
-        """The project database, opened and caught up as `pensa.opening` says."""
+    def store(self, *, write: bool = False, catch_up: bool = True, tracked: bool = True) -> Store:
+        """The project database, opened and caught up as `pensa.opening` says. A `write`
+        store is `tracked` unless the command only brings the files in (`pn sync`): then
+        `write_back` keeps the files current after the command."""
         from pensa import opening
         from pensa.store import Store
 
@@ -124,10 +127,40 @@ class Env:
         if (
             catch_up
             and not shared
-            and (said := opening.catch_up(store, found, first_use=choice.first_use, write=write))
+            and (
+                said := opening.catch_up(
+                    store, found, first_use=choice.first_use, write=write, env=self.environ
+                )
+            )
         ):
             click.echo(said, err=True)
+        if write and tracked:
+            self._written = (store, found)
         return store
+
+    def write_back(self) -> None:
+        """After a command that changed the tracker: in a repository set up for pensa, the
+        JSONL written out and staged (`pensa.writeback`)."""
+        if self._written is None:
+            return
+        store, found = self._written
+        if store.conn.total_changes == 0:
+            return
+        from pensa import writeback
+
+        if not writeback.set_up(found):
+            return
+        from pensa.errors import PensaError
+
+        shared = bool(self.environ.get("PN_SHARED_DB"))
+        try:
+            said = writeback.write_back(store, found, cwd=self.cwd, env=self.environ, shared=shared)
+        except (PensaError, OSError) as e:  # the write itself is done: say why the files lag
+            said = f"pn: warning: .pensa/*.jsonl not written: {e}"
+        if said:
+            from pensa.inert import inert
+
+            click.echo(inert(said), err=True)
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""

@@ -27,7 +27,8 @@ def export(env: Env, stage: bool) -> None:
     if shared.database(env.environ):  # a worktree loop's export: the database as it is
         summary = jsonl.summary(shared.export(env.store(catch_up=False), found))
     else:
-        summary = jsonl.export(env.store(catch_up=False), found)  # export merges by itself
+        # export merges edits made to the files by itself
+        summary = jsonl.export(env.store(catch_up=False), found, env.environ)
     if stage or git.in_commit_hook(env.environ):
         # From where pn runs (a hook's cwd is the work tree's top): in a linked worktree git
         # hands its hooks GIT_DIR, and with GIT_DIR set git takes the cwd for the top, so
@@ -46,13 +47,20 @@ def export(env: Env, stage: bool) -> None:
     help="Add the issues of a beads export (.beads/issues.jsonl, its directory, or a "
     "`bd export` file) instead.",
 )
+@click.option(
+    "--discard-local",
+    is_flag=True,
+    help="Drop what the database holds that the files lack (claims, issues, comments...).",
+)
 @common
 @pass_env
-def import_(env: Env, beads_path: str | None) -> None:
+def import_(env: Env, beads_path: str | None, discard_local: bool) -> None:
     """Rebuild the database from the JSONL files, all or nothing.
 
     A bad line fails with file:line and leaves the database untouched; events of issues that
-    still exist are kept. Without issues.jsonl there is nothing to import (exit 0).
+    still exist are kept. Without issues.jsonl there is nothing to import (exit 0). When the
+    database holds work the files lack (a claim, an issue, a comment, a newer edit), it
+    refuses and says how many: `pn export` first keeps them, --discard-local drops them.
 
     With --from-beads, add a beads export's issues to this tracker instead (all or nothing;
     issues imported before are skipped) and say what had no counterpart.
@@ -73,7 +81,11 @@ def import_(env: Env, beads_path: str | None) -> None:
 
     found = env.project(create=False)
     refuse_import(env.environ)
-    summary = jsonl.import_(found) if found is not None else None
+    summary = (
+        jsonl.import_(found, env.environ, discard_local=discard_local)
+        if found is not None
+        else None
+    )
     if summary is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "events_kept": 0}, "nothing to import")
         return
@@ -115,10 +127,10 @@ def sync(env: Env, adopt: bool) -> None:
         env.out.emit(nothing, f"nothing to sync: the database is shared ({shared.ENV})")
         return
     if adopt:
-        shared.adopt(env.store(write=True, catch_up=False), found)
+        shared.adopt(env.store(write=True, catch_up=False, tracked=False), found)
         env.out.emit(nothing, "adopted: the files are the sync base now")
         return
-    done = syncing.sync(env.store(write=True, catch_up=False), found)
+    done = syncing.sync(env.store(write=True, catch_up=False, tracked=False), found, env.environ)
     text = (
         f"synced: {done.added} added, {done.updated} updated, {done.removed} removed"
         if done.changed

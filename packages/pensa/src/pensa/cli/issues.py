@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
 from pensa.models import IssueType, Priority, Status
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 @cli.command()
@@ -229,9 +234,21 @@ def reopen(env: Env, issue_ids: tuple[str, ...], reason: str | None) -> None:
     help="Release every in-progress issue ACTOR holds (a loop that ended) instead of one ID.",
 )
 @click.option("--reason", "-r", help="Why (recorded in each issue's history; with --held-by).")
+@click.option(
+    "--interrupted-since",
+    metavar="TIME",
+    help="With --held-by: claims made since TIME (RFC 3339) were cut short by a stop, not "
+    "given up on; they do not count towards the stuck threshold.",
+)
 @common
 @pass_env
-def release(env: Env, issue_id: str | None, held_by: str | None, reason: str | None) -> None:
+def release(
+    env: Env,
+    issue_id: str | None,
+    held_by: str | None,
+    reason: str | None,
+    interrupted_since: str | None,
+) -> None:
     """Give a claim back: status open, no assignee (same as update --unclaim).
 
     \b
@@ -243,9 +260,14 @@ def release(env: Env, issue_id: str | None, held_by: str | None, reason: str | N
 
     if (issue_id is None) == (held_by is None):
         raise InvalidArgument("give either ID or --held-by ACTOR")
+    if interrupted_since is not None and held_by is None:
+        raise InvalidArgument("--interrupted-since goes with --held-by")
     tracker = env.tracker(write=True)
     if held_by is not None:
-        released = tracker.release_held(held_by, actor=env.actor, reason=reason)
+        since = None if interrupted_since is None else parse_since(interrupted_since)
+        released = tracker.release_held(
+            held_by, actor=env.actor, reason=reason, cut_short_since=since
+        )
         env.out.issues(released)
         return
     assert issue_id is not None
@@ -261,3 +283,17 @@ def delete(env: Env, issue_id: str, force: bool) -> None:
     """Delete an issue (refused while it has deps, dependents or comments, unless --force)."""
     env.tracker(write=True).delete(issue_id, actor=env.actor, force=force)
     env.out.emit({"deleted": issue_id}, f"deleted {issue_id}")
+
+
+def parse_since(text: str) -> datetime:
+    """`--interrupted-since`'s RFC 3339 time (a `Z` or an offset), or a one-line error."""
+    from pensa.errors import InvalidArgument
+    from pensa.models import parse_timestamp
+
+    try:
+        moment = parse_timestamp(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidArgument(f"--interrupted-since wants an RFC 3339 time with a zone: {text!r}")
+    return moment

@@ -1,0 +1,139 @@
+"""pensa and git as agents use them: a commit of tracker changes alone succeeds the first
+time, and throwing the JSONL away never loses what exists only in the database.
+
+Real git, the real hooks installed by `pn init`, the real `pn`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .conftest import BIN, Pn, git
+
+
+@pytest.fixture
+def inited(repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository set up by `pn init` and committed, with pn on the PATH for the hooks."""
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("PN_ACTOR", "agent-1")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    done = pn("init")
+    assert done.code == 0, done.err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pensa")
+    return repo
+
+
+def commit(repo: Path, *args: str) -> None:
+    """`git commit ARGS`, which must succeed the first time."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "commit", "-q", *args], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def clean(repo: Path) -> bool:
+    return git(repo, "status", "--porcelain") == ""
+
+
+def committed_issues(repo: Path) -> str:
+    return git(repo, "show", "HEAD:.pensa/issues.jsonl")
+
+
+@pytest.mark.parametrize(
+    "how",
+    [("add -A", "-m", "plan"), ("", "-a", "-m", "plan"), ("", "-m", "plan")],
+    ids=["add-A-then-commit", "commit-a", "commit-m"],
+)
+def test_a_commit_of_tracker_changes_alone_succeeds_first_time(
+    inited: Path, pn: Pn, how: tuple[str, ...]
+) -> None:
+    issue = pn("q", "fix", "-t", "task").out.strip()
+    if how[0]:
+        git(inited, "add", "-A")
+    commit(inited, *how[1:])
+    assert issue in committed_issues(inited)
+    assert clean(inited)
+    assert pn("update", issue, "--claim").code == 0
+    if how[0]:
+        git(inited, "add", "-A")
+    commit(inited, *how[1:])
+    assert '"status":"in_progress"' in committed_issues(inited)
+    assert clean(inited)
+
+
+def status(pn: Pn, issue: str) -> str | None:
+    done = pn("show", issue, "--json")
+    return str(done.json()["status"]) if done.code == 0 else None
+
+
+THROW_AWAY: dict[str, list[tuple[str, ...]]] = {
+    "checkout-file": [("checkout", "--", ".pensa/issues.jsonl")],
+    "checkout-dot": [("checkout", "--", ".")],
+    "checkout-head": [("checkout", "HEAD", "--", ".")],
+    "reset-hard": [("reset", "-q", "--hard")],
+    "restore": [("restore", "--staged", "--worktree", ".pensa")],
+    "stash": [("stash", "-q")],
+    "stash-pop": [("stash", "-q"), ("stash", "pop", "-q")],
+    "clean": [("reset", "-q", "--hard"), ("clean", "-fdq", ".pensa")],
+}
+
+
+@pytest.mark.parametrize("how", list(THROW_AWAY), ids=list(THROW_AWAY))
+def test_throwing_the_files_away_keeps_what_only_the_database_has(
+    inited: Path, pn: Pn, how: str
+) -> None:
+    held = pn("q", "committed, then claimed", "-t", "task").out.strip()
+    commit(inited, "-a", "-m", "task")
+    new = pn("q", "never committed", "-t", "task").out.strip()
+    assert pn("update", held, "--claim").code == 0
+    assert pn("comment", "add", held, "a note").code == 0
+    assert pn("dep", "add", new, held).code == 0
+    assert pn("export").code == 0
+    for args in THROW_AWAY[how]:
+        git(inited, *args)
+    assert status(pn, new) == "open"
+    assert status(pn, held) == "in_progress"
+    shown = pn("show", held, "--json").json()
+    assert [c["text"] for c in shown["comments"]] == ["a note"]
+    assert pn("dep", "list", new, "--json").json()["depends_on"][0]["id"] == held
+    assert pn("q", "later", "-t", "task").code == 0  # the next write brings the files back
+    commit(inited, "-a", "-m", "again")
+    assert new in committed_issues(inited)
+    assert '"status":"in_progress"' in committed_issues(inited)
+
+
+def test_a_commit_aborted_by_a_later_hook_loses_nothing(inited: Path, pn: Pn) -> None:
+    config = (inited / ".pre-commit-config.yaml").read_text()
+    refuse = (
+        "- repo: local\n  hooks:\n  - id: refuse\n    name: refuse\n    entry: 'false'\n"
+        "    language: system\n    always_run: true\n    pass_filenames: false\n"
+    )
+    (inited / ".pre-commit-config.yaml").write_text(config + refuse)  # runs after pensa's
+    git(inited, "add", "-A")
+    commit(inited, "--no-verify", "-m", "a refusing hook")
+    new = pn("q", "never committed", "-t", "task").out.strip()
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "commit", "-qam", "refused"], cwd=inited, capture_output=True, check=False
+    )
+    assert done.returncode != 0
+    git(inited, "reset", "-q", "--hard")
+    assert status(pn, new) == "open"
+
+
+def test_what_a_commit_held_follows_a_checkout_that_drops_it(inited: Path, pn: Pn) -> None:
+    git(inited, "switch", "-qc", "x")
+    only = pn("q", "only on x", "-t", "task").out.strip()
+    commit(inited, "-a", "-m", "x")
+    git(inited, "switch", "-q", "-")
+    assert status(pn, only) is None
+    git(inited, "switch", "-q", "x")
+    assert status(pn, only) == "open"
