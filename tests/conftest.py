@@ -22,10 +22,8 @@ from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario, parse_scenario
 
 from tests.e2e_harness.processes import working_in
-from tests.e2e_harness.project import Project, make_project
+from tests.e2e_harness.project import SANDBOX_IMAGE, Project, make_project
 from tests.e2e_harness.scenarios import FAKE_TOKEN
-
-SANDBOX_IMAGE = "springfield-sandbox-python:latest"  # the python stack's default image
 
 
 @pytest.fixture(scope="session")

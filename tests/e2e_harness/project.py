@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,6 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+# The python stack's sandbox image for this checkout's suite, built once a session by
+# tests/conftest.py. Tagged by checkout, so suites of two clones of different code on one
+# machine never overwrite each other's image with their own pensa.
+SANDBOX_IMAGE = (
+    "springfield-sandbox-python:test-"
+    + hashlib.sha256(str(Path(__file__).resolve().parents[2]).encode()).hexdigest()[:12]
+)
 
 
 @dataclass
@@ -128,7 +137,7 @@ def make_project(tmp: Path, env: Mapping[str, str]) -> Project:
     (root / "README.md").write_text("# e2e project\n")
     project.run("sgf", "init", "--stack", "python", timeout=120)
     # One image for the whole session (tests/conftest.py builds it), not one per project.
-    project.set_config(network="host", docker_template="springfield-sandbox-python:latest")
+    project.set_config(network="host", docker_template=SANDBOX_IMAGE)
     project.git("add", "-A")
     project.run("git", "commit", "-q", "-m", "chore: sgf init")
     project.git("push", "-q", "-u", "origin", "main")
