@@ -55,9 +55,19 @@ def init(cwd: Path) -> Path:
     return toplevel(cwd)
 
 
+# pensa's `.pensa/*.jsonl` are exports of its database, written and staged by every `pn`
+# write: not the user's uncommitted work. They are neither reported nor stashed (stashing
+# them loses nothing either: pensa's sync base is what was committed, so files put back to
+# it change nothing in the database, and the next write exports them again).
+NOT_TRACKER_EXPORTS = ("--", ".", ":(exclude).pensa/*.jsonl")
+
+
 def status(root: Path) -> list[str]:
-    """Return `git status --porcelain` lines: modified, staged and untracked (not ignored)."""
-    out = _git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout
+    """Return `git status --porcelain` lines: modified, staged and untracked (not ignored),
+    pensa's exports aside."""
+    out = _git(
+        "status", "--porcelain", "--untracked-files=all", *NOT_TRACKER_EXPORTS, cwd=root
+    ).stdout
     return [line for line in out.splitlines() if line]
 
 
@@ -72,14 +82,17 @@ def has_commits(root: Path) -> bool:
 
 
 def stash_all(root: Path, message: str) -> str | None:
-    """Stash every change, untracked files included (ignored ones untouched).
+    """Stash every change, untracked files included (ignored ones and pensa's exports
+    untouched).
 
     Returns the stash's commit id, or None when there was nothing to stash. `git stash`
     keeps both the index and the work tree, so nothing is lost; `git stash pop` restores it.
     """
     if not is_dirty(root):
         return None
-    _git("stash", "push", "--include-untracked", "--message", message, cwd=root)
+    _git(
+        "stash", "push", "--include-untracked", "--message", message, *NOT_TRACKER_EXPORTS, cwd=root
+    )
     return _git("rev-parse", "stash@{0}", cwd=root).stdout.strip()
 
 
