@@ -3,10 +3,11 @@
 What it puts in place, and why:
 - `.pensa/` with its `.gitignore`, the database and the committed JSONL files;
 - `.pre-commit-config.yaml` entries (merged into an existing file): `pn export` before each
-  commit, `pn sync` after checkout, merge and rewrite. Each entry is a tiny `sh` guard, so a
+  commit, `pn sync` after commit (which moves the sync's base on to what was committed,
+  `pensa.committed`), checkout, merge and rewrite. Each entry is a tiny `sh` guard, so a
   commit made where `pn` is not on PATH (an IDE, a teammate without pensa) prints one warning
   line and goes on instead of failing;
-- the four git hooks, installed by the pre-commit framework;
+- the five git hooks, installed by the pre-commit framework;
 - `.gitattributes` `.pensa/*.jsonl merge=pensa` and the `merge.pensa.driver` registration in
   `.git/config`, so two branches that add or edit issues never conflict on `.pensa/`;
 - `.git/config` settings that keep git out of nested repositories (SUBMODULE_SAFETY): an
