@@ -9,7 +9,7 @@ import pytest
 
 from sgf.config import Config, SandboxKind
 from sgf.errors import SpecNotFound
-from sgf.loops import Launch, LoopId, Stage, check_spec
+from sgf.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
 
 T = datetime(2026, 2, 26, 14, 30, 0)
 CONFIG = Config(stack="python", docker_template="springfield-sandbox:latest")
@@ -44,9 +44,11 @@ def argv(request: Launch, config: Config = CONFIG) -> list[str]:
 
 
 def tail(loop_id: str, template: str, push: str, limit: int, n: int) -> list[str]:
+    stage = max((s for s in Stage if loop_id.startswith(s.value + "-")), key=len)
+    checks = ",".join(STOP_CHECKS[stage]) or "none"  # the stage's stop checklist
     return [
         "--loop-id", loop_id, "--template", template, "--auto-push", push,
-        "--max-iterations", str(limit), str(n), str(PROMPT),
+        "--max-iterations", str(limit), "--checks", checks, str(n), str(PROMPT),
     ]  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, gitdirs, integrate, limits, proc, sentinel
+from ralph import format, git, gitdirs, hooks, integrate, limits, proc, sentinel
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -198,6 +198,9 @@ class Loop:
     def _record_iteration(
         self, index: int, started: str, attempt: Attempt, before: dict[str, str] | None
     ) -> None:
+        fired = hooks.fired(self.config)
+        for event in fired:
+            self.out.note(hooks.describe(event))
         if self.config.record is None:
             return
         claimed, closed = changes(before, self._held())
@@ -219,6 +222,7 @@ class Loop:
             claimed=claimed,
             closed=closed,
             failure=failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE),
+            guardrails=fired,
         )
 
     def _stop(self, code: Exit, reason: str) -> Exit:
@@ -443,6 +447,7 @@ def run(
         stack.enter_context(out.capturing_logs())
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
+        config = hooks.install(config, state=state)
         box = sandboxes.make(config, env=env, state=state)
         stack.callback(box.close)
         for leftover in box.prepare():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import claude_home, credentials, git, leftovers, proc, terminal
+from ralph import claude_home, credentials, git, hooks, leftovers, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 
@@ -339,6 +339,8 @@ class DockerSandbox:
         sgf = self.config.project / ".sgf"
         if sgf.is_dir():  # agents must not edit prompts, config or backpressure
             mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
+        for path in hooks.read_only(self.state):  # the run's hooks: not the agent's to edit
+            mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
         # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
         # linked worktree gets its common directory, and its pointers read-only (issue 14).

@@ -54,6 +54,12 @@ class Config:
     stuck_threshold: int | None = None  # None: ralph's default (3)
     isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
     claims: Claims | None = None  # None: local (README "Running many loops")
+    # Guardrails (README "Guardrails"): None keeps ralph's default
+    stop_checklist: bool | None = None  # false: no Stop hook
+    stop_blocks: int | None = None  # None: ralph's default (3)
+    command_guard: bool | None = None  # false: no destructive-command guard
+    format_command: str | None = None  # run on each file the agent edits
+    check_command: str | None = None  # a worktree loop merges only when this passes
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""

@@ -51,6 +51,19 @@ class Stage(StrEnum):
 # interview is one session (issue 12).
 ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN})
 ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
+# The stop checklist each stage's agent must pass before it ends its turn (ralph --checks):
+# work loops close what they claimed, commit and pass their backpressure; the conversations
+# (spec, issues log) only must not keep a bug they found to themselves.
+_WORK = ("task", "clean", "backpressure", "bugs")
+STOP_CHECKS: dict[Stage, tuple[str, ...]] = {
+    Stage.SPEC: (),
+    Stage.BUILD: _WORK,
+    Stage.TEST: _WORK,
+    Stage.VERIFY: ("clean", "bugs"),
+    Stage.TEST_PLAN: ("task", "clean"),
+    Stage.ISSUES_PLAN: ("task", "clean"),
+    Stage.ISSUES_LOG: ("bugs",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +169,8 @@ class Launch:
             "--max-iterations",
             str(max(config.max_iterations, count)),
         ]
+        checks = STOP_CHECKS[self.stage] if config.stop_checklist is not False else ()
+        argv += ["--checks", ",".join(checks) or "none"]
         sandbox = self.sandbox or config.sandbox
         if sandbox is SandboxKind.NONE:
             argv += ["--sandbox", "none"]
@@ -174,4 +189,12 @@ class Launch:
             argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
         if config.stuck_threshold is not None:
             argv += ["--stuck-threshold", str(config.stuck_threshold)]
+        if config.stop_blocks is not None:
+            argv += ["--stop-blocks", str(config.stop_blocks)]
+        if config.command_guard is False:
+            argv += ["--guard", "false"]
+        if config.format_command:
+            argv += ["--format-command", config.format_command]
+        if config.check_command:
+            argv += ["--check-command", config.check_command]
         return [*argv, *extra, str(count), str(prompt.resolve())]
