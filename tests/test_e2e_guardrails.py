@@ -98,3 +98,33 @@ def test_force_push_and_reset_hard_over_others_commits_are_refused(
     iteration = next(e for e in record_events(project) if e["event"] == "iteration")
     rules = [e["rule"] for e in iteration["guardrails"]]
     assert rules == ["force-push", "reset-hard", "force-push"]
+
+
+def test_a_planted_symlink_does_not_make_ralph_read_or_delete_host_files(
+    project: Project, model: Model
+) -> None:
+    """The hooks' notes folder is the agent's to write; ralph reads it after each iteration.
+    An agent that swaps it for a symlink to a host folder gets nothing read or deleted there."""
+    bait = project.root.parent / "host-folder"
+    bait.mkdir()
+    planted = json.dumps({"hook": "guard", "rule": "planted", "reason": "read from the host"})
+    (bait / "events.jsonl").write_text(planted + "\n")
+    swap = (
+        "import os; s = os.path.dirname(os.environ['HOME']); "
+        "os.rename(s + '/guard-state', s + '/moved'); "
+        f"os.symlink('{bait}', s + '/guard-state')"
+    )
+    steps = [
+        {"tool": "Bash", "input": {"command": f'python3 -c "{swap}"'}},
+        {"tool": "Bash", "input": {"command": 'echo "$RALPH_LOOP_ID" > .ralph-complete'}},
+        {"text": "Swapped the notes folder."},
+    ]
+    model({"steps": steps})
+
+    done = project.sgf("build", "-a", "1")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (bait / "events.jsonl").read_text() == planted + "\n"
+    iteration = next(e for e in record_events(project) if e["event"] == "iteration")
+    assert iteration["guardrails"] == []
+    assert "planted" not in done.stdout
