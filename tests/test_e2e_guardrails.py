@@ -46,7 +46,7 @@ def test_the_stop_checklist_sends_the_model_back_until_its_task_is_closed(
     done = project.sgf("build", "-a", "1")
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    sent_back = [t for t in user_texts(server) if "stop checklist" in t]
+    sent_back = [t for t in user_texts(server) if "Not done yet (stop checklist" in t]
     assert sent_back, "the model never saw the checklist"
     assert f"task {task} is still claimed" in sent_back[0]
     assert project.issues()[task]["status"] == "closed"
@@ -66,7 +66,7 @@ def test_a_model_that_never_satisfies_the_checklist_is_let_go_after_n_blocks(
     done = project.sgf("build", "-a", "1")
 
     assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
-    assert len({t for t in user_texts(server) if "stop checklist" in t}) == 2
+    assert len({t for t in user_texts(server) if "Not done yet (stop checklist" in t}) == 2
     iteration = next(e for e in record_events(project) if e["event"] == "iteration")
     fired = iteration["guardrails"]
     assert [(e["released"], e["blocks"]) for e in fired] == [(False, 1), (False, 2), (True, 2)]
@@ -128,3 +128,23 @@ def test_a_planted_symlink_does_not_make_ralph_read_or_delete_host_files(
     iteration = next(e for e in record_events(project) if e["event"] == "iteration")
     assert iteration["guardrails"] == []
     assert "planted" not in done.stdout
+
+
+def test_a_projects_disable_all_hooks_cannot_turn_the_guard_off(
+    project: Project, model: Model
+) -> None:
+    """An agent can commit `.claude/settings.json` for the next iteration; Claude Code's
+    `disableAllHooks` there turns off `--settings` hooks, not managed ones, which is what
+    ralph mounts its settings as."""
+    (project.root / ".claude").mkdir(exist_ok=True)
+    (project.root / ".claude" / "settings.json").write_text('{"disableAllHooks": true}\n')
+    project.commit_all("chore: what an earlier iteration's agent committed")
+    head = project.git("rev-parse", "HEAD")
+    server = model(scenario("guard"))
+
+    done = project.sgf("build", "-a", "1")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    refused = [command for _, command, text in tool_results(server.requests) if "refused:" in text]
+    assert len(refused) == 3
+    assert project.git("rev-parse", "HEAD") == head

@@ -22,6 +22,7 @@ from pathlib import Path
 from ralph.models import Config, SandboxKind
 
 GUARD, STATE = "guard", "guard-state"
+MANAGED = Path("/etc/claude-code/managed-settings.json")
 _EVENTS = "events.jsonl"
 _MAX_EVENTS_BYTES = 256 * 1024  # the agent can write the file: never read more than this
 _MAX_EVENTS = 50
@@ -79,10 +80,15 @@ def install(config: Config, *, state: Path) -> Config:
     return replace(config, settings=path)
 
 
-def read_only(state: Path) -> list[Path]:
-    """What the container must see read-only: the hook program and its settings."""
+def mounts(state: Path) -> list[tuple[Path, Path]]:
+    """(host path, container path) to mount read-only: the hook program, and the settings
+    as Claude Code's managed settings. Managed settings outrank every other level, and a
+    `disableAllHooks` the agent writes into the project's `.claude/` cannot turn them off
+    (it does turn off `--settings` hooks: checked with the real claude)."""
     guard = state / GUARD
-    return [guard] if guard.is_dir() else []
+    if not guard.is_dir():
+        return []
+    return [(guard, guard), (guard / "settings.json", MANAGED)]
 
 
 def fired(config: Config) -> list[dict[str, object]]:

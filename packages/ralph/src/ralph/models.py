@@ -115,7 +115,10 @@ class Config:
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
         """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""
-        own = ["--settings", str(self.settings)] if self.settings else []
+        # In the container the settings are Claude Code's managed settings (hooks.py), which
+        # a project's `disableAllHooks` cannot turn off; on the host they can only be a flag.
+        host = self.sandbox is SandboxKind.NONE
+        own = ["--settings", str(self.settings)] if self.settings and host else []
         if self.afk:
             flags = ["-p", "--output-format", "stream-json", "--verbose"]
             return [self.command, *flags, "--dangerously-skip-permissions", *own, *self.agent_args]

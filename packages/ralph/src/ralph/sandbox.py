@@ -339,8 +339,8 @@ class DockerSandbox:
         sgf = self.config.project / ".sgf"
         if sgf.is_dir():  # agents must not edit prompts, config or backpressure
             mounts.append(Mount(str(sgf), str(sgf), type="bind", read_only=True))
-        for path in hooks.read_only(self.state):  # the run's hooks: not the agent's to edit
-            mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
+        for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
+            mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
         # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
         # linked worktree gets its common directory, and its pointers read-only (issue 14).
