@@ -400,7 +400,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     )  # fmt: skip
     assert list(recent) == [
         "loop_id", "started_at", "ended_at", "exit_code", "outcome",
-        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds",
+        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds", "guardrails",
     ]  # fmt: skip
     assert (recent["tasks_closed"], recent["tokens"], recent["seconds"]) == (
         ["pn-1", "pn-2"], 900, 60.0,
