@@ -34,6 +34,7 @@ class Stage(StrEnum):
     TEST = "test"
     ISSUES_LOG = "issues-log"
     ISSUES_PLAN = "issues-plan"
+    REVIEW = "review"
 
     @property
     def prompt(self) -> str:
@@ -49,7 +50,7 @@ class Stage(StrEnum):
 # Stages that always run AFK, and those that are conversations of one session by default: the
 # agent's sentinel ends the session (ralph stops Claude Code for it), and one bug or one
 # interview is one session (issue 12).
-ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN})
+ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN, Stage.REVIEW})
 ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
 # The stop checklist each stage's agent must pass before it ends its turn (ralph --checks):
 # work loops close what they claimed, commit and pass their backpressure; the conversations
@@ -63,6 +64,7 @@ STOP_CHECKS: dict[Stage, tuple[str, ...]] = {
     Stage.TEST_PLAN: ("task", "clean"),
     Stage.ISSUES_PLAN: ("task", "clean"),
     Stage.ISSUES_LOG: ("bugs",),
+    Stage.REVIEW: ("clean",),
 }
 
 
