@@ -207,3 +207,11 @@ def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_pat
     text = docker.settings.read_text()
     assert text.count('"command": "python3 -I ') == 4
     assert sys.executable not in text
+
+
+def test_the_formatter_runs_on_each_edited_file(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, format_command="sed -i s/messy/tidy/")
+    (repo / "a.txt").write_text("messy\n")
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "a.txt")}}
+    hook(config, "PostToolUse", edit)
+    assert (repo / "a.txt").read_text() == "tidy\n"
