@@ -434,3 +434,23 @@ def test_status_lists_the_stuck_tasks_needing_a_human(
     text = sgf(project, "status").stdout
     assert "1 needing a human" in text
     assert f"  {stuck}  impossible task" in text
+
+
+def test_status_counts_what_the_guardrails_did_from_the_record() -> None:
+    from sgf.status import guardrails
+
+    events: list[dict[str, Any]] = [
+        {"event": "iteration", "guardrails": [{"hook": "guard", "rule": "force-push"}]},
+        {
+            "event": "iteration",
+            "guardrails": [
+                {"hook": "stop", "released": False, "blocks": 1},
+                {"hook": "stop", "released": True, "blocks": 1},
+                "junk",
+            ],
+        },
+        {"event": "merge_check", "passed": False},
+        {"event": "iteration", "guardrails": "junk"},
+    ]
+    assert guardrails(events) == "1 refused, 1 sent back, 1 let go, 1 merge check failed"
+    assert guardrails([{"event": "iteration"}]) == ""
