@@ -108,6 +108,28 @@ def test_config_keys_become_flags() -> None:
     ]  # fmt: skip
 
 
+def test_guardrail_keys_become_flags_and_each_stage_has_its_checklist() -> None:
+    config = Config(
+        stack="python",
+        docker_template="a",
+        stop_blocks=5,
+        command_guard=False,
+        format_command="ruff format",
+        check_command="run-silent tests -- pytest",
+    )
+    got = argv(Launch(Stage.VERIFY), config)
+    assert got[got.index("--checks") + 1] == "clean,bugs"
+    assert got[got.index("--stop-blocks") + 1] == "5"
+    assert got[got.index("--guard") + 1] == "false"
+    assert got[got.index("--format-command") + 1] == "ruff format"
+    assert got[got.index("--check-command") + 1] == "run-silent tests -- pytest"
+    off = Config(stack="python", docker_template="a", stop_checklist=False)
+    got = argv(Launch(Stage.BUILD), off)
+    assert got[got.index("--checks") + 1] == "none"
+    assert "--guard" not in argv(Launch(Stage.BUILD), Config(stack="go", docker_template="a"))
+    assert set(STOP_CHECKS) == set(Stage)
+
+
 def test_options_override_config() -> None:
     config = Config(stack="go", docker_template="a", auto_push=False, sandbox=SandboxKind.NONE)
     request = Launch(
