@@ -84,6 +84,11 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         isolation=config.Isolation.WORKTREE,
         claims=config.Claims.GIT,
         protected=["ci/", "Makefile"],
+        stop_checklist=False,
+        stop_blocks=5,
+        command_guard=False,
+        format_command="ruff format",
+        check_command="run-silent test -- pytest -q",
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

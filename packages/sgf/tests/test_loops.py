@@ -9,7 +9,7 @@ import pytest
 
 from sgf.config import Config, SandboxKind
 from sgf.errors import SpecNotFound
-from sgf.loops import Launch, LoopId, Stage, check_spec
+from sgf.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
 
 T = datetime(2026, 2, 26, 14, 30, 0)
 CONFIG = Config(stack="python", docker_template="springfield-sandbox:latest")
@@ -46,9 +46,12 @@ def argv(request: Launch, config: Config = CONFIG) -> list[str]:
 def tail(
     loop_id: str, template: str, push: str, limit: int, n: int, sandbox: str = "docker"
 ) -> list[str]:
+    stage = max((s for s in Stage if loop_id.startswith(s.value + "-")), key=len)
+    checks = ",".join(STOP_CHECKS[stage]) or "none"  # the stage's stop checklist
     return [
         "--loop-id", loop_id, "--template", template, "--auto-push", push,
-        "--max-iterations", str(limit), "--sandbox", sandbox, str(n), str(PROMPT),
+        "--max-iterations", str(limit), "--sandbox", sandbox, "--checks", checks, str(n),
+        str(PROMPT),
     ]  # fmt: skip
 
 
@@ -106,6 +109,28 @@ def test_config_keys_become_flags() -> None:
         "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:-2],
         "--network", "host", "5", str(PROMPT),
     ]  # fmt: skip
+
+
+def test_guardrail_keys_become_flags_and_each_stage_has_its_checklist() -> None:
+    config = Config(
+        stack="python",
+        docker_template="a",
+        stop_blocks=5,
+        command_guard=False,
+        format_command="ruff format",
+        check_command="run-silent tests -- pytest",
+    )
+    got = argv(Launch(Stage.VERIFY), config)
+    assert got[got.index("--checks") + 1] == "clean,bugs"
+    assert got[got.index("--stop-blocks") + 1] == "5"
+    assert got[got.index("--guard") + 1] == "false"
+    assert got[got.index("--format-command") + 1] == "ruff format"
+    assert got[got.index("--check-command") + 1] == "run-silent tests -- pytest"
+    off = Config(stack="python", docker_template="a", stop_checklist=False)
+    got = argv(Launch(Stage.BUILD), off)
+    assert got[got.index("--checks") + 1] == "none"
+    assert "--guard" not in argv(Launch(Stage.BUILD), Config(stack="go", docker_template="a"))
+    assert set(STOP_CHECKS) == set(Stage)
 
 
 def test_options_override_config() -> None:

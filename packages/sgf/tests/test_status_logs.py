@@ -400,7 +400,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     )  # fmt: skip
     assert list(recent) == [
         "loop_id", "started_at", "ended_at", "exit_code", "outcome",
-        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds",
+        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds", "guardrails",
     ]  # fmt: skip
     assert (recent["tasks_closed"], recent["tokens"], recent["seconds"]) == (
         ["pn-1", "pn-2"], 900, 60.0,
@@ -448,3 +448,23 @@ def test_status_names_quarantined_commits_to_review(project: Path, sgf: Run) -> 
     assert f"quarantined commits on {ref}: review them with `git log --stat {ref}`" in warning
     plain = sgf(project, "status")
     assert f"git log --stat {ref}" in plain.stdout
+
+
+def test_status_counts_what_the_guardrails_did_from_the_record() -> None:
+    from sgf.status import guardrails
+
+    events: list[dict[str, Any]] = [
+        {"event": "iteration", "guardrails": [{"hook": "guard", "rule": "force-push"}]},
+        {
+            "event": "iteration",
+            "guardrails": [
+                {"hook": "stop", "released": False, "blocks": 1},
+                {"hook": "stop", "released": True, "blocks": 1},
+                "junk",
+            ],
+        },
+        {"event": "merge_check", "passed": False},
+        {"event": "iteration", "guardrails": "junk"},
+    ]
+    assert guardrails(events) == "1 refused, 1 sent back, 1 let go, 1 merge check failed"
+    assert guardrails([{"event": "iteration"}]) == ""

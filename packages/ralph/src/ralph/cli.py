@@ -17,7 +17,7 @@ import click
 from ralph import ding, loop, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import Config, Exit, SandboxKind, Timeouts
+from ralph.models import Config, Exit, Guardrails, SandboxKind, Timeouts
 from ralph.render import Output
 
 # Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
@@ -171,6 +171,37 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     "quarantined (exit 1). .sgf/, .pre-commit-config.yaml, .gitattributes, .gitmodules, "
     "gitlinks and .claude/ always are.",
 )
+@env_option(
+    "--checks",
+    metavar="LIST",
+    default="task,clean,backpressure,bugs",
+    help="Stop checklist: which of task,clean,backpressure,bugs apply (none: no checklist).",
+)
+@env_option(
+    "--stop-blocks",
+    type=click.IntRange(min=0),
+    metavar="N",
+    default=3,
+    help="Let the agent stop after the checklist sent it back N times (recorded).",
+)
+@env_option(
+    "--guard",
+    type=click.BOOL,
+    metavar="BOOL",
+    default=True,
+    help="Refuse destructive commands (force push, reset --hard over others' work...).",
+)
+@env_option(
+    "--format-command",
+    metavar="CMD",
+    help="Run CMD FILE (sh) on each file the agent edits, e.g. the stack's formatter.",
+)
+@env_option(
+    "--check-command",
+    metavar="CMD",
+    help="With --integrate: the target moves only when CMD (sh) passes on the rebased "
+    "branch in a clean checkout in the sandbox; else the tasks are reopened.",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -196,6 +227,11 @@ def cli(
     integrate: str | None,
     integrate_checkout: Path | None,
     protect: tuple[str, ...],
+    checks: str,
+    stop_blocks: int,
+    guard: bool,
+    format_command: str | None,
+    check_command: str | None,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -237,6 +273,13 @@ def cli(
         integrate=integrate,
         integrate_checkout=integrate_checkout.resolve() if integrate_checkout else None,
         protect=_protected(protect),
+        guardrails=Guardrails(
+            checks=_checks(checks),
+            stop_blocks=stop_blocks,
+            guard=guard,
+            format_command=format_command or None,
+            check_command=check_command or None,
+        ),
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),
@@ -247,6 +290,18 @@ def cli(
         ctx.obj["out"] = out
         return int(loop.run(config, out, env=env, max_iterations=max_iterations))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _checks(text: str) -> tuple[str, ...]:
+    from ralph.inside import checklist
+
+    try:
+        return tuple(str(c) for c in checklist.parse(text))
+    except ValueError:
+        known = ",".join(checklist.ALL)
+        raise click.BadParameter(
+            f"{text!r}: use some of {known}, or none", param_hint="--checks"
+        ) from None
 
 
 def _duration(text: str | None) -> float | None:

@@ -37,12 +37,17 @@ class IntegrationFailed(RalphError):
     """The loop's commits could not reach the target branch; they stay on the loop's branch."""
 
     code = "integration_failed"
+    kept: str | None = None  # the branch the rejected commits were set aside on
 
 
 class IntegrationConflict(IntegrationFailed):
     """The loop's commits conflict with the target branch's."""
 
     code = "integration_conflict"
+
+
+# Checks a rebased commit before the target moves: None when it passed (gate.py).
+Gate = Callable[[str], IntegrationFailed | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +114,12 @@ class Integrator:
         env: Mapping[str, str] | None,
         tries: int = 3,
         lock_timeout: float = 600.0,
+        gate: Gate | None = None,
     ) -> None:
         self.worktree = worktree
         self.target = target
         self.env = env
+        self.gate = gate
         self.tries = tries
         self.lock_timeout = lock_timeout
 
@@ -146,6 +153,9 @@ class Integrator:
                 before = self._rev(self.ref)
                 self._rebase()
                 head = self._rev("HEAD")
+                if self.gate is not None and (failed := self.gate(head)) is not None:
+                    failed.kept = self._set_aside(head, before)
+                    raise failed  # merge only on PASS (gate.py): the target stays
                 moved = self._fast_forward(before, head)
                 if moved is None:
                     return Integrated(self._count(before, head), head)
@@ -157,6 +167,20 @@ class Integrator:
                 f"cannot fast-forward {self.target.branch} after {self.tries} tries ({last}); "
                 f"the commits stay on this loop's branch"
             )
+
+    def _set_aside(self, head: str, target: str) -> str | None:
+        """Keep the rejected commits on a branch of their own and start the loop's branch
+        again from the target, so the next task is not blocked by this one's failure.
+
+        `reset --keep` refuses rather than lose uncommitted work; then the branch stays as
+        it is (and the next integration checks it again)."""
+        env = pinned(self.worktree, self.env)
+        name = git.branch(self.worktree.work_tree, env=env) or "ralph"
+        kept = f"{name}-rejected-{head[:12]}"
+        if not self._wt("branch", "-f", kept, head, check=False).ok:
+            return None
+        self._wt("reset", "-q", "--keep", target, check=False)
+        return kept
 
     def _rev(self, ref: str) -> str:
         return self._wt("rev-parse", "--verify", "-q", ref).stdout.strip()
@@ -235,7 +259,11 @@ class Integrator:
 
 
 def make(
-    config: Config, layout: gitdirs.Layout | None, *, env: Mapping[str, str] | None
+    config: Config,
+    layout: gitdirs.Layout | None,
+    *,
+    env: Mapping[str, str] | None,
+    gate: Gate | None = None,
 ) -> Integrator | None:
     """The integrator `config.integrate` asks for, or None for a loop in a shared tree."""
     if config.integrate is None:
@@ -253,4 +281,4 @@ def make(
                 f"{config.integrate_checkout} is not a checkout of the repository of "
                 f"{config.project}"
             )
-    return Integrator(layout, Target(config.integrate, checkout), env=env)
+    return Integrator(layout, Target(config.integrate, checkout), env=env, gate=gate)

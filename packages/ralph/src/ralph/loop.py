@@ -14,7 +14,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import format, git, gitdirs, integrate, limits, proc, quarantine, safefile, sentinel
+from ralph import (
+    format,
+    gate,
+    git,
+    gitdirs,
+    hooks,
+    integrate,
+    limits,
+    proc,
+    quarantine,
+    safefile,
+    sentinel,
+)
 from ralph import sandbox as sandboxes
 from ralph.ding import Ding
 from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
@@ -88,7 +100,9 @@ class Loop:
         self.record = Record(config.record, loop_id=config.loop_id)
         # Read before any agent runs; checked after each iteration, before the host's git.
         self.layout = gitdirs.find(config.project)
-        self.integrator = integrate.make(config, self.layout, env=env)
+        self.integrator = integrate.make(
+            config, self.layout, env=env, gate=gate.make(config, sandbox, interrupts)
+        )
         self.guard = quarantine.make(config, self.layout, env=env)
 
     @property
@@ -168,7 +182,7 @@ class Loop:
             if self.guard is not None and start is not None:
                 self.guard.check(start)  # raises: nothing pushed or integrated, branch reset
             if self.integrator is not None:
-                self._integrate()  # raises on a conflict: the loop stops, the branch is kept
+                self._integrate(holding)  # a conflict raises: the loop stops, the branch is kept
             else:
                 self._push_if_moved(before)  # interrupted iterations' commits too, before the next
             if attempt.interrupted or self.interrupts.fired:
@@ -202,13 +216,16 @@ class Loop:
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
 
     def _held(self) -> dict[str, str] | None:
-        if self.config.record is None:
+        if self.config.record is None and (self.integrator is None or not self.integrator.gate):
             return None  # only a recorded loop pays for asking pn every iteration
         return self._holding()
 
     def _record_iteration(
         self, index: int, started: str, attempt: Attempt, before: dict[str, str] | None
     ) -> None:
+        fired = hooks.fired(self.config)
+        for event in fired:
+            self.out.note(hooks.describe(event))
         if self.config.record is None:
             return
         claimed, closed = changes(before, self._held())
@@ -230,6 +247,7 @@ class Loop:
             claimed=claimed,
             closed=closed,
             failure=failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE),
+            guardrails=fired,
         )
 
     def _stop(self, code: Exit, reason: str) -> Exit:
@@ -404,9 +422,17 @@ class Loop:
         self.out.note("New commits detected, pushing...")
         self._push()
 
-    def _integrate(self) -> None:
+    def _integrate(self, holding: dict[str, str] | None) -> None:
         assert self.integrator is not None
-        done = self.integrator.run()
+        try:
+            done = self.integrator.run()
+        except gate.ChecksFailed as failed:  # the loop goes on with the next task
+            closed = changes(holding or {}, self._holding() or {})[1]
+            reopened = gate.reopen(self.root, closed, failed, env=self.env or {})
+            kept = f"; its commits are on {failed.kept}" if failed.kept else ""
+            self.out.warning(f"{failed}{kept}; reopened: {', '.join(reopened) or 'none'}")
+            self.record.write("merge_check", passed=False, status=failed.status, reopened=reopened)
+            return
         if done is None:
             return
         branch = self.integrator.target.branch
@@ -454,6 +480,7 @@ def run(
         stack.enter_context(out.capturing_logs())
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
+        config = hooks.install(config, state=state)
         box = sandboxes.make(config, env=env, state=state)
         stack.callback(box.close)
         for leftover in box.prepare():

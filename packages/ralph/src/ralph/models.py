@@ -43,6 +43,18 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True)
+class Guardrails:
+    """Claude Code hooks ralph sets in every run (hooks.py; README "Guardrails")."""
+
+    # the stop checklist's lines (inside/checklist.py); () turns the Stop hook off
+    checks: tuple[str, ...] = ("task", "clean", "backpressure", "bugs")
+    stop_blocks: int = 3  # blocks before a stop is let through anyway (0: no Stop hook)
+    guard: bool = True  # the destructive-command guard (inside/guard.py)
+    format_command: str | None = None  # run on each edited file (PostToolUse)
+    check_command: str | None = None  # a worktree loop merges only when this passes (gate.py)
+
+
+@dataclass(frozen=True, slots=True)
 class Prompt:
     """What the agent is asked to do: a file's contents or inline text."""
 
@@ -80,6 +92,8 @@ class Config:
     integrate_checkout: Path | None = None
     # Paths the agent's commits must not touch, beyond protect.DEFAULTS (quarantine.py).
     protect: tuple[str, ...] = ()
+    guardrails: Guardrails = field(default_factory=Guardrails)
+    settings: Path | None = None  # claude's `--settings` file with ralph's hooks (hooks.py)
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
         """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.
@@ -103,8 +117,12 @@ class Config:
 
     def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
         """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""
+        # In the container the settings are Claude Code's managed settings (hooks.py), which
+        # a project's `disableAllHooks` cannot turn off; on the host they can only be a flag.
+        host = self.sandbox is SandboxKind.NONE
+        own = ["--settings", str(self.settings)] if self.settings and host else []
         if self.afk:
             flags = ["-p", "--output-format", "stream-json", "--verbose"]
-            return [self.command, *flags, "--dangerously-skip-permissions", *self.agent_args]
+            return [self.command, *flags, "--dangerously-skip-permissions", *own, *self.agent_args]
         tail = [prompt_hint] if prompt_hint else []
-        return [self.command, "--dangerously-skip-permissions", *self.agent_args, *tail]
+        return [self.command, "--dangerously-skip-permissions", *own, *self.agent_args, *tail]

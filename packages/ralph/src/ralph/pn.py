@@ -32,3 +32,13 @@ def listing(
     except ValueError:
         return None
     return answer if isinstance(answer, list) else None
+
+
+def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60) -> bool:
+    """Run `pn ARGS`; whether it ran and succeeded (False without pn)."""
+    if proc.which("pn") is None:
+        return False
+    try:
+        return proc.run(["pn", *args], cwd=cwd, env=env, check=False, timeout=timeout).ok
+    except CommandFailed:
+        return False

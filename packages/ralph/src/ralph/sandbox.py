@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ralph import claude_home, credentials, git, gitdirs, leftovers, proc, safefile, terminal
+from ralph import claude_home, credentials, git, gitdirs, hooks, leftovers, proc, safefile, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config, SandboxKind
 from ralph.protect import Protected
@@ -345,6 +345,8 @@ class DockerSandbox:
         for path in Protected.with_extra(self.config.protect).on_disk(top):
             if path.is_relative_to(self.config.project):  # the container sees nothing else
                 mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
+        for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
+            mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
         # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
         # linked worktree gets its common directory, and its pointers read-only (issue 14).

@@ -321,6 +321,16 @@ stage_command(
     count=True,
 )
 
+stage_command(
+    cli,
+    "review",
+    Stage.REVIEW,
+    "Run the review loop (AFK): approve each closed task or reopen it with findings.",
+    spec=False,
+    afk=False,
+    count=True,
+)
+
 
 @cli.group()
 def issues() -> None:

@@ -57,6 +57,12 @@ class Config:
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
     # own defaults always hold; README "Security model").
     protected: list[str] | None = None
+    # Guardrails (README "Guardrails"): None keeps ralph's default
+    stop_checklist: bool | None = None  # false: no Stop hook
+    stop_blocks: int | None = None  # None: ralph's default (3)
+    command_guard: bool | None = None  # false: no destructive-command guard
+    format_command: str | None = None  # run on each file the agent edits
+    check_command: str | None = None  # a worktree loop merges only when this passes
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""

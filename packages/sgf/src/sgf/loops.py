@@ -34,6 +34,7 @@ class Stage(StrEnum):
     TEST = "test"
     ISSUES_LOG = "issues-log"
     ISSUES_PLAN = "issues-plan"
+    REVIEW = "review"
 
     @property
     def prompt(self) -> str:
@@ -49,8 +50,22 @@ class Stage(StrEnum):
 # Stages that always run AFK, and those that are conversations of one session by default: the
 # agent's sentinel ends the session (ralph stops Claude Code for it), and one bug or one
 # interview is one session (issue 12).
-ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN})
+ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN, Stage.REVIEW})
 ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
+# The stop checklist each stage's agent must pass before it ends its turn (ralph --checks):
+# work loops close what they claimed, commit and pass their backpressure; the conversations
+# (spec, issues log) only must not keep a bug they found to themselves.
+_WORK = ("task", "clean", "backpressure", "bugs")
+STOP_CHECKS: dict[Stage, tuple[str, ...]] = {
+    Stage.SPEC: (),
+    Stage.BUILD: _WORK,
+    Stage.TEST: _WORK,
+    Stage.VERIFY: ("clean", "bugs"),
+    Stage.TEST_PLAN: ("task", "clean"),
+    Stage.ISSUES_PLAN: ("task", "clean"),
+    Stage.ISSUES_LOG: ("bugs",),
+    Stage.REVIEW: ("clean",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +179,8 @@ class Launch:
             "--sandbox",
             self.sandbox_kind(config).value,
         ]
+        checks = STOP_CHECKS[self.stage] if config.stop_checklist is not False else ()
+        argv += ["--checks", ",".join(checks) or "none"]
         network = self.network or config.network
         if network:
             argv += ["--network", network]
@@ -181,4 +198,12 @@ class Launch:
             argv += ["--stuck-threshold", str(config.stuck_threshold)]
         for path in config.protected or []:
             argv += ["--protect", path]
+        if config.stop_blocks is not None:
+            argv += ["--stop-blocks", str(config.stop_blocks)]
+        if config.command_guard is False:
+            argv += ["--guard", "false"]
+        if config.format_command:
+            argv += ["--format-command", config.format_command]
+        if config.check_command:
+            argv += ["--check-command", config.check_command]
         return [*argv, *extra, str(count), str(prompt.resolve())]

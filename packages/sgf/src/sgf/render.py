@@ -146,7 +146,7 @@ def status(report: Status, *, as_json: bool) -> None:
     if report.recent:
         table = Table(title="Recent loops", title_justify="left")
         columns = ("loop id", "ended", "outcome", "exit", "iterations", "closed", "cost")
-        for column in (*columns, "stop reason"):
+        for column in (*columns, "stop reason", "guardrails"):
             table.add_column(column)
         for o in report.recent:
             code = "-" if o.exit_code is None else str(o.exit_code)
@@ -164,6 +164,7 @@ def status(report: Status, *, as_json: bool) -> None:
                 len(closed) if isinstance(closed, list) else "-",
                 shown_cost,
                 totals.get("stop_reason") or "-",
+                totals.get("guardrails") or "-",
             )
             table.add_row(*map(cell, recent_row))
         out.print(table)

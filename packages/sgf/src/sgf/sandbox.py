@@ -125,6 +125,7 @@ def content_hash(
     digest = hashlib.sha256()
     for part in (
         resources.read_bytes("sandbox", "Dockerfile"),
+        resources.read_bytes("sandbox", "run-silent"),
         base.encode(),
         claude_version.encode(),
         source_digest(pensa_src).encode(),
@@ -262,6 +263,7 @@ def build(
     with tempfile.TemporaryDirectory(prefix="sgf-sandbox-") as tmp:
         ctx = Path(tmp)
         (ctx / "Dockerfile").write_bytes(resources.read_bytes("sandbox", "Dockerfile"))
+        (ctx / "run-silent").write_bytes(resources.read_bytes("sandbox", "run-silent"))
         _place(claude_bin, ctx / "claude")
         (ctx / "wheels").mkdir()
         python = _python_tag(root, base, env)

@@ -14,7 +14,7 @@ from sgf.config import Config
 from sgf.errors import CommandFailed, MergeError, NotAGitRepo, PathRefused
 from sgf.stacks import Stack
 
-PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan")
+PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan", "review")
 # Parts the prompts import (`{% import "_shared.md" ... %}`); seeded next to them.
 PROMPT_PARTS = ("_shared",)
 

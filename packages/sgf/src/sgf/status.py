@@ -144,7 +144,27 @@ def _totals(events: list[dict[str, Any]]) -> dict[str, Any]:
         return {}
     end = ends[-1]
     keys = ("stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds")
-    return {k: end.get(k) for k in keys}
+    return {**{k: end.get(k) for k in keys}, "guardrails": guardrails(events)}
+
+
+def guardrails(events: list[dict[str, Any]]) -> str:
+    """What ralph's guardrails did in a loop, from its record: `2 refused, 1 sent back`."""
+    fired = [
+        g
+        for e in events
+        if e.get("event") == "iteration" and isinstance(e.get("guardrails"), list)
+        for g in e["guardrails"]
+        if isinstance(g, dict)
+    ]
+    counts = {
+        "refused": sum(g.get("hook") == "guard" for g in fired),
+        "sent back": sum(g.get("hook") == "stop" and not g.get("released") for g in fired),
+        "let go": sum(g.get("hook") == "stop" and g.get("released") is True for g in fired),
+        "merge check failed": sum(
+            e.get("event") == "merge_check" and e.get("passed") is False for e in events
+        ),
+    }
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
 
 def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Running]:

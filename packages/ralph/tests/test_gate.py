@@ -1,0 +1,66 @@
+"""Merge only on PASS: the check command on a fresh checkout of one commit (gate.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ralph import gate, proc
+from ralph.models import Config, Prompt, SandboxKind
+from ralph.sandbox import HostSandbox
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "ok.txt").write_text("ok\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def check(repo: Path, commit: str, command: str) -> gate.Verdict:
+    config = Config(project=repo, prompt=Prompt("x"), sandbox=SandboxKind.NONE)
+    box = HostSandbox(config, dict(os.environ))
+    try:
+        with proc.Interrupts() as interrupts:
+            return gate.check(box, commit, command, interrupts=interrupts, timeout=60)
+    finally:
+        box.close()
+
+
+def test_the_check_sees_the_commit_not_the_work_tree(repo: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "BROKEN").write_text("uncommitted: not part of the commit\n")
+    assert check(repo, first, "test ! -e BROKEN && test -e ok.txt").passed
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "break it")
+    failed = check(repo, git(repo, "rev-parse", "HEAD"), "test ! -e BROKEN || echo broken; false")
+    assert (failed.passed, failed.status, failed.output) == (False, 1, "broken")
+
+
+def test_a_long_failure_is_trimmed_to_head_and_tail(repo: Path) -> None:
+    commit = git(repo, "rev-parse", "HEAD")
+    verdict = check(repo, commit, "seq 1 500; exit 3")
+    lines = verdict.output.splitlines()
+    assert verdict.status == 3
+    assert lines[:2] == ["1", "2"]
+    assert lines[20] == "... 420 lines left out ..."
+    assert lines[-1] == "500"
+
+
+def test_trimmed_keeps_short_text_whole() -> None:
+    assert gate.trimmed("a\nb") == "a\nb"
+    assert gate.trimmed("\n".join(map(str, range(10))), head=2, tail=2) == (
+        "0\n1\n... 6 lines left out ...\n8\n9"
+    )

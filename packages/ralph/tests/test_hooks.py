@@ -1,0 +1,217 @@
+"""The hook program as Claude Code runs it: a real process, a real git repository (hooks.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ralph import hooks
+from ralph.inside import checklist
+from ralph.models import Config, Guardrails, Prompt, SandboxKind
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def installed(repo: Path, tmp_path: Path, **guardrails: Any) -> Config:
+    config = Config(
+        project=repo,
+        prompt=Prompt("x"),
+        sandbox=SandboxKind.NONE,
+        guardrails=Guardrails(**guardrails),
+    )
+    state = tmp_path / "run"
+    state.mkdir()
+    return hooks.install(config, state=state)
+
+
+def hook(config: Config, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Run the command the settings name for `event`, as Claude Code would; its JSON."""
+    assert config.settings is not None
+    settings = json.loads(config.settings.read_text())
+    [entry] = settings["hooks"][event]
+    command = entry["hooks"][0]["command"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PN_", "RALPH_"))}
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps({"session_id": "s1", "cwd": str(config.project), **payload}),
+        capture_output=True,
+        text=True,
+        cwd=config.project,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = installed(repo, tmp_path)
+    assert config.settings is not None
+    assert config.agent_argv()[-2:] == ["--settings", str(config.settings)]
+    settings = json.loads(config.settings.read_text())
+    assert set(settings["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop"}
+    assert hooks.mounts(config.settings.parent.parent)[1][1] == hooks.MANAGED
+    fake = Config(project=repo, prompt=Prompt("x"), command="/bin/fake-agent")
+    assert hooks.install(fake, state=tmp_path) is fake
+
+
+def test_turned_off_guardrails_set_no_hooks(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=(), guard=False)
+    assert config.settings is not None
+    settings = json.loads(config.settings.read_text())
+    assert set(settings["hooks"]) == {"SessionStart", "PostToolUse"}
+
+
+def test_the_guard_denies_with_one_line_and_records_it(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path)
+    hook(config, "SessionStart", {"source": "startup"})
+    denied = hook(
+        config, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "git push -f"}}
+    )
+    assert denied is not None
+    decision = denied["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert decision["permissionDecisionReason"].startswith("refused: a force push")
+    assert "\n" not in decision["permissionDecisionReason"]
+    ok = hook(config, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
+    assert ok is None
+    [event] = hooks.fired(config)
+    assert (event["hook"], event["rule"]) == ("guard", "force-push")
+    assert hooks.fired(config) == []  # read once
+
+
+def test_reset_hard_is_refused_only_over_what_predates_the_session(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = installed(repo, tmp_path)
+    reset = {"tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}
+    (repo / "a.txt").write_text("someone's edit\n")
+    hook(config, "SessionStart", {"source": "startup"})
+    assert hook(config, "PreToolUse", reset) is not None
+    git(repo, "checkout", "--", "a.txt")  # (the human, outside the hook's view)
+    (repo / "b.txt").write_text("the agent's own\n")
+    assert hook(config, "PreToolUse", reset) is None
+
+
+def test_the_stop_checklist_blocks_n_times_then_lets_go(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=("clean", "backpressure"), stop_blocks=2)
+    hook(config, "SessionStart", {"source": "startup"})
+    hook(config, "PostToolUse", {"tool_name": "Write", "tool_input": {"file_path": "b.txt"}})
+    (repo / "b.txt").write_text("new\n")
+    first = hook(config, "Stop", {"stop_hook_active": False})
+    assert first is not None
+    assert first["decision"] == "block"
+    assert "uncommitted changes: b.txt" in first["reason"]
+    assert "after the last passing backpressure" in first["reason"]
+    assert hook(config, "Stop", {"stop_hook_active": True}) is not None
+    assert hook(config, "Stop", {"stop_hook_active": True}) is None  # bounded
+    fired = hooks.fired(config)
+    assert [(e["released"], e["blocks"]) for e in fired] == [(False, 1), (False, 2), (True, 2)]
+
+
+def test_a_passing_run_silent_and_a_commit_satisfy_the_checklist(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = installed(repo, tmp_path, checks=("clean", "backpressure"))
+    hook(config, "SessionStart", {"source": "startup"})
+    hook(config, "PostToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "a.txt"}})
+    failed = {"stdout": "\u2717 tests (exit 1)\n..."}
+    run = {"tool_name": "Bash", "tool_input": {"command": "run-silent tests -- pytest"}}
+    hook(config, "PostToolUse", {**run, "tool_response": failed})
+    assert hook(config, "Stop", {}) is not None
+    hook(config, "PostToolUse", {**run, "tool_response": {"stdout": "\u2713 tests\n"}})
+    assert hook(config, "Stop", {}) is None
+
+
+def test_changes_left_on_purpose_pass_when_the_agent_says_why(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=("clean",))
+    hook(config, "SessionStart", {"source": "startup"})
+    (repo / "half-done.txt").write_text("wip\n")
+    blocked = hook(config, "Stop", {})
+    assert blocked is not None
+    keep = blocked["reason"].split("write why into ")[1].split()[0]
+    Path(keep).write_text("the human asked to see the draft\n")
+    assert hook(config, "Stop", {}) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "filed", "blocked"),
+    [
+        ("I found a bug in the parser while testing.", False, True),
+        ("I found a bug in the parser while testing.", True, False),
+        ("No bugs found; all green.", False, False),
+        ("Fixed the bug the task described.", False, False),
+    ],
+)
+def test_the_bug_check(message: str, filed: bool, blocked: bool) -> None:
+    facts = checklist.Facts(
+        claimed=None,
+        changed=[],
+        kept=False,
+        edited_after_pass=False,
+        last_message=message,
+        bug_filed=filed,
+    )
+    assert bool(checklist.missing((checklist.Check.BUGS,), facts, keep_file="k")) is blocked
+
+
+def test_checks_parse_and_refuse_typos() -> None:
+    assert checklist.parse("task, clean") == (checklist.Check.TASK, checklist.Check.CLEAN)
+    assert checklist.parse("none") == ()
+    with pytest.raises(ValueError, match="tsk"):
+        checklist.parse("tsk")
+
+
+def test_fired_ignores_junk_and_keeps_known_fields(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path)
+    assert config.settings is not None
+    events = config.settings.parent.parent / hooks.STATE / "events.jsonl"
+    events.write_text(
+        "not json\n[1]\n"
+        + json.dumps({"hook": "guard", "rule": "x" * 1000, "secret": "dropped"})
+        + "\n"
+        + json.dumps({"hook": "other"})
+        + "\n"
+    )
+    assert hooks.fired(config) == [{"hook": "guard", "rule": "x" * 300}]
+
+
+def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_path: Path) -> None:
+    state = tmp_path / "docker-run"
+    state.mkdir()
+    docker = hooks.install(Config(project=repo, prompt=Prompt("x")), state=state)
+    assert docker.settings is not None
+    assert "--settings" not in docker.agent_argv()  # managed settings, mounted
+    text = docker.settings.read_text()
+    assert text.count('"command": "python3 -I ') == 4
+    assert sys.executable not in text
+
+
+def test_the_formatter_runs_on_each_edited_file(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, format_command="sed -i s/messy/tidy/")
+    (repo / "a.txt").write_text("messy\n")
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "a.txt")}}
+    hook(config, "PostToolUse", edit)
+    assert (repo / "a.txt").read_text() == "tidy\n"
