@@ -218,8 +218,9 @@ def test_status_counts_agree_with_a_plain_python_oracle(
         )
 
     assert report.blocked == sum(blocked(i) for i in ids)
+    # ready is what claim-next can take: open, unassigned, nothing open before it
     assert report.ready == sum(
-        s == "open" and k != "bug" and who != "human" and not blocked(i)
+        s == "open" and k != "bug" and who is None and not blocked(i)
         for i, (k, s, who) in state.items()
     )
     assert report.needs_human == sum(s == "open" and who == "human" for k, s, who in rows)
