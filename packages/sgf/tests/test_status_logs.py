@@ -53,7 +53,7 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     (running,) = data["running"]
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
-        "iteration", "iterations", "task", "task_title", "cost", "idle_seconds", "group",
+        "iteration", "iterations", "task", "task_title", "cost", "tokens", "idle_seconds", "group",
         "worktree",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
@@ -400,7 +400,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     )  # fmt: skip
     assert list(recent) == [
         "loop_id", "started_at", "ended_at", "exit_code", "outcome",
-        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds",
+        "stop_reason", "iterations", "planned", "tasks_closed", "cost", "tokens", "seconds",
     ]  # fmt: skip
     assert (recent["tasks_closed"], recent["tokens"], recent["seconds"]) == (
         ["pn-1", "pn-2"], 900, 60.0,
@@ -410,8 +410,9 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     assert "the current task" in text
     assert "budget reached: cost" in text
     [row] = [line for line in text.splitlines() if done_id in line]
-    cells = [c.strip() for c in row.split("│")[1:-1]]
-    assert cells[3:7] == ["2", "3", "2", "$1.5000"]  # exit, iterations, closed, cost
+    cells = row.split()  # piped: plain rows, whole cells, no box drawing (issue 24)
+    assert cells[0] == done_id
+    assert cells[3:9] == ["2", "3/?", "$1.5000", "900", "1m00s", "2"]
 
 
 def test_status_lists_the_stuck_tasks_needing_a_human(
