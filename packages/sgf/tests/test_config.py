@@ -83,6 +83,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         stuck_threshold=2,
         isolation=config.Isolation.WORKTREE,
         claims=config.Claims.GIT,
+        notify="notify-send sgf",
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

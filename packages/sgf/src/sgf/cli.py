@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from sgf import claude, config, ending, git, launch, logs, sandbox, scaffold, stacks, status
+from sgf import claude, config, ending, git, launch, logs, notify, sandbox, scaffold, stacks, status
 from sgf.config import Isolation, SandboxKind
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
 from sgf.loops import ExitCode, Launch, Stage
@@ -133,6 +133,11 @@ def stage_options(
                 metavar="DURATION",
                 help="Wall-time budget such as 30s, 90m, 8h (config: max_time).",
             ),
+            click.option(
+                "--notify",
+                metavar="COMMAND",
+                help="Run COMMAND with a JSON event on stdin when the loop ends (config: notify).",
+            ),
         ]
         if spec:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
@@ -172,6 +177,7 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     root = env.root()
     if parallel:
         return run_parallel(env, root, request, parallel, stash=stash)
+    teller = notifier(env, root, request)
     prepared = launch.prepare(root, request, stash=stash, env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
@@ -193,13 +199,25 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
+    for problem in teller.ended([(loop_id, code)]):
+        click.echo(f"sgf: warning: {problem}", err=True)
     return code
+
+
+def notifier(env: Env, root: Path, request: Launch) -> notify.Notifier:
+    """Who to tell when the loops of `request` end: --notify, else the config's `notify`."""
+    from sgf import config as config_mod
+
+    command = request.notify or config_mod.load(root).notify
+    timeout = float(env.environ.get("SGF_NOTIFY_TIMEOUT", notify.TIMEOUT))
+    return notify.Notifier(command, root, request.stage.value, env=env.environ, timeout=timeout)
 
 
 def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bool) -> int:
     """Run `count` isolated loops at once (sgf/parallel.py); report each; return one code."""
     from sgf import parallel, render
 
+    teller = notifier(env, root, request)
     loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
     render.recovery(loops[0].recovery)
     for number, loop in enumerate(loops, start=1):
@@ -210,6 +228,8 @@ def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bo
     for number, end in enumerate(ended, start=1):
         for note in end.notes:
             click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)
+    for problem in teller.ended([(end.loop_id, end.code) for end in ended]):
+        click.echo(f"sgf: warning: {problem}", err=True)
     return parallel.overall([end.code for end in ended])
 
 
@@ -230,6 +250,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
         max_cost: float | None,
         max_tokens: int | None,
         max_time: str | None,
+        notify: str | None,
         spec: str | None = None,  # the options below exist only where `shape` says
         afk: bool = False,
         worktree: bool = False,
@@ -249,6 +270,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
             max_tokens=max_tokens,
             max_time=max_time,
             isolation=Isolation.WORKTREE if worktree else None,
+            notify=notify,
         )
         return run_stage(env, request, stash=stash, parallel=parallel)
 

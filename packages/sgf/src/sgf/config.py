@@ -54,6 +54,10 @@ class Config:
     stuck_threshold: int | None = None  # None: ralph's default (3)
     isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
     claims: Claims | None = None  # None: local (README "Running many loops")
+    # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
+    # a budget or hands a task to a human (notify.py). This file is a protected path: an
+    # agent cannot change it (README "Security model").
+    notify: str | None = None
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
