@@ -352,6 +352,26 @@ stage_command(
 )
 
 
+@cli.command("doctor")
+@click.option("--json", "json_", is_flag=True, help="Print the findings as JSON.")
+@click.pass_obj
+def doctor_command(env: Env, json_: bool) -> int:
+    """Check Docker, the sandbox image, claude, credentials, pn's hooks and free disk.
+
+    Each finding is one line with its fix; exit 1 when one is a problem.
+
+    \b
+    Example:
+        sgf doctor
+        sgf doctor --json
+    """
+    from sgf import doctor, render
+
+    findings = doctor.examine(env.root(), env=env.environ)
+    render.doctor(findings, as_json=json_)
+    return 0 if doctor.healthy(findings) else 1
+
+
 @cli.command("status")
 @click.option("--json", "json_", is_flag=True, help="Print JSON.")
 @click.option(
@@ -475,7 +495,9 @@ def sandbox_build(
                 out=out,
             )
         except SgfError as e:
-            raise SgfError(f"{e}; the full output is in {log_path}") from None
+            from sgf import buildview
+
+            raise SgfError(buildview.failure(str(e), log_path, base=base)) from None
     if not verbose and not built.skipped:
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"

@@ -14,6 +14,7 @@ from sgf import figures
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from sgf.doctor import Finding
     from sgf.proc import Sink
     from sgf.recovery import Report
     from sgf.scaffold import Step
@@ -220,6 +221,18 @@ def status(report: Status, *, as_json: bool) -> None:
             for s in p.by_spec
         ]
         out.print(table("Per spec", heads, rows, plain=plain))
+
+
+def doctor(findings: list[Finding], *, as_json: bool) -> None:
+    """Print `sgf doctor`: one line per finding, its fix after it."""
+    if as_json:
+        click.echo(json.dumps({"findings": [f.to_json() for f in findings]}, indent=2))
+        return
+    out = console()
+    style = {"ok": "green", "warning": "yellow", "problem": "bold red"}
+    for f in findings:
+        fix = f" — {f.fix}" if f.fix else ""
+        out.print(f"{f.level.value:<8} {f.check:<12} {f.message}{fix}", style=style[f.level.value])
 
 
 @contextlib.contextmanager
