@@ -166,6 +166,35 @@ def test_logs_ambiguous_prefix_names_the_candidates(project: Path, sgf: Run) -> 
     assert "matches several loops" in done.stderr
 
 
+def test_logs_lists_and_accepts_whole_ids_and_any_unique_part(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    older, newer = "build-auth-20260101T000000", "verify-20260102T000000"
+    (logs / f"{older}.log").write_text("auth work\n")
+    (logs / f"{newer}.log").write_text("verified\n")
+    os.utime(logs / f"{older}.log", (1, 1))
+    (logs / "sandbox-build.log").write_text("docker output\n")  # no loop: never offered
+    (logs / "notify.log").write_text("notify end: x\n")
+    listed = sgf(project, "logs", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout == f"{newer}\n{older}\n"
+    for name in (older, "auth", "20260101T000000"):
+        done = sgf(project, "logs", name, "--no-follow")
+        assert (done.returncode, done.stdout) == (0, "auth work\n"), (name, done.stderr)
+    unknown = sgf(project, "logs", "sandbox-build")
+    assert unknown.returncode == 1
+    assert unknown.stderr == f"error: no loop 'sandbox-build'; recent loops: {newer}, {older}\n"
+
+
+def test_logs_before_any_loop_does_not_offer_the_sandbox_build_log(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    (logs / "sandbox-build.log").write_text("docker output\n")
+    done = sgf(project, "logs", "--no-follow")
+    assert done.returncode == 1
+    assert "no loop has run here yet" in done.stderr
+
+
 def test_logs_follows_a_running_loop_until_it_ends(
     project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
 ) -> None:

@@ -402,13 +402,23 @@ def status_command(env: Env, json_: bool, watch: bool) -> None:
     metavar="SECONDS",
     help="Wait this long for a loop (or its log) that has not started yet.",
 )
+@click.option("--list", "list_", is_flag=True, help="List the loops with a log, newest first.")
 @click.pass_obj
-def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float) -> None:
+def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float, list_: bool) -> None:
     """Print a loop's log, following it while it runs; without LOOP_ID, the newest loop's.
 
-    A unique prefix of the loop id will do.
+    The whole loop id, or any unique part of it, will do.
+
+    \b
+    Example:
+        sgf logs --list
+        sgf logs build-auth-20260226T143000
     """
     root = env.root()
+    if list_:
+        for known in logs.known(root):
+            click.echo(known)
+        return
     found = logs.find(root, loop_id, wait=wait)
     logs.copy(root, found, sys.stdout.buffer, follow=not no_follow)
 
