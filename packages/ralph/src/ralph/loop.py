@@ -48,7 +48,8 @@ def summary_line(index: int, attempt: Attempt) -> str:
         if result.num_turns is not None:
             parts.append(f"{result.num_turns} turns")
         if result.input_tokens is not None or result.output_tokens is not None:
-            parts.append(f"{result.input_tokens or 0} in / {result.output_tokens or 0} out tokens")
+            tokens_in, tokens_out = result.input_tokens or 0, result.output_tokens or 0
+            parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
         if result.cost_usd is not None:
             parts.append(format.cost(result.cost_usd))
     parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
