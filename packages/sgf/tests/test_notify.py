@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -104,14 +105,16 @@ def test_a_budget_stop_is_told_then_the_end(
     assert (budget["exit_code"], budget["iterations"], budget["cost"]) == (2, 2, 0.5)
 
 
-def test_a_task_handed_to_a_human_is_told(
+def test_a_task_handed_to_a_human_is_told_while_the_loop_runs(
     project_template: Path, tmp_path: Path, env: dict[str, str], wait_for: WaitFor
 ) -> None:
     give_up = (
         "pn claim-next --json > claimed.json && pn release "
         "$(python3 -c \"import json; print(json.load(open('claimed.json'))['id'])\")"
     )
-    root = project(project_template, tmp_path, env, {"default": [["sh", give_up], PAID]})
+    ready = tmp_path / "ready"
+    script = {"default": [["sh", give_up], PAID], "5": [["ready", str(ready)], ["hang"]]}
+    root = project(project_template, tmp_path, env, script)
     created = subprocess.run(
         ["pn", "create", "the hard task", "-t", "task", "--json"], cwd=root, env=env,
         capture_output=True, text=True, check=True,
@@ -119,11 +122,26 @@ def test_a_task_handed_to_a_human_is_told(
     task = json.loads(created.stdout)["id"]
     commit(root, env)
     told = tmp_path / "told.jsonl"
-    done = build(root, env, "--notify", f"cat >> {told}", "4")
-    assert done.returncode == 2, done.stderr
-    found = events(told, wait_for, "stuck")
-    (stuck,) = [e for e in found if e["event"] == "stuck"]
-    assert (stuck["task"], stuck["title"], stuck["stage"]) == (task, "the hard task", "build")
+    child = subprocess.Popen(
+        [str(SGF), "build", "-a", "--sandbox", "none", "--no-push", "--notify", f"cat >> {told}",
+         "6"],
+        cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        found = events(told, wait_for, "stuck")
+        wait_for(ready.exists, what="the fifth iteration")
+        assert child.poll() is None  # told while the loop still runs, not at its end
+        (stuck,) = [e for e in found if e["event"] == "stuck"]
+        assert (stuck["task"], stuck["title"], stuck["stage"]) == (task, "the hard task", "build")
+        assert stuck["loop_id"].startswith("build-")
+    finally:
+        child.send_signal(signal.SIGINT)
+        child.communicate(timeout=60)
+    assert child.returncode == 130
+    end = [e for e in events(told, wait_for) if e["event"] == "end"]
+    assert [e["stop_reason"] for e in end] == ["interrupted"]
+    assert len([e for e in events(told, wait_for) if e["event"] == "stuck"]) == 1  # told once
 
 
 def test_a_failing_or_hanging_notifier_neither_blocks_nor_breaks_the_loop(

@@ -183,16 +183,17 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     for warning in prepared.warnings:
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
-    code = launch.run(
-        root,
-        prepared,
-        env=env.environ,
-        pid=os.getpid(),
-        now=env.now,
-        out=sys.stdout.buffer,
-        on_terminal=env.interactive(),
-        stdin_is_terminal=sys.stdin.isatty(),
-    )
+    with teller.watching(str(prepared.loop_id)):
+        code = launch.run(
+            root,
+            prepared,
+            env=env.environ,
+            pid=os.getpid(),
+            now=env.now,
+            out=sys.stdout.buffer,
+            on_terminal=env.interactive(),
+            stdin_is_terminal=sys.stdin.isatty(),
+        )
     loop_id = str(prepared.loop_id)
     if finished := launch.finish(root, prepared):
         click.echo(f"sgf: {finished}", err=True)
@@ -222,9 +223,10 @@ def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bo
     render.recovery(loops[0].recovery)
     for number, loop in enumerate(loops, start=1):
         click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
-    ended = parallel.run(
-        root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
-    )
+    with teller.watching(str(loops[0].loop_id)):
+        ended = parallel.run(
+            root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
+        )
     for number, end in enumerate(ended, start=1):
         for note in end.notes:
             click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)

@@ -1,6 +1,6 @@
 """Telling someone (issue 24): the `notify` command of `.sgf/config.toml` (or `--notify`) runs
 on the host with one JSON event on stdin when a loop ends, when a budget stopped it, and for
-each task handed to a human while it ran.
+each task handed to a human while it runs (when the iteration that handed it over ends).
 
 The command is started detached, through `python -m sgf.notify` with a timeout, its output
 appended to `.sgf/logs/notify.log`: a notifier that fails, hangs or is slow never holds up or
@@ -9,9 +9,11 @@ breaks a loop, nor the sgf that ran it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,21 +100,70 @@ class Notifier:
         self.stage = stage
         self.env = env
         self.timeout = timeout
-        self.stuck_before = stuck_now(root, env) if command else {}
+        self.told = set(stuck_now(root, env)) if command else set()  # stuck before the run
+        self.problems: list[str] = []
+
+    def _newly_stuck(self) -> list[tuple[str, str]]:
+        found = [(k, v) for k, v in stuck_now(self.root, self.env).items() if k not in self.told]
+        self.told.update(k for k, _ in found)
+        return found
+
+    @contextlib.contextmanager
+    def watching(self, loop_id: str, *, every: float = 1.0) -> Iterator[None]:
+        """While the loop runs, tell each task handed to a human when the iteration that
+        handed it over ends: the run records change then (a `stat` a second; pn only then)."""
+        if not self.command:
+            yield
+            return
+        stop = threading.Event()
+
+        def watch() -> None:
+            seen = _records(self.root)
+            while not stop.wait(every):
+                if (now := _records(self.root)) == seen:
+                    continue
+                seen = now
+                events = [
+                    {"event": "stuck", "project": str(self.root), "loop_id": loop_id,
+                     "stage": self.stage, "task": task, "title": title}
+                    for task, title in self._newly_stuck()
+                ]  # fmt: skip
+                self.problems += send(
+                    self.command or "", events, root=self.root, env=self.env, timeout=self.timeout
+                )
+
+        thread = threading.Thread(target=watch, name="sgf-notify-stuck", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=120)
 
     def ended(self, loops: Sequence[tuple[str, int]]) -> list[str]:
         """Tell about the loops (id, exit code) that ended; problems starting it, as lines."""
         if not self.command:
             return []
-        stuck = [
-            (k, v) for k, v in stuck_now(self.root, self.env).items() if k not in self.stuck_before
-        ]
+        stuck = self._newly_stuck()  # handed over since the watcher last looked
         events = []
         for number, (loop_id, code) in enumerate(loops):
             # a task handed to a human is told once, with the first loop of the run
             mine = stuck if number == 0 else []
             events += loop_events(self.root, loop_id, stage=self.stage, code=code, stuck=mine)
-        return send(self.command, events, root=self.root, env=self.env, timeout=self.timeout)
+        sent = send(self.command, events, root=self.root, env=self.env, timeout=self.timeout)
+        return [*self.problems, *sent]
+
+
+def _records(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each run record's name, size and mtime: what changes when an iteration ends."""
+    found = []
+    for path in sorted((root / runs.RECORDS).glob("*.jsonl")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        found.append((path.name, st.st_size, st.st_mtime_ns))
+    return tuple(found)
 
 
 def main(argv: Sequence[str]) -> int:
