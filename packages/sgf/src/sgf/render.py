@@ -135,7 +135,8 @@ def table(title: str, heads: Sequence[str], rows: Rows, *, plain: bool) -> objec
 
 def _running(report: Status) -> tuple[tuple[str, ...], Rows]:
     grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
-    heads = ("loop id", "stage", *figures.NAMES, "task", "idle", "log")
+    # the names `sgf top` uses; `active`: how long ago the loop's log last grew
+    heads = ("loop id", "stage", *figures.NAMES, "task", "active", "log")
     rows: list[tuple[str, ...]] = []
     for r in report.running:
         task = f"{r.task} {r.task_title}" if r.task else "-"
