@@ -162,3 +162,22 @@ def test_a_failing_or_hanging_notifier_neither_blocks_nor_breaks_the_loop(
     assert done.returncode == 2, done.stderr  # its own exit, not the notifier's
     wait_for(lambda: "exited with 7" in log.read_text(), what="the failure in the log")
     assert "oops" in log.read_text()
+
+
+def test_the_readme_recipes_are_valid_config_and_shell() -> None:
+    """Each `notify = ...` recipe of the README parses as `.sgf/config.toml` and as `sh`."""
+    import tomllib
+
+    from sgf import config
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    block = readme[readme.index("# a desktop notification") :]
+    recipes = [
+        line for line in block[: block.index("```")].splitlines() if line.startswith("notify")
+    ]
+    assert len(recipes) == 3
+    for line in recipes:
+        command = tomllib.loads(line)["notify"]
+        assert config.parse(line).notify == command
+        checked = subprocess.run(["sh", "-n", "-c", command], capture_output=True, check=False)
+        assert checked.returncode == 0, (command, checked.stderr)
