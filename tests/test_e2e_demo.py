@@ -50,6 +50,13 @@ def test_demo_builds_the_greeter_in_the_sandbox(
     assert "sgf build exited with 0" in out
     assert "--sandbox none" not in out  # Docker answers here, so the sandbox was used
     assert len(re.findall(r"closed\s+task", out)) == 3
+    # the closing `sgf status` is piped here: plain rows, whole ids, no box drawing (issue 24)
+    after = done.stdout[done.stdout.rindex("Afterwards") :]
+    closing = after[: after.index("pn list")]
+    assert not set("│─┃━┏┡") & set(closing), closing
+    assert re.search(
+        r"^build-\d{8}T\d{6}\s.*\scomplete\s+0\s+\d+/6\s+\$\d+\.\d{4}\s", closing, re.M
+    ), closing
     project = Path(re.findall(r"project:\s+(\S+)", out)[-1])
     assert (project / "greet.py").is_file()
     assert list((project / ".sgf" / "logs").glob("build-*.log"))

@@ -33,3 +33,21 @@ def test_agent_cannot_edit_prompts_or_backpressure(project: Project, model: Mode
     assert "File created successfully" not in results["Write"]
     assert project.pid_files() == []
     assert project.containers() == []
+
+
+def test_agent_cannot_plant_a_notifier(project: Project, model: Model) -> None:
+    """The `notify` command runs on the host: the agent must not choose it for the next run."""
+    config = project.root / ".sgf/config.toml"
+    before = config.read_bytes()
+    server = model(scenario("notify-plant"))
+
+    done = project.sgf("build", "-a", "1")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (tried,) = [text for _, command, text in tool_results(server.requests) if "PLANTED" in command]
+    assert config.read_bytes() == before, tried
+    assert not config.is_symlink()
+    assert "notify" not in config.read_text()
+    assert not (project.root / "PLANTED").exists()
+    assert project.pid_files() == []
+    assert project.containers() == []

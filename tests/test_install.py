@@ -58,6 +58,9 @@ def test_the_readme_install_command_puts_three_tools_on_path(
     project = tmp_path / "project"
     project.mkdir()
     sh("git init -q && sgf init --stack python", cwd=project, env=tools)
+    # the README's model-free command, as written, works from the installed tools (issue 24)
+    served = sh(block_with("ralph.testing.model_server --help"), cwd=project, env=tools)
+    assert "--scenario" in served
     assert (project / ".sgf" / "config.toml").is_file()
     assert compiled(tools, "sgf")
 

@@ -154,7 +154,23 @@ def test_conflict_markers_stop_the_commit_with_file_and_line(inited: Path, pn: P
     assert "issues.jsonl:1" in commit.stdout + commit.stderr
 
 
-def test_hooks_warn_and_let_work_proceed_without_pn_on_path(inited: Path, pn: Pn) -> None:
+def test_a_commit_where_all_is_well_prints_one_line_per_hook(inited: Path, pn: Pn) -> None:
+    """Issue 24: pre-commit's verbose mode printed five lines on every commit."""
+    pn("q", "x", "-t", "task")
+    (inited / "code.py").write_text("1\n")
+    git(inited, "add", "code.py")
+    done = subprocess.run(
+        ["git", "commit", "-m", "quiet"], cwd=inited, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    hook_lines = [line for line in (done.stdout + done.stderr).splitlines() if "pensa" in line]
+    assert len(hook_lines) == 1, done.stdout + done.stderr
+    assert hook_lines[0].startswith("pensa: export the database to .pensa/*.jsonl")
+    assert hook_lines[0].endswith("Passed")
+    assert "hook id" not in done.stdout + done.stderr
+
+
+def test_hooks_let_work_proceed_without_pn_on_path(inited: Path, pn: Pn) -> None:
     pn("q", "x", "-t", "task")
     venv_python = BIN / "python"
     bare_path = "/usr/bin:/bin"  # git and sh, but no pn
@@ -169,13 +185,11 @@ def test_hooks_warn_and_let_work_proceed_without_pn_on_path(inited: Path, pn: Pn
         text=True,
         check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "pensa: pn is not on PATH: skipped pn export" in done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr  # the commit is not held up
     switched = subprocess.run(
         ["git", "switch", "-c", "other"], cwd=inited, env=env, capture_output=True, text=True
     )
-    assert switched.returncode == 0
-    assert "skipped pn sync" in switched.stdout + switched.stderr
+    assert switched.returncode == 0, switched.stdout + switched.stderr
     assert venv_python.exists()
 
 

@@ -182,7 +182,11 @@ def test_an_error_is_recorded_as_the_stop_reason_with_the_totals(
     assert end["event"] == "end"
     assert end["exit"] == 1
     assert end["stop_reason"].startswith("error: usage limit that waiting cannot lift")
-    assert "totals: 1 iteration(s)" not in done.stdout  # the failed attempt is not counted
+    # the iteration that started ended too, failed: counted and recorded like any other
+    assert "totals: 1 iteration(s)" in done.stdout
+    (iteration,) = [json.loads(x) for x in record.read_text().splitlines() if '"iteration"' in x]
+    assert iteration["failure"].startswith("usage limit that waiting cannot lift")
+    assert end["iterations"] == 1
     assert "; stopped: error: usage limit that waiting cannot lift" in done.stdout
 
 

@@ -248,11 +248,12 @@ def test_summary_line_reports_duration_turns_tokens_cost_and_status(
     result = {
         "num_turns": 7,
         "total_cost_usd": 0.25,
-        "usage": {"input_tokens": 12, "output_tokens": 34},
+        "usage": {"input_tokens": 12_345, "output_tokens": 34},
     }
     done = ralph("-a", "1", script(default=[["result", result]]))
     line = next(x for x in done.stdout.splitlines() if x.startswith("Iteration 1 done: "))
-    assert line.endswith("7 turns · 12 in / 34 out tokens · $0.2500 · exit 0")
+    # the figures in the form every view shows them (format.py, sgf's figures.py)
+    assert line.endswith("7 turns · 12.3k in / 34 out tokens · $0.2500 · exit 0")
 
 
 def test_agent_crash_without_result_is_a_warning_and_the_loop_goes_on(

@@ -85,7 +85,9 @@ def test_error_line_is_brief_and_drops_wrapper_tags() -> None:
     assert len(error_line("e" * 500)) == 5 + 100
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(4.25, "4.2s"), (192, "3m12s"), (3720, "1h02m")])
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(4.25, "4s"), (192, "3m12s"), (3720, "1h02m"), (187200, "2d04h")]
+)
 def test_duration(seconds: float, text: str) -> None:
     assert duration(seconds) == text
 

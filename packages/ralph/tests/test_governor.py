@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,8 @@ import pytest
 from ralph.governor import Budgets, Governor, failure_of, parse_duration
 from ralph.stream import Result
 
-from .conftest import Run, Script
+from .conftest import Run, Script, Spawn
+from .test_loop import WaitFor
 
 
 @pytest.mark.parametrize(
@@ -170,3 +173,55 @@ def test_root_with_sandbox_none_and_claude_is_refused_before_any_iteration(
     assert "claude refuses to bypass permissions as root" in done.stderr
     assert "Iteration 1" not in done.stdout
     assert "claude refuses" not in run({"IS_SANDBOX": "1"}).stderr
+
+
+def _end(record: Path) -> dict[str, object]:
+    ends = [e for e in map(json.loads, record.read_text().splitlines()) if e["event"] == "end"]
+    assert len(ends) == 1
+    return ends[0]  # type: ignore[no-any-return]  # a JSON object
+
+
+def test_the_iteration_that_completes_the_loop_is_in_its_totals(
+    ralph: Run, script: Script, tmp_path: Path
+) -> None:
+    paid = [["result", {"total_cost_usd": 0.25, "usage": {"input_tokens": 100}}]]
+    done_ = [["touch", ".ralph-complete"], *paid]
+    record = tmp_path / "run.jsonl"
+    done = ralph("-a", "--record", str(record), "5", script(_1=paid, _2=done_))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(
+        r"totals: 2 iteration\(s\), (\d task\(s\) closed, )?\$0\.5000, 200 tokens, ", done.stdout
+    ), done.stdout
+    end = _end(record)
+    assert (end["iterations"], end["cost"], end["tokens"]) == (2, 0.5, 200)
+    assert end["stop_reason"] == "complete"
+
+
+def test_the_iteration_interrupted_is_in_the_totals(
+    project: Path,
+    ralph_env: dict[str, str],
+    script: Script,
+    wait_for: WaitFor,
+    spawn_ralph: Spawn,
+    tmp_path: Path,
+) -> None:
+    ready = tmp_path / "ready"
+    paid = ["result", {"total_cost_usd": 0.25, "usage": {"input_tokens": 100}}]
+    # the second iteration has its result and then hangs, until the signal
+    second = [paid, ["ready", str(ready)], ["hang"]]
+    record = tmp_path / "run.jsonl"
+    env = {**ralph_env, "RALPH_RESULT_GRACE": "60"}
+    args = ("-a", "--record", str(record), "5", script(_1=[paid], _2=second))
+    ralph = spawn_ralph(project, env, *args)
+    wait_for(ready.exists, what="the second iteration to start")
+    ralph.send_signal(signal.SIGINT)
+    out, err = ralph.communicate(timeout=30)
+    assert ralph.returncode == 130, err
+    assert re.search(
+        r"totals: 2 iteration\(s\), (\d task\(s\) closed, )?\$0\.5000, 200 tokens", out
+    )
+    assert out.rstrip().endswith("stopped: interrupted"), out
+    end = _end(record)
+    assert (end["iterations"], end["cost"], end["tokens"]) == (2, 0.5, 200)
+    iterations = list(map(json.loads, record.read_text().splitlines()))
+    assert [e["index"] for e in iterations if e["event"] == "iteration"] == [1, 2]

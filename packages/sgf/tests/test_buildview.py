@@ -49,3 +49,24 @@ def test_the_view_logs_every_byte_and_shows_steps_whatever_the_chunking(size: in
     view.flush()
     assert log.getvalue() == data
     assert [s.split("]")[0] for s in shown] == ["[1/3", "[2/3", "[3/3", "[2/4", "[3/4"]
+
+
+def test_the_cause_of_a_failed_build_is_its_last_error_line() -> None:
+    from sgf import buildview
+
+    kit = [
+        "#4 [internal] load metadata for registry.invalid:5000/no:1",
+        "#4 ERROR: failed to do request: Head https://registry.invalid:5000/v2/no/manifests/1: "
+        "dial tcp: lookup registry.invalid: no such host",
+        "------",
+        " > [internal] load metadata for registry.invalid:5000/no:1:",
+        "ERROR: failed to solve: registry.invalid:5000/no:1: failed to resolve source metadata",
+    ]
+    assert buildview.cause(kit) == (
+        "ERROR: failed to solve: registry.invalid:5000/no:1: failed to resolve source metadata"
+    )
+    assert buildview.registry_unreachable(kit)
+    apt = ["Step 5/14 : RUN apt-get install -y make", "E: Unable to locate package mkae"]
+    assert buildview.cause(apt) == "E: Unable to locate package mkae"
+    assert not buildview.registry_unreachable(apt)
+    assert buildview.cause(["Step 1/2 : FROM x", "all fine"]) is None

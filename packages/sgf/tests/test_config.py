@@ -89,6 +89,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         command_guard=False,
         format_command="ruff format",
         check_command="run-silent test -- pytest -q",
+        notify="notify-send sgf",
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

@@ -53,7 +53,7 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     (running,) = data["running"]
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
-        "iteration", "iterations", "task", "task_title", "cost", "idle_seconds", "group",
+        "iteration", "iterations", "task", "task_title", "cost", "tokens", "idle_seconds", "group",
         "worktree",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
@@ -164,6 +164,35 @@ def test_logs_ambiguous_prefix_names_the_candidates(project: Path, sgf: Run) -> 
     done = sgf(project, "logs", "build-2026")
     assert done.returncode == 1
     assert "matches several loops" in done.stderr
+
+
+def test_logs_lists_and_accepts_whole_ids_and_any_unique_part(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    older, newer = "build-auth-20260101T000000", "verify-20260102T000000"
+    (logs / f"{older}.log").write_text("auth work\n")
+    (logs / f"{newer}.log").write_text("verified\n")
+    os.utime(logs / f"{older}.log", (1, 1))
+    (logs / "sandbox-build.log").write_text("docker output\n")  # no loop: never offered
+    (logs / "notify.log").write_text("notify end: x\n")
+    listed = sgf(project, "logs", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout == f"{newer}\n{older}\n"
+    for name in (older, "auth", "20260101T000000"):
+        done = sgf(project, "logs", name, "--no-follow")
+        assert (done.returncode, done.stdout) == (0, "auth work\n"), (name, done.stderr)
+    unknown = sgf(project, "logs", "sandbox-build")
+    assert unknown.returncode == 1
+    assert unknown.stderr == f"error: no loop 'sandbox-build'; recent loops: {newer}, {older}\n"
+
+
+def test_logs_before_any_loop_does_not_offer_the_sandbox_build_log(project: Path, sgf: Run) -> None:
+    logs = project / ".sgf/logs"
+    logs.mkdir(parents=True)
+    (logs / "sandbox-build.log").write_text("docker output\n")
+    done = sgf(project, "logs", "--no-follow")
+    assert done.returncode == 1
+    assert "no loop has run here yet" in done.stderr
 
 
 def test_logs_follows_a_running_loop_until_it_ends(
@@ -400,7 +429,8 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     )  # fmt: skip
     assert list(recent) == [
         "loop_id", "started_at", "ended_at", "exit_code", "outcome",
-        "stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds", "guardrails",
+        "stop_reason", "iterations", "planned", "tasks_closed", "cost", "tokens", "seconds",
+        "guardrails",
     ]  # fmt: skip
     assert (recent["tasks_closed"], recent["tokens"], recent["seconds"]) == (
         ["pn-1", "pn-2"], 900, 60.0,
@@ -410,8 +440,9 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     assert "the current task" in text
     assert "budget reached: cost" in text
     [row] = [line for line in text.splitlines() if done_id in line]
-    cells = [c.strip() for c in row.split("│")[1:-1]]
-    assert cells[3:7] == ["2", "3", "2", "$1.5000"]  # exit, iterations, closed, cost
+    cells = row.split()  # piped: plain rows, whole cells, no box drawing (issue 24)
+    assert cells[0] == done_id
+    assert cells[3:9] == ["2", "3/?", "$1.5000", "900", "1m00s", "2"]
 
 
 def test_status_lists_the_stuck_tasks_needing_a_human(

@@ -159,7 +159,7 @@ def test_top_shows_both_projects_loops_stops_one_and_restarts_it(
             cells = [str(c) for c in table.get_row_at(0)]  # type: ignore[attr-defined]
             assert cells[:4] == ["shop", "build", "-", "2/3"]
             assert cells[4] == f"{shop_task} shop task"
-            assert cells[5] == "$0.25"
+            assert cells[5] == "$0.2500"
 
             # the log pane follows the selected loop's one-liners
             def logged(text: str) -> bool:

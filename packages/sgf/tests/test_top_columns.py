@@ -59,12 +59,12 @@ def test_cells_of_a_running_and_a_stopped_loop() -> None:
         costs=(0.1, 0.2),
     )
     assert columns.cells(running, NOW) == (
-        "shop", "build", "auth", "3/10", "pn-1a2b add login", "$0.42/$5.00", "48.2k",
+        "shop", "build", "auth", "3/10", "pn-1a2b add login", "$0.4213/$5.0000", "48.2k",
         "12m34s", "4s", "running", "▄█",
     )  # fmt: skip
     stopped = LoopRow(Path("/work/shop"), "verify-1", "verify", None, State.STOPPED, "interrupted")
     assert columns.cells(stopped, NOW) == (
-        "shop", "verify", "-", "-", "-", "$0.00", "0", "-", "-", "stopped: interrupted", "",
+        "shop", "verify", "-", "-", "-", "$0.0000", "0", "-", "-", "stopped: interrupted", "",
     )  # fmt: skip
     assert len(columns.COLUMNS) == len(columns.cells(stopped, NOW))
 

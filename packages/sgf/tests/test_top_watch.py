@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -47,22 +48,37 @@ class Scripted:
         return self.snaps[min(self.calls, len(self.snaps)) - 1]
 
 
-def test_piped_prints_the_table_as_plain_text_only_when_it_changes() -> None:
+def test_piped_prints_one_header_then_a_row_only_when_it_changes() -> None:
     out = io.StringIO()
     stop = threading.Event()
     source = Scripted(snap(0.1), snap(0.1), snap(0.2), stop=stop)
     console = Console(file=out, force_terminal=False)
     watch.run(source, console=console, interval=0.01, stop=stop, stamp=lambda s: "T")
-    text = out.getvalue()
-    assert text.count("# T\n") == 2  # the unchanged second snapshot printed nothing
-    assert "$0.10" in text
-    assert "$0.20" in text
-    assert "pn-1 [bold red]pwned[/] \\x1b[2J" in text  # inert, never markup
-    assert "\x1b" not in text
-    assert "pensa (shop): 2 ready" in text
-    first = text.split("\n")[1].split()
-    assert first == ["project", "stage", "spec", "iter", "task", "cost", "tokens", "elapsed",
-                     "active", "state", "trend"]  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["at", "loop", "id", "project", "stage", "spec", "iterations",
+                                "task", "cost", "tokens", "time", "active", "state",
+                                "trend"]  # fmt: skip
+    rows = [line for line in lines if line.startswith("T ")]
+    assert len(rows) == 2  # the unchanged second snapshot printed nothing
+    assert "build-20260301T110000" in rows[0]  # the whole id
+    assert "$0.1000" in rows[0]
+    assert "$0.2000" in rows[1]
+    assert "pn-1 [bold red]pwned[/] \\x1b[2J" in rows[0]  # inert, never markup
+    assert "\x1b" not in out.getvalue()
+    assert [line for line in lines if line.startswith("# pensa (shop): 2 ready")] == [lines[2]]
+    assert not any("─" in line or "│" in line for line in lines)
+
+
+def test_piped_rows_are_not_repeated_for_ticking_time_alone() -> None:
+    out = io.StringIO()
+    stop = threading.Event()
+    later = snap(0.1)
+    later = Snapshot(
+        NOW, later.projects, tuple(replace(r, elapsed=61.0) for r in later.rows), later.boards
+    )
+    source = Scripted(snap(0.1), later, stop=stop)
+    watch.run(source, console=Console(file=out, force_terminal=False), interval=0.01, stop=stop)
+    assert len(out.getvalue().splitlines()) == 3  # header, the row, the pensa line
 
 
 def test_on_a_terminal_the_table_is_redrawn_in_place() -> None:
@@ -72,8 +88,8 @@ def test_on_a_terminal_the_table_is_redrawn_in_place() -> None:
     console = Console(file=out, force_terminal=True, width=200, color_system="truecolor")
     watch.run(source, console=console, interval=0.01, stop=stop)
     text = out.getvalue()
-    assert "$0.10" in text
-    assert "$0.20" in text
+    assert "$0.1000" in text
+    assert "$0.2000" in text
     assert "\x1b[2K" in text or "\x1b[1A" in text  # the cursor moved back over the old table
     assert "[bold red]pwned[/]" in text  # the brackets are shown, not read as markup
     assert "\x1b[2J" not in text  # the title's escape did not clear the screen
@@ -98,7 +114,8 @@ def test_status_watch_through_the_real_console_script(
     child.send_signal(signal.SIGINT)
     rest: Any = child.communicate(timeout=30)
     assert child.returncode == 130, rest
-    assert lines[0].startswith("# ")
+    assert lines[0].split()[:3] == ["at", "loop", "id"]
+    assert "verify-20260301T100000" in lines[-1]
     assert "stopped: x" in lines[-1]
 
 

@@ -55,13 +55,15 @@ SUBMODULE_SAFETY = (
 
 
 def _guarded(command: str, skipped: str) -> str:
-    """An entry that runs `pn COMMAND`, or warns in one line when pn is missing."""
+    """An entry that runs `pn COMMAND`; when pn is missing, it says so in one line on the
+    terminal (pre-commit shows a hook's own output only when it fails: issue 24, one line per
+    hook when all is well) and lets git go on."""
     return (
         "sh -c 'if command -v pn >/dev/null 2>&1; then exec pn "
         + command
-        + '; fi; echo "pensa: pn is not on PATH: '
+        + '; fi; { echo "pensa: pn is not on PATH: '
         + skipped
-        + " (install pensa: see its README)\"' --"
+        + " (install pensa: see its README)\" >/dev/tty; } 2>/dev/null; exit 0' --"
     )
 
 
@@ -73,7 +75,6 @@ PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
         "language": "system",
         "always_run": True,
         "pass_filenames": False,
-        "verbose": True,
         "stages": ["pre-commit"],
     },
     {
@@ -83,7 +84,6 @@ PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
         "language": "system",
         "always_run": True,
         "pass_filenames": False,
-        "verbose": True,
         "stages": ["post-commit", "post-merge", "post-checkout", "post-rewrite"],
     },
 )

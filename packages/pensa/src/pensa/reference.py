@@ -55,13 +55,18 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         (
             Ref(
                 'pn create "TITLE" [-t TYPE] [-p P] [-a '
-                "A] [--spec S] [--fixes BUG] [--description D] [--dep ID]... [--label L]...",
-                "create an issue",
+                "A] [--spec S] [--fixes BUG] [--description D | --description-file F] "
+                "[--dep ID]... [--label L]...",
+                "create an issue; `--description-file -` reads it from stdin",
             ),
-            Ref('pn q "TITLE" [-t TYPE] [-p P] [--spec S]', "quick capture: prints only the id"),
+            Ref(
+                'pn q "TITLE" [-t TYPE] [-p P] [--spec S] [--description-file F]',
+                "quick capture: prints only the id",
+            ),
             Ref(
                 "pn update ID [--title T] [--status S] [-p P] "
-                "[-a A] [--description D] [--spec S] [--fixes BUG] [--label L]... [--claim] "
+                "[-a A] [--description D | --description-file F] [--spec S] [--fixes BUG] "
+                "[--label L]... [--claim] "
                 "[--unclaim]",
                 "change fields; `--claim` takes it, `--unclaim` gives it back; empty text "
                 "clears; `--label` adds",
@@ -74,7 +79,11 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn reopen ID... [--reason R]",
                 "reopen closed issues, all or none; each is unassigned (history keeps who had it)",
             ),
-            Ref("pn delete ID [--force]", "delete; `--force` also removes its deps and comments"),
+            Ref(
+                "pn delete ID [--force] [--yes]",
+                "delete, printing the full id; on a terminal it asks first (`--yes` does not); "
+                "`--force` also removes its deps and comments",
+            ),
             Ref(
                 "pn show ID [--short]",
                 "one issue with deps, dependents and comments (for a bug, also its fixes)",

@@ -95,12 +95,29 @@ def error_line(text: str) -> str:
     return f"   ! {cut(text, ERROR_WIDTH) or 'tool failed'}"
 
 
+# The figures of a run, in the one form every view shows them (sgf's figures.py has the same
+# few lines: packages share no code, and a test holds the two to the same strings).
+
+
 def duration(seconds: float) -> str:
-    """`3m12s`, `1h02m`, `4.2s`."""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    """`42s`, `3m12s`, `1h02m`, `2d04h`."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def cost(usd: float) -> str:
+    """`$0.0046`: four decimals, as claude reports a small iteration's cost."""
+    return f"${usd:.4f}"
+
+
+def tokens(n: int) -> str:
+    """`547`, `48.2k`, `2.5M`."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)

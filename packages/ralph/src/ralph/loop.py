@@ -60,9 +60,10 @@ def summary_line(index: int, attempt: Attempt) -> str:
         if result.num_turns is not None:
             parts.append(f"{result.num_turns} turns")
         if result.input_tokens is not None or result.output_tokens is not None:
-            parts.append(f"{result.input_tokens or 0} in / {result.output_tokens or 0} out tokens")
+            tokens_in, tokens_out = result.input_tokens or 0, result.output_tokens or 0
+            parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
         if result.cost_usd is not None:
-            parts.append(f"${result.cost_usd:.4f}")
+            parts.append(format.cost(result.cost_usd))
     parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
     return f"Iteration {index} done: " + " · ".join(parts)
 
@@ -175,7 +176,13 @@ class Loop:
             holding = self._held()
             started = now_iso()
             began = datetime.fromtimestamp(self.wall(), UTC)
-            attempt = self._iteration(index)
+            try:
+                attempt = self._iteration(index)
+            except RalphError as e:  # e.g. a usage limit for good: the iteration ended too
+                attempt = Attempt(None)
+                self._record_iteration(index, started, attempt, holding, failure=str(e))
+                raise
+            # counted however the loop goes on: completed, interrupted, over budget or failed
             self._record_iteration(index, started, attempt, holding)
             if self.layout is not None:
                 gitdirs.unchanged(self.layout)  # raises: no host git on redirected pointers
@@ -194,17 +201,10 @@ class Loop:
                 self._push_pending()
                 return self._stop(Exit.COMPLETE, "complete")
             if attempt.expiry is Expiry.MAX_TIME:
-                self.governor.record(attempt.result, failure=None)
                 over = self.governor.over_budget() or "budget reached: --max-time"
                 self.out.warning(f"stopping: {over}")
                 self.cut_short_since = began
                 return self._stop(Exit.EXHAUSTED, over)
-            failure = None
-            if self.config.afk:  # an interactive session has no result event to judge by
-                failure = failure_of(
-                    attempt.status, attempt.result, expired=attempt.expiry is Expiry.IDLE
-                )
-            self.governor.record(attempt.result, failure=failure)
             if broken := self.governor.breaker_open():
                 self.out.error(f"stopping: {broken}")
                 return self._stop(Exit.ERROR, broken)
@@ -221,15 +221,30 @@ class Loop:
         return self._holding()
 
     def _record_iteration(
-        self, index: int, started: str, attempt: Attempt, before: dict[str, str] | None
+        self,
+        index: int,
+        started: str,
+        attempt: Attempt,
+        before: dict[str, str] | None,
+        *,
+        failure: str | None = None,
     ) -> None:
+        """Count a finished iteration in the totals and write its record line."""
         fired = hooks.fired(self.config)
         for event in fired:
             self.out.note(hooks.describe(event))
+        result = attempt.result
+        failure = failure or failure_of(
+            attempt.status, result, expired=attempt.expiry is Expiry.IDLE
+        )
+        # interrupted or cut by --max-time is no failure; interactive sessions have no result
+        judged = (
+            self.config.afk and not attempt.interrupted and attempt.expiry is not Expiry.MAX_TIME
+        )
+        self.governor.record(result, failure=failure if judged else None)
         if self.config.record is None:
             return
         claimed, closed = changes(before, self._held())
-        result = attempt.result
         tokens = None
         if result is not None:
             tokens = sum(
@@ -246,7 +261,7 @@ class Loop:
             turns=result.num_turns if result else None,
             claimed=claimed,
             closed=closed,
-            failure=failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE),
+            failure=failure,
             guardrails=fired,
         )
 
@@ -260,7 +275,8 @@ class Loop:
         g = self.governor
         tasks = "" if closed is None else f"{len(closed)} task(s) closed, "
         self.out.summary(
-            f"totals: {g.iterations} iteration(s), {tasks}${g.cost:.4f}, {g.tokens} tokens, "
+            f"totals: {g.iterations} iteration(s), {tasks}{format.cost(g.cost)}, "
+            f"{format.tokens(g.tokens)} tokens, "
             f"{format.duration(g.elapsed())}; stopped: {self.stop_reason or code.name.lower()}"
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 STEP = re.compile(r"^(?:Step (\d+/\d+) : |#\d+ \[([^\]]+)\] )(.*)$")
@@ -56,3 +57,50 @@ class BuildView:
     def flush(self) -> None:
         """Flush the log."""
         self.log.flush()
+
+
+_ERROR = re.compile(
+    r"(?i)\b(error|failed|denied|no such host|not found|timeout|timed out|refused|unable|"
+    r"unreachable|no space left)\b"
+)
+_REGISTRY = re.compile(
+    r"(?i)(dial tcp|no such host|i/o timeout|tls handshake|connection refused|network is "
+    r"unreachable|temporary failure in name resolution|failed to resolve source metadata|"
+    r"failed to do request|pull access denied|manifest unknown)"
+)
+
+
+def cause(lines: Iterable[str]) -> str | None:
+    """The line of a failed build's output that names its cause: the last one that reads as
+    an error (docker's own wording, cut to one line), or None."""
+    found = None
+    for line in lines:
+        text = " ".join(line.split())
+        if _ERROR.search(text) and not STEP.match(text):
+            found = text
+    if found and len(found) > 300:
+        found = found[:299] + "…"
+    return found
+
+
+def registry_unreachable(lines: Iterable[str]) -> bool:
+    """Tell whether a failed build could not pull its base image from a registry."""
+    return any(_REGISTRY.search(line) for line in lines)
+
+
+def failure(error: str, log: Path, *, base: str) -> str:
+    """`sgf sandbox build`'s error: docker's own words for the cause, `--base` when the
+    registry could not be reached, and where the whole output is."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    message = error
+    if why := cause(lines):
+        message += f": {why}"
+    if registry_unreachable(lines):
+        message += (
+            f"; the registry holding {base} cannot be reached: build from an image you have "
+            "with `--base IMAGE` (see `docker images`) or set SPRINGFIELD_BASE_IMAGE"
+        )
+    return f"{message}; the full output is in {log}"

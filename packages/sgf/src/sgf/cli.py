@@ -20,6 +20,7 @@ from sgf import (
     git,
     launch,
     logs,
+    notify,
     safefile,
     sandbox,
     scaffold,
@@ -145,6 +146,11 @@ def stage_options(
                 metavar="DURATION",
                 help="Wall-time budget such as 30s, 90m, 8h (config: max_time).",
             ),
+            click.option(
+                "--notify",
+                metavar="COMMAND",
+                help="Run COMMAND with a JSON event on stdin when the loop ends (config: notify).",
+            ),
         ]
         if spec:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
@@ -184,21 +190,23 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     root = env.root()
     if parallel:
         return run_parallel(env, root, request, parallel, stash=stash)
+    teller = notifier(env, root, request)
     prepared = launch.prepare(root, request, stash=stash, env=env.environ, now=env.now)
     render.recovery(prepared.recovery)
     for warning in prepared.warnings:
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
-    ran = launch.run(
-        root,
-        prepared,
-        env=env.environ,
-        pid=os.getpid(),
-        now=env.now,
-        out=sys.stdout.buffer,
-        on_terminal=env.interactive(),
-        stdin_is_terminal=sys.stdin.isatty(),
-    )
+    with teller.watching(str(prepared.loop_id)):
+        ran = launch.run(
+            root,
+            prepared,
+            env=env.environ,
+            pid=os.getpid(),
+            now=env.now,
+            out=sys.stdout.buffer,
+            on_terminal=env.interactive(),
+            stdin_is_terminal=sys.stdin.isatty(),
+        )
     code = ran.code
     loop_id = str(prepared.loop_id)
     if ran.kept:
@@ -208,25 +216,40 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):
         click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
     click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
+    for problem in teller.ended([(loop_id, code)]):
+        click.echo(f"sgf: warning: {problem}", err=True)
     return code
+
+
+def notifier(env: Env, root: Path, request: Launch) -> notify.Notifier:
+    """Who to tell when the loops of `request` end: --notify, else the config's `notify`."""
+    from sgf import config as config_mod
+
+    command = request.notify or config_mod.load(root).notify
+    timeout = float(env.environ.get("SGF_NOTIFY_TIMEOUT", notify.TIMEOUT))
+    return notify.Notifier(command, root, request.stage.value, env=env.environ, timeout=timeout)
 
 
 def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bool) -> int:
     """Run `count` isolated loops at once (sgf/parallel.py); report each; return one code."""
     from sgf import parallel, render
 
+    teller = notifier(env, root, request)
     loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
     render.recovery(loops[0].recovery)
     for warning in loops[0].warnings:  # the same for every loop: one request, one config
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     for number, loop in enumerate(loops, start=1):
         click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
-    ended = parallel.run(
-        root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
-    )
+    with teller.watching(str(loops[0].loop_id)):
+        ended = parallel.run(
+            root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
+        )
     for number, end in enumerate(ended, start=1):
         for note in end.notes:
             click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)
+    for problem in teller.ended([(end.loop_id, end.code) for end in ended]):
+        click.echo(f"sgf: warning: {problem}", err=True)
     return parallel.overall([end.code for end in ended])
 
 
@@ -247,6 +270,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
         max_cost: float | None,
         max_tokens: int | None,
         max_time: str | None,
+        notify: str | None,
         spec: str | None = None,  # the options below exist only where `shape` says
         afk: bool = False,
         worktree: bool = False,
@@ -266,6 +290,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
             max_tokens=max_tokens,
             max_time=max_time,
             isolation=Isolation.WORKTREE if worktree else None,
+            notify=notify,
         )
         return run_stage(env, request, stash=stash, parallel=parallel)
 
@@ -357,6 +382,26 @@ stage_command(
 )
 
 
+@cli.command("doctor")
+@click.option("--json", "json_", is_flag=True, help="Print the findings as JSON.")
+@click.pass_obj
+def doctor_command(env: Env, json_: bool) -> int:
+    """Check Docker, the sandbox image, claude, credentials, pn's hooks and free disk.
+
+    Each finding is one line with its fix; exit 1 when one is a problem.
+
+    \b
+    Example:
+        sgf doctor
+        sgf doctor --json
+    """
+    from sgf import doctor, render
+
+    findings = doctor.examine(env.root(), env=env.environ)
+    render.doctor(findings, as_json=json_)
+    return 0 if doctor.healthy(findings) else 1
+
+
 @cli.command("status")
 @click.option("--json", "json_", is_flag=True, help="Print JSON.")
 @click.option(
@@ -387,13 +432,23 @@ def status_command(env: Env, json_: bool, watch: bool) -> None:
     metavar="SECONDS",
     help="Wait this long for a loop (or its log) that has not started yet.",
 )
+@click.option("--list", "list_", is_flag=True, help="List the loops with a log, newest first.")
 @click.pass_obj
-def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float) -> None:
+def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float, list_: bool) -> None:
     """Print a loop's log, following it while it runs; without LOOP_ID, the newest loop's.
 
-    A unique prefix of the loop id will do.
+    The whole loop id, or any unique part of it, will do.
+
+    \b
+    Example:
+        sgf logs --list
+        sgf logs build-auth-20260226T143000
     """
     root = env.root()
+    if list_:
+        for known in logs.known(root):
+            click.echo(known)
+        return
     found = logs.find(root, loop_id, wait=wait)
     logs.copy(root, found, sys.stdout.buffer, follow=not no_follow)
 
@@ -480,7 +535,9 @@ def sandbox_build(
                 out=out,
             )
         except SgfError as e:
-            raise SgfError(f"{e}; the full output is in {log_path}") from None
+            from sgf import buildview
+
+            raise SgfError(buildview.failure(str(e), log_path, base=base)) from None
     if not verbose and not built.skipped:
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"

@@ -63,6 +63,10 @@ class Config:
     command_guard: bool | None = None  # false: no destructive-command guard
     format_command: str | None = None  # run on each file the agent edits
     check_command: str | None = None  # a worktree loop merges only when this passes
+    # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
+    # a budget or hands a task to a human (notify.py). This file is a protected path: an
+    # agent cannot change it (README "Security model").
+    notify: str | None = None
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""

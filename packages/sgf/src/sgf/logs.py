@@ -1,4 +1,4 @@
-"""`sgf logs`: find a loop's log by (a unique prefix of) its id and print or follow it."""
+"""`sgf logs`: find a loop's log by its id (or a unique part of it) and print or follow it."""
 
 from __future__ import annotations
 
@@ -8,26 +8,29 @@ from typing import BinaryIO
 
 from sgf import runs
 from sgf.errors import LoopNotFound
+from sgf.loops import LoopId
 
 POLL = 0.2  # seconds between looks at a growing log, like `tail -f`
 
 
 def known(root: Path) -> list[str]:
-    """Every loop id with a log, newest first."""
-    logs = (root / runs.LOGS).glob("*.log")
+    """Every loop id with a log, newest first (sgf's other logs, such as the sandbox build's
+    and the notifier's, are no loops)."""
+    logs = [p for p in (root / runs.LOGS).glob("*.log") if LoopId.parse(p.stem) is not None]
     return [p.stem for p in sorted(logs, key=lambda p: p.stat().st_mtime, reverse=True)]
 
 
 def resolve(root: Path, prefix: str) -> str:
-    """Return the loop id `prefix` names uniquely; LoopNotFound listing candidates otherwise."""
+    """Return the loop id `prefix` names uniquely: the whole id, a prefix of it, or any part of
+    it (`auth`, `20260226T143000`); LoopNotFound listing candidates otherwise."""
     ids = known(root)
     if prefix in ids:
         return prefix
-    matches = [i for i in ids if i.startswith(prefix)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise LoopNotFound(f"{prefix!r} matches several loops: {', '.join(matches)}")
+    for matches in ([i for i in ids if i.startswith(prefix)], [i for i in ids if prefix in i]):
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise LoopNotFound(f"{prefix!r} matches several loops: {', '.join(matches)}")
     recent = ", ".join(ids[:10]) if ids else "none yet"
     raise LoopNotFound(f"no loop {prefix!r}; recent loops: {recent}")
 
@@ -65,9 +68,7 @@ def find(
             starting = [
                 p.loop_id
                 for p in runs.scan(root)
-                if p.alive()
-                and p.loop_id.startswith(prefix)
-                and not runs.log_path(root, p.loop_id).exists()
+                if p.alive() and prefix in p.loop_id and not runs.log_path(root, p.loop_id).exists()
             ]
             return starting[-1] if len(starting) == 1 else resolve(root, prefix)
         except LoopNotFound:

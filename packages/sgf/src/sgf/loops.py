@@ -125,6 +125,7 @@ class Launch:
     max_tokens: int | None = None
     max_time: str | None = None
     isolation: Isolation | None = None
+    notify: str | None = None  # the notifier for this run (--notify), over the config's
 
     def isolated(self, config: Config) -> bool:
         """Tell whether the loop runs in a worktree of its own (--worktree, or the config)."""

@@ -83,6 +83,8 @@ class Progress:
         values: dict[str, object] = {}
         costs: list[float] = []
         tokens = 0
+        end_cost: float | None = None
+        end_tokens: int | None = None
         for e in events:
             kind = e.get("event")
             if kind == "start":
@@ -105,7 +107,20 @@ class Progress:
                 values["stop_reason"] = str(reason) if reason else None
                 values["exit_code"] = _int(e.get("exit"))
                 values["seconds"] = _number(e.get("seconds"))
-        return cls(cost=round(sum(costs), 6), tokens=tokens, costs=tuple(costs), **values)  # type: ignore[arg-type]  # values are typed above
+                # the end line's totals are the loop's own word on every iteration it ran
+                # (each view shows them, not its own count: issue 24)
+                if (count := _int(e.get("iterations"))) is not None:
+                    values["iteration"] = count
+                if (spent := _number(e.get("cost"))) is not None:
+                    end_cost = spent
+                if (used := _int(e.get("tokens"))) is not None:
+                    end_tokens = used
+        return cls(
+            cost=round(sum(costs) if end_cost is None else end_cost, 6),
+            tokens=tokens if end_tokens is None else end_tokens,
+            costs=tuple(costs),
+            **values,  # type: ignore[arg-type]  # values are typed above
+        )
 
 
 _WAITING = re.compile(

@@ -303,13 +303,20 @@ def interrupt_like_ctrl_c(pid: int) -> list[int]:
 
 
 def spawn_detached(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], output: Path
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    output: Path,
+    append: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start a program that outlives us (its own session, stdin closed), its stdout and
-    stderr in `output`; the caller may poll it while it runs."""
+    stderr in `output` (added to its end when `append`); the caller may poll it while it
+    runs."""
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with safefile.truncate(output, root=output.parent) as out:
+        opener = safefile.append if append else safefile.truncate
+        with opener(output, root=output.parent) as out:
             return subprocess.Popen(
                 list(argv),
                 cwd=cwd,
@@ -398,3 +405,30 @@ def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
         if child.stdout is not None:
             child.stdout.close()
     return [128 - code if code < 0 else code for code in codes]
+
+
+def feed(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, data: bytes, timeout: float
+) -> int | None:
+    """Run a program with `data` on its stdin and our stdout and stderr; its exit status, or
+    None when it outlived `timeout` and its whole process group was killed."""
+    try:
+        child = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as e:
+        raise ProgramMissing(argv[0], "is it installed and on PATH?") from e
+    try:
+        child.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)  # `sh -c` and whatever it started
+        child.wait()
+        return None
+    except BrokenPipeError:  # it did not read its stdin: its business
+        child.wait()
+    return child.returncode

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
+
+from sgf import figures
 
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from sgf.doctor import Finding
     from sgf.proc import Sink
     from sgf.recovery import Report
     from sgf.scaffold import Step
@@ -43,6 +46,11 @@ class _Console:
         from rich.console import Console
 
         self._console = Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the output is a terminal (piped: plain rows, no tables)."""
+        return self._console.is_terminal
 
     def print(self, renderable: object, *, style: str | None = None) -> None:
         """Print a plain string (made inert, no markup) or a rich renderable (a Table)."""
@@ -108,9 +116,81 @@ def _group(name: str | None, running: list[Running]) -> str:
     return f"{sum(r.group == name for r in running)} at {when}"
 
 
-def _uptime(seconds: int) -> str:
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+Rows = Sequence[Sequence[str]]
+
+
+def table(title: str, heads: Sequence[str], rows: Rows, *, plain: bool) -> object:
+    """A titled table: rich on a terminal; piped, plain aligned rows under one header line,
+    every cell whole (no box drawing, no cut, no wrapping), like `gh` (issue 24)."""
+    heads = tuple(heads)
+    rows = [tuple(inert(c) for c in r) for r in rows]
+    if plain:
+        widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
+        lines = [f"{title}:"] + [
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in [heads, *rows]
+        ]
+        return "\n".join(lines)
+    from rich.table import Table
+
+    out = Table(title=title, title_justify="left")
+    for head in heads:
+        out.add_column(head)
+    for r in rows:
+        out.add_row(*map(cell, r))
+    return out
+
+
+def _running(report: Status) -> tuple[tuple[str, ...], Rows]:
+    grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
+    # the names `sgf top` uses; `active`: how long ago the loop's log last grew
+    heads = ("loop id", "stage", *figures.NAMES, "task", "active", "log")
+    rows: list[tuple[str, ...]] = []
+    for r in report.running:
+        task = f"{r.task} {r.task_title}" if r.task else "-"
+        group = (_group(r.group, report.running),) if grouped else ()
+        rows.append(
+            (
+                *group,
+                r.loop_id,
+                r.stage,
+                figures.iterations(r.iteration, r.iterations),
+                figures.cost(r.cost),
+                figures.tokens(r.tokens),
+                figures.duration(r.uptime_seconds),
+                task,
+                figures.duration(r.idle_seconds),
+                r.log,
+            )
+        )
+    return (("group",) if grouped else ()) + heads, rows
+
+
+def _recent(report: Status) -> tuple[tuple[str, ...], Rows]:
+    heads: tuple[str, ...] = ("loop id", "ended", "outcome", "exit", *figures.NAMES)
+    heads += ("closed", "stop reason", "guardrails")
+    rows: list[tuple[str, ...]] = []
+    for o in report.recent:
+        t = report.totals.get(o.loop_id, {})
+        count = t.get("iterations")
+        closed = t.get("tasks_closed")
+        cost, tokens, seconds = t.get("cost"), t.get("tokens"), t.get("seconds")
+        rows.append(
+            (
+                o.loop_id,
+                o.ended_at,
+                o.outcome,
+                "-" if o.exit_code is None else str(o.exit_code),
+                figures.iterations(count, t.get("planned")) if isinstance(count, int) else "-",
+                figures.cost(cost) if isinstance(cost, int | float) else "-",
+                figures.tokens(tokens) if isinstance(tokens, int) else "-",
+                figures.duration(seconds) if isinstance(seconds, int | float) else "-",
+                str(len(closed)) if isinstance(closed, list) else "-",
+                str(t.get("stop_reason") or "-"),
+                str(t.get("guardrails") or "-"),
+            )
+        )
+    return heads, rows
 
 
 def status(report: Status, *, as_json: bool) -> None:
@@ -118,56 +198,20 @@ def status(report: Status, *, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
-    from rich.table import Table
-
     out = console()
+    plain = not out.is_terminal
     for container in report.removed:
         out.print(f"removed orphan container {container} (its ralph was killed)")
     for warning in report.warnings:
-        out.print(cell(f"warning: {warning}"))
+        out.print(f"warning: {warning}")
     if report.running:
-        table = Table(title="Running loops", title_justify="left")
-        grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
-        heads = ("stage", "loop id", "iteration", "task", "cost", "uptime", "idle", "log")
-        for column in (("group",) if grouped else ()) + heads:
-            table.add_column(column)
-        for r in report.running:
-            step = f"{r.iteration}/{r.iterations}" if r.iteration else "-"
-            task = f"{r.task} {r.task_title}" if r.task else "-"
-            idle = _uptime(r.idle_seconds) if r.idle_seconds is not None else "-"
-            cells = (r.stage, r.loop_id, step, task, f"${r.cost:.4f}", _uptime(r.uptime_seconds))
-            group = (_group(r.group, report.running),) if grouped else ()
-            table.add_row(*map(cell, (*group, *cells, idle, r.log)))
-        out.print(table)
+        out.print(table("Running loops", *_running(report), plain=plain))
     else:
         out.print("No loops running.")
     if report.stale:
         out.print(f"Crashed (recovered at next launch): {', '.join(report.stale)}")
     if report.recent:
-        table = Table(title="Recent loops", title_justify="left")
-        columns = ("loop id", "ended", "outcome", "exit", "iterations", "closed", "cost")
-        for column in (*columns, "stop reason", "guardrails"):
-            table.add_column(column)
-        for o in report.recent:
-            code = "-" if o.exit_code is None else str(o.exit_code)
-            totals = report.totals.get(o.loop_id, {})
-            cost = totals.get("cost")
-            shown_cost = f"${cost:.4f}" if isinstance(cost, int | float) else "-"
-            iterations = totals.get("iterations")
-            closed = totals.get("tasks_closed")
-            recent_row = (
-                o.loop_id,
-                o.ended_at,
-                o.outcome,
-                code,
-                iterations if isinstance(iterations, int) else "-",
-                len(closed) if isinstance(closed, list) else "-",
-                shown_cost,
-                totals.get("stop_reason") or "-",
-                totals.get("guardrails") or "-",
-            )
-            table.add_row(*map(cell, recent_row))
-        out.print(table)
+        out.print(table("Recent loops", *_recent(report), plain=plain))
     if report.pensa is None:
         out.print(f"pensa: unavailable ({report.pensa_error})")
         return
@@ -182,13 +226,24 @@ def status(report: Status, *, as_json: bool) -> None:
         for issue in p.stuck:
             out.print(f"  {issue.id}  {issue.title}")
     if p.by_spec:
-        table = Table(title="Per spec", title_justify="left")
-        for column in ("spec", "ready", "in progress", "blocked", "open bugs"):
-            table.add_column(column, justify="left" if column == "spec" else "right")
-        for s in p.by_spec:
-            row: list[Any] = [s.spec, s.ready, s.in_progress, s.blocked, s.open_bugs]
-            table.add_row(*map(cell, row))
-        out.print(table)
+        heads = ("spec", "ready", "in progress", "blocked", "open bugs")
+        rows = [
+            (s.spec, str(s.ready), str(s.in_progress), str(s.blocked), str(s.open_bugs))
+            for s in p.by_spec
+        ]
+        out.print(table("Per spec", heads, rows, plain=plain))
+
+
+def doctor(findings: list[Finding], *, as_json: bool) -> None:
+    """Print `sgf doctor`: one line per finding, its fix after it."""
+    if as_json:
+        click.echo(json.dumps({"findings": [f.to_json() for f in findings]}, indent=2))
+        return
+    out = console()
+    style = {"ok": "green", "warning": "yellow", "problem": "bold red"}
+    for f in findings:
+        fix = f" — {f.fix}" if f.fix else ""
+        out.print(f"{f.level.value:<8} {f.check:<12} {f.message}{fix}", style=style[f.level.value])
 
 
 @contextlib.contextmanager

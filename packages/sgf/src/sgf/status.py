@@ -11,6 +11,7 @@ from typing import Any
 from sgf import git, pensa, runs
 from sgf.errors import SgfError
 from sgf.loops import LoopId
+from sgf.loopstate import Progress
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,7 @@ class Running:
     task: str | None = None  # the task the loop holds, and its title
     task_title: str | None = None
     cost: float = 0.0  # USD so far, from the run record
+    tokens: int = 0  # so far, from the run record
     idle_seconds: int | None = None  # since the loop's log last grew
     # Loops started together by `sgf build --parallel N` share one sgf process: the group
     # is named after its first loop (issue 14). None for a loop on its own.
@@ -126,25 +128,33 @@ def _quarantined(root: Path) -> list[str]:
 
 
 def _progress(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Iteration i of N and the cost so far, from a running loop's record."""
-    starts = [e for e in events if e.get("event") == "iteration_start"]
-    costs = [e.get("cost") for e in events if e.get("event") == "iteration"]
-    out: dict[str, Any] = {"cost": round(sum(c for c in costs if isinstance(c, int | float)), 6)}
-    if starts and isinstance(starts[-1].get("index"), int):
-        out["iteration"] = starts[-1]["index"]
-        total = starts[-1].get("total")
-        out["iterations"] = total if isinstance(total, int) else None
-    return out
+    """Iteration i of N, cost and tokens so far: the fold `sgf top` makes of the same record."""
+    p = Progress.from_events(events)
+    return {
+        "iteration": p.iteration,
+        "iterations": p.iterations,
+        "cost": p.cost,
+        "tokens": p.tokens,
+    }
 
 
 def _totals(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """A finished loop's totals and stop reason, from its record's `end` line."""
+    """A finished loop's totals and stop reason, from its record's `end` line, folded the
+    way `sgf top` folds it."""
     ends = [e for e in events if e.get("event") == "end"]
     if not ends:
         return {}
-    end = ends[-1]
-    keys = ("stop_reason", "iterations", "tasks_closed", "cost", "tokens", "seconds")
-    return {**{k: end.get(k) for k in keys}, "guardrails": guardrails(events)}
+    end, p = ends[-1], Progress.from_events(events)
+    return {
+        "stop_reason": p.stop_reason,
+        "iterations": p.iteration or 0,
+        "planned": p.iterations,
+        "tasks_closed": end.get("tasks_closed"),
+        "cost": p.cost,
+        "tokens": p.tokens,
+        "seconds": p.seconds,
+        "guardrails": guardrails(events),
+    }
 
 
 def guardrails(events: list[dict[str, Any]]) -> str:

@@ -1,13 +1,25 @@
-"""`pn dep`: dependency edges. `dep add CHILD PARENT` means CHILD depends on PARENT."""
+"""`pn dep`: dependency edges. `dep add CHILD PARENT` means CHILD depends on PARENT.
+
+The edges print as `PARENT -> CHILD`, the way `pn graph` draws them: first PARENT, then
+CHILD (issue 24: the two read in opposite directions)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from pensa.cli.base import Env, PnGroup, cli, common, pass_env
 from pensa.render import issue_line, tree_text
+
+if TYPE_CHECKING:
+    from pensa.graph import EdgeChange
+
+
+def edge(change: EdgeChange) -> str:
+    """`pn-parent -> pn-child (pn-child waits for pn-parent)`, as `pn graph` draws it."""
+    child, parent = change.issue_id, change.depends_on_id
+    return f"{parent} -> {child} ({child} waits for {parent})"
 
 
 @cli.group(cls=PnGroup)
@@ -28,9 +40,7 @@ def dep_add(env: Env, child: str, parent: str) -> None:
         pn dep add pn-child001 pn-parent01
     """
     change = env.graph(write=True).add(child, parent, actor=env.actor)
-    env.out.emit(
-        change.to_json(), f"dep {change.status}: {change.issue_id} -> {change.depends_on_id}"
-    )
+    env.out.emit(change.to_json(), f"dep {change.status}: {edge(change)}")
 
 
 @dep.command("remove")
@@ -41,7 +51,7 @@ def dep_add(env: Env, child: str, parent: str) -> None:
 def dep_remove(env: Env, child: str, parent: str) -> None:
     """Remove the dependency of CHILD on PARENT."""
     change = env.graph(write=True).remove(child, parent, actor=env.actor)
-    env.out.emit(change.to_json(), f"dep removed: {change.issue_id} -> {change.depends_on_id}")
+    env.out.emit(change.to_json(), f"dep removed: {edge(change)}")
 
 
 @dep.command("list")

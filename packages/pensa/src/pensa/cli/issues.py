@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, TypeVar
 
 import click
 
@@ -11,6 +13,31 @@ from pensa.models import IssueType, Priority, Status
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def description_file_option() -> Callable[[F], F]:
+    """`--description-file FILE`, `-` for stdin (as `gh --body-file`)."""
+    return click.option(
+        "--description-file",
+        type=click.File("r", encoding="utf-8"),
+        metavar="FILE",
+        help="Read the description from FILE (- for stdin).",
+    )
+
+
+def read_description(text: str | None, file: IO[str] | None) -> str | None:
+    """The description from --description or --description-file (never both)."""
+    if file is None:
+        return text
+    if text is not None:
+        raise click.UsageError("give --description or --description-file, not both")
+    try:
+        return file.read()
+    except UnicodeDecodeError as e:
+        raise click.UsageError(f"--description-file is not UTF-8 text ({e.reason})") from None
 
 
 @cli.command()
@@ -29,6 +56,7 @@ if TYPE_CHECKING:
 @click.option("--spec", help="Stem of the spec it implements (auth for specs/auth.md).")
 @click.option("--fixes", metavar="BUG", help="Id of the bug this issue fixes.")
 @click.option("--description", help="Longer text.")
+@description_file_option()
 @click.option(
     "--dep", "deps", multiple=True, metavar="ID", help="An issue this one depends on (repeatable)."
 )
@@ -44,6 +72,7 @@ def create(
     spec: str | None,
     fixes: str | None,
     description: str | None,
+    description_file: IO[str] | None,
     deps: tuple[str, ...],
     labels: tuple[str, ...],
 ) -> None:
@@ -53,7 +82,9 @@ def create(
     Example:
         pn create "login crash on empty password" -t bug -p p0
         pn create "reject empty passwords" -t task --spec auth --fixes pn-1a2b3c4d
+        git log -1 --format=%b | pn create "follow up" --description-file -
     """
+    description = read_description(description, description_file)
     issue = env.tracker(write=True).create(
         title,
         issue_type=issue_type,
@@ -82,17 +113,31 @@ def create(
 )
 @priority_option(default="p2")
 @click.option("--spec", help="Stem of the spec it implements.")
+@description_file_option()
 @common
 @pass_env
-def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str | None) -> None:
+def q(
+    env: Env,
+    title: str,
+    issue_type: IssueType,
+    priority: Priority,
+    spec: str | None,
+    description_file: IO[str] | None,
+) -> None:
     """Quick capture: create an issue and print only its id.
 
     \b
     Example:
         pn q "flaky test in auth" -t bug
+        pytest -x 2>&1 | tail -20 | pn q "auth test fails" -t bug --description-file -
     """
     issue = env.tracker(write=True).create(
-        title, issue_type=issue_type, actor=env.actor, priority=priority, spec=spec
+        title,
+        issue_type=issue_type,
+        actor=env.actor,
+        priority=priority,
+        spec=spec,
+        description=read_description(None, description_file),
     )
     env.out.emit({"id": issue.id}, issue.id)
 
@@ -106,6 +151,7 @@ def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str
 @priority_option()
 @click.option("-a", "--assignee", help='New assignee ("" clears it).')
 @click.option("--description", help='New description ("" clears it).')
+@description_file_option()
 @click.option("--spec", help='New spec stem ("" clears it).')
 @click.option("--fixes", metavar="BUG", help='Bug this issue fixes ("" clears it).')
 @click.option("-t", "--type", "issue_type", hidden=True, help="Refused: the type is fixed.")
@@ -122,6 +168,7 @@ def update(
     priority: Priority | None,
     assignee: str | None,
     description: str | None,
+    description_file: IO[str] | None,
     spec: str | None,
     fixes: str | None,
     issue_type: str | None,
@@ -138,6 +185,7 @@ def update(
     """
     if issue_type is not None:
         raise click.UsageError("an issue's type is fixed at creation; create a new issue instead")
+    description = read_description(description, description_file)
     if not any(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
     ) and not (claim or unclaim or labels):
@@ -277,12 +325,24 @@ def release(
 @cli.command()
 @click.argument("issue_id", metavar="ID")
 @click.option("--force", is_flag=True, help="Also delete its dependencies and comments.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask first (pn asks only on a terminal).")
 @common
 @pass_env
-def delete(env: Env, issue_id: str, force: bool) -> None:
-    """Delete an issue (refused while it has deps, dependents or comments, unless --force)."""
-    env.tracker(write=True).delete(issue_id, actor=env.actor, force=force)
-    env.out.emit({"deleted": issue_id}, f"deleted {issue_id}")
+def delete(env: Env, issue_id: str, force: bool, yes: bool) -> None:
+    """Delete an issue (refused while it has deps, dependents or comments, unless --force).
+
+    On a terminal pn names the issue and asks first; piped or scripted it does not.
+    """
+    from pensa.inert import inert
+
+    tracker = env.tracker(write=True)
+    issue = tracker.get(issue_id)  # the full id, for the question and the answer
+    if not yes and sys.stdin.isatty():
+        asked = f'delete {issue.id} "{inert(issue.title)}"?'
+        if not click.confirm(asked, default=False, err=True):
+            raise click.ClickException(f"{issue.id} not deleted")
+    tracker.delete(issue.id, actor=env.actor, force=force)
+    env.out.emit({"deleted": issue.id}, f"deleted {issue.id}")
 
 
 def parse_since(text: str) -> datetime:

@@ -325,7 +325,7 @@ class TopApp(App[None]):
             log.border_title = Text("log · ") + plain(row.loop_id) if row else "log"
             self.follow_log()
         data = list(row.costs) if row and row.costs else [0.0]
-        spent = f" · ${row.cost:.2f} over {len(row.costs)}" if row else ""
+        spent = f" · {columns.cost(row)} over {len(row.costs)}" if row else ""
         project = row.project if row else None
         if project is None and self.snap and self.snap.projects:
             project = self.snap.projects[0]  # no loop yet: the current project's picture

@@ -5,17 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from sgf import figures
 from sgf.loopstate import LoopRow, State
 
 COLUMNS = (
     "project",
     "stage",
     "spec",
-    "iter",
+    "iterations",
     "task",
     "cost",
     "tokens",
-    "elapsed",
+    "time",
     "active",
     "state",
     "trend",
@@ -23,18 +24,7 @@ COLUMNS = (
 BARS = "▁▂▃▄▅▆▇█"
 
 
-def duration(seconds: float | None) -> str:
-    """`42s`, `3m12s`, `1h02m`, `2d04h`; `-` when unknown."""
-    if seconds is None:
-        return "-"
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+duration = figures.duration
 
 
 def ago(when: datetime | None, now: datetime) -> str:
@@ -49,28 +39,17 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def tokens(n: int, budget: int | None = None) -> str:
-    """`12.3k`, `1.2M`, with `/budget` when there is one."""
-
-    def short(v: int) -> str:
-        if v >= 1_000_000:
-            return f"{v / 1_000_000:.1f}M"
-        return f"{v / 1000:.1f}k" if v >= 1000 else str(v)
-
-    return short(n) + (f"/{short(budget)}" if budget else "")
+tokens = figures.tokens
 
 
 def cost(row: LoopRow) -> str:
-    """`$0.42` or `$0.42/$2.00` against the loop's budget."""
-    spent = f"${row.cost:.2f}"
-    return spent + (f"/${row.max_cost:.2f}" if row.max_cost is not None else "")
+    """`$0.4213` or `$0.4213/$2.0000` against the loop's budget."""
+    return figures.cost(row.cost, row.max_cost)
 
 
 def iteration(row: LoopRow) -> str:
     """`3/10`, `3/?`, or `-` before the first iteration."""
-    if row.iteration is None:
-        return "-"
-    return f"{row.iteration}/{row.iterations if row.iterations is not None else '?'}"
+    return figures.iterations(row.iteration, row.iterations)
 
 
 def state(row: LoopRow) -> str:

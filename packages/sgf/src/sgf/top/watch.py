@@ -1,8 +1,8 @@
 """`sgf status --watch`: the loop table of `sgf top`, for terminals where a TUI is unwelcome.
 
-On a terminal it is a rich Live table redrawn in place; piped, it prints the table as plain
-text each time it changes (never the same table twice in a row), so `| tee` or a log file
-gets a readable history rather than a flood. Cells are rich Text objects made inert: titles,
+On a terminal it is a rich Live table redrawn in place; piped, it prints one header and then a
+plain row for each loop whose row changed (see PlainLog), so `| tee` or a log file gets a
+readable history rather than a flood. Cells are rich Text objects made inert: titles,
 reasons and paths are never read as markup (issue 12) nor allowed to move the cursor (issue 9).
 """
 
@@ -58,16 +58,52 @@ def table(snap: Snapshot) -> Table:
     return out
 
 
-def plain(snap: Snapshot) -> str:
-    """The table as aligned plain text (the full cells: nothing is cut when piped)."""
-    rows = [list(columns.COLUMNS)] + [
-        [inert(c) for c in columns.cells(r, snap.taken, wide=True)] for r in snap.rows
+PLAIN = ("at", "loop id", *columns.COLUMNS)
+# Cells that change every second on their own: a row is printed again only when one of the
+# others changed (issue 24: a piped watch printed the whole table every second).
+TICKING = frozenset({"time", "active"})
+
+
+def plain_rows(snap: Snapshot, stamp: str) -> list[tuple[tuple[str, str], tuple[str, ...]]]:
+    """Each row's key and its whole cells in PLAIN order (nothing is cut when piped)."""
+    return [
+        (
+            r.key,
+            (stamp, inert(r.loop_id), *(inert(c) for c in columns.cells(r, snap.taken, wide=True))),
+        )
+        for r in snap.rows
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(columns.COLUMNS))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    if not snap.rows:
-        lines.append("no loops")
-    return "\n".join(lines)
+
+
+class PlainLog:
+    """A piped watch: one header, then a row whenever a loop's row changed, aligned on the
+    widths seen so far (a later, wider cell pushes the rest of its line, never cuts)."""
+
+    def __init__(self) -> None:
+        self.widths = [len(h) for h in PLAIN]
+        self.shown: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.pensa = ""
+        self.header = False
+
+    def _line(self, cells: tuple[str, ...]) -> str:
+        self.widths = [max(w, len(c)) for w, c in zip(self.widths, cells, strict=True)]
+        return "  ".join(c.ljust(w) for c, w in zip(cells, self.widths, strict=True)).rstrip()
+
+    def lines(self, snap: Snapshot, stamp: str) -> list[str]:
+        """What to print for this snapshot: nothing when nothing changed."""
+        out = []
+        if not self.header:
+            out.append(self._line(PLAIN))
+            self.header = True
+        for key, cells in plain_rows(snap, stamp):
+            steady = tuple(c for h, c in zip(PLAIN[1:], cells[1:], strict=True) if h not in TICKING)
+            if self.shown.get(key) != steady:
+                self.shown[key] = steady
+                out.append(self._line(cells))
+        if snap.boards and (line := pensa_line(snap)) != self.pensa:
+            self.pensa = line
+            out.extend(f"# {x}" for x in inert(line, multiline=True).splitlines())
+        return out
 
 
 def run(
@@ -76,20 +112,18 @@ def run(
     console: Console,
     interval: float = 1.0,
     stop: threading.Event | None = None,
-    stamp: Callable[[Snapshot], str] = lambda s: f"{s.taken.astimezone():%Y-%m-%d %H:%M:%S}",
+    stamp: Callable[[Snapshot], str] = lambda s: f"{s.taken.astimezone():%H:%M:%S}",
 ) -> None:
     """Show the table until `stop` is set (or Ctrl+C): live on a terminal, plain otherwise."""
     stop = stop or threading.Event()
     interval = max(1.0, interval)  # as cheap as `sgf top`: at most once a second
     if not console.is_terminal:
-        last = None
+        log = PlainLog()
         while True:
             snap = source.snapshot()
-            body = plain(snap) + ("\n" + pensa_line(snap) if snap.boards else "")
-            if body != last:
-                console.file.write(f"# {stamp(snap)}\n{body}\n\n")
+            if lines := log.lines(snap, stamp(snap)):
+                console.file.write("\n".join(lines) + "\n")
                 console.file.flush()
-                last = body
             if stop.wait(interval):
                 return
     from rich.console import Group

@@ -1,0 +1,165 @@
+"""`sgf doctor` (issue 24): one line per finding with its fix, exit 1 on a problem; run as the
+real console script against a real Docker engine (or a dead DOCKER_HOST)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sgf import claude, sandbox
+
+SGF = Path(sys.executable).parent / "sgf"
+Image = Callable[..., str]
+
+
+@pytest.fixture
+def shop(project_template: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    shutil.copytree(project_template, root, symlinks=True)
+    return root
+
+
+def doctor(root: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run(
+        [str(SGF), "doctor", "--json", *args], cwd=root, env=env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )  # fmt: skip
+    found = {f["check"]: f for f in json.loads(done.stdout)["findings"]}
+    return done.returncode, found
+
+
+def use_image(root: Path, image: str) -> None:
+    path = root / ".sgf" / "config.toml"
+    text = "".join(
+        line for line in path.read_text().splitlines(keepends=True) if "docker_template" not in line
+    )
+    path.write_text(text + f'docker_template = "{image}"\n')
+
+
+@pytest.fixture
+def labelled(base_image: str, tmp_path: Path) -> Iterator[Image]:
+    """labelled(**labels): a throw-away image FROM the base, with the given labels; removed
+    after the test."""
+    made: list[str] = []
+
+    def make(**labels: str) -> str:
+        tag = f"springfield-doctor-test:{uuid.uuid4().hex[:12]}"
+        flags = [x for k, v in labels.items() for x in ("--label", f"{k}={v}")]
+        subprocess.run(
+            ["docker", "build", "-q", "-t", tag, *flags, "-"],
+            input=f"FROM {base_image}\n".encode(), capture_output=True, check=True,
+        )  # fmt: skip
+        made.append(tag)
+        return tag
+
+    yield make
+    for tag in made:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+    gone = subprocess.run(
+        ["docker", "images", "-q", "springfield-doctor-test"], capture_output=True, text=True
+    )
+    assert gone.stdout.strip() == ""
+
+
+def test_docker_unreachable_is_a_problem_with_its_fix(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**tool_env, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+    code, found = doctor(shop, env)
+    assert code == 1
+    assert found["docker"]["level"] == "problem"
+    assert "not reachable" in found["docker"]["message"]
+    assert 'sandbox = "none"' in found["docker"]["fix"]
+    assert "image" not in found  # nothing asked of an engine that is not there
+    text = subprocess.run(
+        [str(SGF), "doctor"], cwd=shop, env=env, capture_output=True, text=True, check=False
+    )
+    assert text.returncode == 1
+    lines = text.stdout.splitlines()
+    assert len(lines) == len(found)  # one line per finding, its fix on it
+    [line] = [x for x in lines if " docker " in x]
+    assert line.startswith("problem")
+    assert "start Docker" in line
+
+
+@pytest.mark.docker
+def test_a_missing_image_is_a_problem(
+    shop: Path, tool_env: dict[str, str], docker_engine: bool
+) -> None:
+    use_image(shop, f"springfield-doctor-test:missing-{uuid.uuid4().hex[:8]}")
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    assert code == 1
+    assert found["docker"]["level"] == "ok"
+    assert found["image"]["level"] == "problem"
+    assert "is missing" in found["image"]["message"]
+    assert found["image"]["fix"] == "run `sgf sandbox build`"
+
+
+@pytest.mark.docker
+def test_an_image_older_than_the_installed_pn_is_a_problem(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    old = labelled(**{sandbox.PN_LABEL: "0.0.1", sandbox.CLAUDE_LABEL: claude.VERSION})
+    use_image(shop, old)
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    assert code == 1
+    image = found["image"]
+    assert image["level"] == "problem"
+    assert f"has pn 0.0.1, this machine has pn {sandbox.host_pn_version()}" in image["message"]
+    assert image["fix"] == "run `sgf sandbox build`"
+
+
+@pytest.mark.docker
+def test_a_ready_project_has_no_problem(
+    shop: Path, tool_env: dict[str, str], labelled: Image, base_image: str
+) -> None:
+    pn = sandbox.host_pn_version() or ""
+    use_image(shop, labelled(**{sandbox.PN_LABEL: pn, sandbox.CLAUDE_LABEL: claude.VERSION}))
+    env = {**tool_env, "ANTHROPIC_API_KEY": "k", "SPRINGFIELD_BASE_IMAGE": base_image}
+    code, found = doctor(shop, env)
+    assert {k: f["level"] for k, f in found.items() if k != "disk"} == {
+        "ralph": "ok", "docker": "ok", "base_image": "ok", "image": "ok", "credentials": "ok",
+        "pensa": "ok",
+    }  # fmt: skip
+    assert code == 0
+
+
+def test_no_credentials_and_missing_hooks_are_problems(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    (shop / ".git" / "hooks" / "pre-commit").unlink()
+    env = {**tool_env, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+    code, found = doctor(shop, env)
+    assert code == 1
+    assert found["credentials"]["level"] == "problem"
+    assert "claude setup-token" in found["credentials"]["fix"]
+    assert found["pensa"]["level"] == "problem"
+    assert "pn init" in found["pensa"]["message"]
+
+
+@pytest.mark.docker
+@pytest.mark.claude
+def test_a_build_whose_base_cannot_be_pulled_names_the_cause_and_suggests_base(
+    tool_env: dict[str, str], claude_bin: Path, tmp_path: Path, docker_engine: bool
+) -> None:
+    image = f"springfield-doctor-test:{uuid.uuid4().hex[:12]}"
+    done = subprocess.run(
+        [str(SGF), "sandbox", "build", "--image", image, "--base", "registry.invalid:5000/no:1",
+         "--claude-binary", str(claude_bin)],
+        cwd=tmp_path, env={**tool_env, "TMPDIR": str(tmp_path)}, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert "registry.invalid" in error  # docker's own words, not only "exit code 1"
+    assert "no such host" in error or "registry.invalid:5000/v2" in error
+    assert "`--base IMAGE`" in error
+    assert f"the full output is in {tmp_path / 'sandbox-build.log'}" in error
