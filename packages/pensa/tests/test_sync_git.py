@@ -155,7 +155,8 @@ def test_conflict_markers_stop_the_commit_with_file_and_line(inited: Path, pn: P
 
 
 def test_a_commit_where_all_is_well_prints_one_line_per_hook(inited: Path, pn: Pn) -> None:
-    """Issue 24: pre-commit's verbose mode printed five lines on every commit."""
+    """pre-commit's verbose mode printed five lines on every commit; now the pre-commit
+    export and the post-commit sync say one line each."""
     pn("q", "x", "-t", "task")
     (inited / "code.py").write_text("1\n")
     git(inited, "add", "code.py")
@@ -164,9 +165,10 @@ def test_a_commit_where_all_is_well_prints_one_line_per_hook(inited: Path, pn: P
     )
     assert done.returncode == 0, done.stdout + done.stderr
     hook_lines = [line for line in (done.stdout + done.stderr).splitlines() if "pensa" in line]
-    assert len(hook_lines) == 1, done.stdout + done.stderr
+    assert len(hook_lines) == 2, done.stdout + done.stderr
     assert hook_lines[0].startswith("pensa: export the database to .pensa/*.jsonl")
-    assert hook_lines[0].endswith("Passed")
+    assert hook_lines[1].startswith("pensa: merge .pensa/*.jsonl into the database")
+    assert all(line.endswith("Passed") for line in hook_lines)
     assert "hook id" not in done.stdout + done.stderr
 
 
