@@ -16,9 +16,7 @@ import click
 from sgf import (
     claude,
     config,
-    ending,
     git,
-    launch,
     logs,
     safefile,
     sandbox,
@@ -176,58 +174,37 @@ def stage_options(
 
 
 def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = None) -> int:
-    """Prepare and run one stage (or `parallel` isolated loops of it), report the outcome,
-    return ralph's exit code."""
-    from sgf import render
+    """Run one stage (or `parallel` isolated loops of it) through sgf/stage.py; print what
+    was prepared and how each loop ended; return one exit code."""
+    from sgf import render, stage
 
-    stage = request.stage
     root = env.root()
-    if parallel:
-        return run_parallel(env, root, request, parallel, stash=stash)
-    prepared = launch.prepare(root, request, stash=stash, env=env.environ, now=env.now)
-    render.recovery(prepared.recovery)
-    for warning in prepared.warnings:
+    environ = env.environ
+    loops = stage.prepare(
+        root, request, parallel_loops=parallel, stash=stash, env=environ, now=env.now
+    )
+    render.recovery(loops[0].recovery)
+    for warning in loops[0].warnings:  # the same for every loop: one request, one config
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
-    click.echo(f"sgf: {prepared.loop_id} (log: {prepared.log.relative_to(root)})", err=True)
-    ran = launch.run(
+    labels = [f"[{n}] " if parallel else "" for n in range(1, len(loops) + 1)]
+    for label, loop in zip(labels, loops, strict=True):
+        click.echo(f"sgf: {label}{loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
+    ended = stage.run(
         root,
-        prepared,
-        env=env.environ,
+        loops,
+        env=environ,
         pid=os.getpid(),
         now=env.now,
         out=sys.stdout.buffer,
         on_terminal=env.interactive(),
         stdin_is_terminal=sys.stdin.isatty(),
+        budget=stage.group_budget(root, request, loops) if parallel else None,
     )
-    code = ran.code
-    loop_id = str(prepared.loop_id)
-    if ran.kept:
-        click.echo(f"sgf: {render.inert(ran.kept)}", err=True)
-    if finished := launch.finish(root, prepared):
-        click.echo(f"sgf: {finished}", err=True)
-    if released := ending.release_leftovers(root, loop_id, code, {**env.environ, **prepared.env}):
-        click.echo(f"sgf: ralph died holding {', '.join(released)}: released", err=True)
-    click.echo(f"sgf: {launch.meaning(code, stage, ending.stop_reason(root, loop_id))}", err=True)
-    return code
-
-
-def run_parallel(env: Env, root: Path, request: Launch, count: int, *, stash: bool) -> int:
-    """Run `count` isolated loops at once (sgf/parallel.py); report each; return one code."""
-    from sgf import parallel, render
-
-    loops = parallel.prepare(root, request, count, stash=stash, env=env.environ, now=env.now)
-    render.recovery(loops[0].recovery)
-    for warning in loops[0].warnings:  # the same for every loop: one request, one config
-        click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
-    for number, loop in enumerate(loops, start=1):
-        click.echo(f"sgf: [{number}] {loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
-    ended = parallel.run(
-        root, loops, env=env.environ, pid=os.getpid(), now=env.now, out=sys.stdout.buffer
-    )
-    for number, end in enumerate(ended, start=1):
+    for label, end in zip(labels, ended, strict=True):
+        prefix = f"{label}{end.loop_id}: " if parallel else ""
         for note in end.notes:
-            click.echo(f"sgf: [{number}] {end.loop_id}: {render.inert(note)}", err=True)
-    return parallel.overall([end.code for end in ended])
+            click.echo(f"sgf: {prefix}{render.inert(note)}", err=True)
+    return stage.overall([end.code for end in ended])
 
 
 def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape: bool) -> None:

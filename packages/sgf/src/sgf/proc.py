@@ -67,33 +67,6 @@ def run(
     return result
 
 
-class TimeUp(Exception):
-    """A `time_limit` block ran past its budget."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TimeUp inside the block once `seconds` have passed (SIGALRM: a template loop
-    that prints nothing yields no point where the caller could check a clock). Off the main
-    thread, where no signal arrives, the block runs unbounded."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeUp
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def which(program: str, env: Mapping[str, str]) -> str | None:
     """Find `program` on env's PATH."""
     return shutil.which(program, path=env.get("PATH"))
@@ -333,13 +306,16 @@ class Job(NamedTuple):
     label: bytes  # prefixed to each of its lines on the shared terminal
 
 
-def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
+def run_many(
+    jobs: Sequence[Job], *, out: Sink, stop_when: Callable[[], bool] | None = None
+) -> list[int]:
     """Run ralphs side by side until all have exited; return their exit codes, in order.
 
     Each gets its own process group and no stdin (they run AFK); their output goes to their
     logs as is and to `out` in whole lines, each prefixed with its label. Signals sent to sgf
     (Ctrl+C on the terminal reaches only sgf: the ralphs are in groups of their own) are
-    forwarded to every ralph still running, climbing the same ladder as `run_teed`.
+    forwarded to every ralph still running, climbing the same ladder as `run_teed`. Once
+    `stop_when()` (asked about every second) is true, every ralph gets SIGINT, as on Ctrl+C.
     """
     import selectors
 
@@ -377,7 +353,10 @@ def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
             assert child.stdout is not None
             selector.register(child.stdout, selectors.EVENT_READ, index)
         while selector.get_map():
-            for key, _ in selector.select():
+            if stop_when is not None and stop_when():
+                send(signal.SIGINT)
+                stop_when = None
+            for key, _ in selector.select(timeout=None if stop_when is None else 1.0):
                 index = key.data
                 chunk = os.read(key.fd, 65536)
                 job = jobs[index]
