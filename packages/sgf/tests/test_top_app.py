@@ -23,8 +23,9 @@ from textual.widgets import RichLog
 
 from sgf import loopindex
 from sgf.loopstate import LoopRow, State
-from sgf.top.app import Confirm, Help, TopApp
+from sgf.top.app import TopApp
 from sgf.top.collect import Collector
+from sgf.top.widgets import Confirm, Help
 
 from .conftest import alive
 

@@ -165,7 +165,7 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_the_readme_shows_the_snapshot_and_every_key() -> None:
-    from sgf.top.app import KEYS
+    from sgf.top.widgets import KEYS
 
     text = README.read_text()
     assert "```text\n" + SNAPSHOT.read_text() + "```" in text
