@@ -50,6 +50,7 @@ class Collector:
         self.docker_every = docker_every
         self.clock = clock
         self._containers: tuple[float, Sequence[sandbox.LabelledLoop]] | None = None
+        self._seen: dict[Path, None] = {}  # every project shown so far, in order
 
     def containers(self) -> Sequence[sandbox.LabelledLoop]:
         """Labelled running containers (`--all` only), asked of Docker every few seconds."""
@@ -64,9 +65,13 @@ class Collector:
         """Read every project's loops and pensa picture now."""
         now = self.now()
         containers = self.containers()
-        roots = discovery.projects(
+        found = discovery.projects(
             self.current, all_projects=self.all_projects, env=self.env, containers=containers
         )
+        # a project stays in view once seen, so the loop just stopped there can be restarted
+        # although no running loop announces the project any more
+        self._seen.update(dict.fromkeys(found))
+        roots = [*found, *(p for p in self._seen if p not in found and p.is_dir())]
         rows: list[LoopRow] = []
         boards: dict[Path, Board] = {}
         for root in roots:
