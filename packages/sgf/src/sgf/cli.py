@@ -130,13 +130,15 @@ def stage_options(
                 "--max-cost",
                 type=click.FloatRange(min=0, min_open=True),
                 metavar="USD",
-                help="Cost budget for the loop (config: max_cost).",
+                help="Cost budget for the loop; with --parallel, for all loops together "
+                "(config: max_cost, per loop).",
             ),
             click.option(
                 "--max-tokens",
                 type=click.IntRange(min=1),
                 metavar="N",
-                help="Token budget: input + output + cache (config: max_tokens).",
+                help="Token budget: input + output + cache; with --parallel, for all loops "
+                "(config: max_tokens, per loop).",
             ),
             click.option(
                 "--max-time",
