@@ -1,51 +1,21 @@
-"""Command line for sgf: parse, call the library, render. Errors map to exit 1 here, once."""
+"""Command line for sgf: parse, call the library, render. Errors map to exit 1 here, once.
+
+The stage commands live in stagecli.py, `sgf sandbox` in sandboxcli.py; this module holds the
+group, the small commands and `main`.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
 
 import click
 
-from sgf import (
-    claude,
-    config,
-    git,
-    logs,
-    safefile,
-    sandbox,
-    scaffold,
-    stacks,
-    status,
-)
-from sgf.config import Isolation, SandboxKind
-from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError, UnknownStack
-from sgf.loops import ExitCode, Launch, Stage
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass
-class Env:
-    """What commands need from the process: the only place os.environ and cwd are read."""
-
-    cwd: Path = field(default_factory=Path.cwd)
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    now: Callable[[], datetime] = datetime.now
-
-    def root(self) -> Path:
-        """The git work tree the command runs in."""
-        return git.toplevel(self.cwd)
-
-    def interactive(self) -> bool:
-        """Tell whether a person is at a terminal (stdin and stdout are ttys)."""
-        return sys.stdin.isatty() and sys.stdout.isatty()
+from sgf import logs, sandboxcli, scaffold, stacks, stagecli, status
+from sgf.commandenv import Env
+from sgf.errors import NotAGitRepo, SgfError, UnknownStack
+from sgf.loops import ExitCode
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,232 +68,8 @@ def init(env: Env, stack: str | None, force: bool, git_init: bool) -> None:
     render.init_steps(steps, str(root))
 
 
-def stage_options(
-    *, spec: bool, afk: bool, count: bool, parallel: bool = False
-) -> Callable[[F], F]:
-    """The options every stage command shares, plus --spec / -a / N where they apply."""
-
-    def decorate(f: F) -> F:
-        options = [
-            click.option("--template", metavar="IMAGE", help="Sandbox image (docker_template)."),
-            click.option(
-                "--push/--no-push",
-                "auto_push",
-                default=None,
-                help="Push after commits (default: auto_push).",
-            ),
-            click.option(
-                "--sandbox",
-                "sandbox_kind",
-                type=click.Choice(["docker", "none"]),
-                help="Run agents in Docker, or directly here (config: sandbox).",
-            ),
-            click.option(
-                "--network",
-                metavar="NAME",
-                help="Docker network for the container, e.g. host (config: network).",
-            ),
-            click.option(
-                "--stash", is_flag=True, help="Stash uncommitted changes first instead of refusing."
-            ),
-            click.option(
-                "--max-cost",
-                type=click.FloatRange(min=0, min_open=True),
-                metavar="USD",
-                help="Cost budget for the loop; with --parallel, for all loops together "
-                "(config: max_cost, per loop).",
-            ),
-            click.option(
-                "--max-tokens",
-                type=click.IntRange(min=1),
-                metavar="N",
-                help="Token budget: input + output + cache; with --parallel, for all loops "
-                "(config: max_tokens, per loop).",
-            ),
-            click.option(
-                "--max-time",
-                metavar="DURATION",
-                help="Wall-time budget such as 30s, 90m, 8h (config: max_time).",
-            ),
-        ]
-        if spec:
-            options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
-        if afk:
-            options.append(click.option("-a", "--afk", is_flag=True, help="Run unattended."))
-            options.append(
-                click.option(
-                    "--worktree",
-                    is_flag=True,
-                    help="Run in a git worktree of its own (config: isolation).",
-                )
-            )
-        if parallel:
-            options.append(
-                click.option(
-                    "--parallel",
-                    type=click.IntRange(min=1),
-                    metavar="N",
-                    help="Run N loops at once, each in a worktree of its own (needs -a).",
-                )
-            )
-        if count:
-            options.append(click.argument("iterations", type=click.IntRange(min=1), required=False))
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
-
-
-def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = None) -> int:
-    """Run one stage (or `parallel` isolated loops of it) through sgf/stage.py; print what
-    was prepared and how each loop ended; return one exit code."""
-    from sgf import render, stage
-
-    root = env.root()
-    environ = env.environ
-    loops = stage.prepare(
-        root, request, parallel_loops=parallel, stash=stash, env=environ, now=env.now
-    )
-    render.recovery(loops[0].recovery)
-    for warning in loops[0].warnings:  # the same for every loop: one request, one config
-        click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
-    labels = [f"[{n}] " if parallel else "" for n in range(1, len(loops) + 1)]
-    for label, loop in zip(labels, loops, strict=True):
-        click.echo(f"sgf: {label}{loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
-    ended = stage.run(
-        root,
-        loops,
-        env=environ,
-        pid=os.getpid(),
-        now=env.now,
-        out=sys.stdout.buffer,
-        on_terminal=env.interactive(),
-        stdin_is_terminal=sys.stdin.isatty(),
-        budget=stage.group_budget(root, request, loops) if parallel else None,
-    )
-    for label, end in zip(labels, ended, strict=True):
-        prefix = f"{label}{end.loop_id}: " if parallel else ""
-        for note in end.notes:
-            click.echo(f"sgf: {prefix}{render.inert(note)}", err=True)
-    return stage.overall([end.code for end in ended])
-
-
-def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape: bool) -> None:
-    """Register `sgf <name>` running `stage`."""
-
-    @stage_options(**shape)
-    @click.pass_obj
-    def command(
-        env: Env,
-        /,
-        *,
-        stash: bool,
-        template: str | None,
-        auto_push: bool | None,
-        sandbox_kind: str | None,
-        network: str | None,
-        max_cost: float | None,
-        max_tokens: int | None,
-        max_time: str | None,
-        spec: str | None = None,  # the options below exist only where `shape` says
-        afk: bool = False,
-        worktree: bool = False,
-        parallel: int | None = None,
-        iterations: int | None = None,
-    ) -> int:
-        request = Launch(
-            stage=stage,
-            spec=spec,
-            afk=afk,
-            iterations=iterations,
-            auto_push=auto_push,
-            template=template,
-            sandbox=SandboxKind(sandbox_kind) if sandbox_kind else None,
-            network=network,
-            max_cost=max_cost,
-            max_tokens=max_tokens,
-            max_time=max_time,
-            isolation=Isolation.WORKTREE if worktree else None,
-        )
-        return run_stage(env, request, stash=stash, parallel=parallel)
-
-    command.__doc__ = doc
-    group.command(name)(command)
-
-
-stage_command(
-    cli,
-    "spec",
-    Stage.SPEC,
-    "Interview me, write specs and plan tasks (interactive, one session).",
-    spec=False,
-    afk=False,
-    count=False,
-)
-stage_command(
-    cli,
-    "build",
-    Stage.BUILD,
-    "Run the build loop: one task per iteration.\n\n\b\nExample:\n    sgf build --spec auth -a 20\n"
-    "    sgf build -a 20 --parallel 4",
-    spec=True,
-    afk=True,
-    count=True,
-    parallel=True,
-)
-stage_command(
-    cli,
-    "verify",
-    Stage.VERIFY,
-    "Run the verification loop (AFK): check specs against the code.",
-    spec=False,
-    afk=False,
-    count=True,
-)
-stage_command(
-    cli,
-    "test-plan",
-    Stage.TEST_PLAN,
-    "Run the test-planning loop (AFK): create test items from the specs.",
-    spec=False,
-    afk=False,
-    count=True,
-)
-stage_command(
-    cli,
-    "test",
-    Stage.TEST,
-    "Run the test loop: execute one test item per iteration.",
-    spec=True,
-    afk=True,
-    count=True,
-)
-
-
-@cli.group()
-def issues() -> None:
-    """Log bugs interactively, or plan fixes for them."""
-
-
-stage_command(
-    issues,
-    "log",
-    Stage.ISSUES_LOG,
-    "Interview me about bugs, one per session, and log them with pn.",
-    spec=False,
-    afk=False,
-    count=True,
-)
-stage_command(
-    issues,
-    "plan",
-    Stage.ISSUES_PLAN,
-    "Run the bug-planning loop: turn each open bug into a fix task.",
-    spec=False,
-    afk=True,
-    count=True,
-)
+stagecli.register(cli)
+cli.add_command(sandboxcli.sandbox_group)
 
 
 @cli.command("status")
@@ -367,95 +113,6 @@ def logs_command(env: Env, loop_id: str | None, no_follow: bool, wait: float) ->
     logs.copy(root, found, sys.stdout.buffer, follow=not no_follow)
 
 
-@cli.group("sandbox")
-def sandbox_group() -> None:
-    """Manage the Docker image ralph runs agents in."""
-
-
-@sandbox_group.command("build")
-@click.option(
-    "--stack",
-    type=click.Choice(stacks.names()),
-    help="Whose toolchain to install [the project's stack; outside a project: generic].",
-)
-@click.option(
-    "--image",
-    "--tag",
-    "image",
-    metavar="IMAGE",
-    help="Image tag [the project's docker_template, else the stack's default image].",
-)
-@click.option(
-    "--base",
-    envvar="SPRINGFIELD_BASE_IMAGE",
-    default=sandbox.DEFAULT_BASE,
-    show_default=True,
-    help="Base image (env SPRINGFIELD_BASE_IMAGE).",
-)
-@click.option("--claude-version", default=None, help=f"Claude Code version [{claude.VERSION}].")
-@click.option(
-    "--claude-binary",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Use this claude binary instead of fetching it with npm.",
-)
-@click.option(
-    "--pensa-source",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="pensa source directory (default: where pn was installed from).",
-)
-@click.option("--force", is_flag=True, help="Build even if an up-to-date image exists.")
-@click.option("--verbose", "-v", is_flag=True, help="Stream docker's whole output, not just steps.")
-@click.pass_obj
-def sandbox_build(
-    env: Env,
-    stack: str | None,
-    image: str | None,
-    base: str,
-    claude_version: str | None,
-    claude_binary: Path | None,
-    pensa_source: Path | None,
-    force: bool,
-    verbose: bool,
-) -> None:
-    """Build the sandbox image: Claude Code, git, this project's pn, and the stack's toolchain.
-
-    \b
-    Example:
-        sgf sandbox build --base springfield-base:bookworm
-        sgf sandbox build --stack go
-    """
-    from sgf import render
-
-    configured = _configured(env)
-    chosen, tag = sandbox.target(configured=configured, stack=stack, image=image)
-    version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
-    src = sandbox.pensa_source(pensa_source)
-    binary = claude_binary or claude.binary(version, env=env.environ)
-    log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
-    log_path = log_dir / "sandbox-build.log"
-    opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
-    with opened as log, render.build_view(log, verbose=verbose) as out:
-        try:
-            built = sandbox.build(
-                env.cwd,
-                image=tag,
-                stack=chosen,
-                base=base,
-                claude_bin=binary,
-                claude_version=version,
-                pensa_src=src,
-                force=force,
-                env=env.environ,
-                out=out,
-            )
-        except SgfError as e:
-            raise SgfError(f"{e}; the full output is in {log_path}") from None
-    if not verbose and not built.skipped:
-        click.echo(f"full build output: {log_path}", err=True)
-    state = "up to date" if built.skipped else "built"
-    click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
-
-
 @cli.command("top")
 @click.option("--all", "all_projects", is_flag=True, help="Every project's loops on this machine.")
 @click.option(
@@ -484,15 +141,6 @@ def top_command(env: Env, all_projects: bool, interval: float) -> int:
         interval=interval,
         on_terminal=env.interactive(),
     )
-
-
-def _configured(env: Env) -> tuple[str, str] | None:
-    """The project's (stack, docker_template), or None outside an initialised project."""
-    try:
-        found = config.load(env.root())
-    except (NotAGitRepo, InsideGitDir, NotInitialised):
-        return None
-    return found.stack, found.docker_template
 
 
 def fail(message: str) -> int:
