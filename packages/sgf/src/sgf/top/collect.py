@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sgf import proc, sandbox
+from sgf import proc
+from sgf.containers import LabelledLoop, labelled_loops
 from sgf.loopstate import LoopRow, Reader
 from sgf.top import discovery
 from sgf.top.board import Board, Boards
@@ -36,7 +37,7 @@ class Collector:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         boards: Boards | None = None,
         reader: Reader | None = None,
-        docker: Callable[[Mapping[str, str]], Sequence[sandbox.LabelledLoop]] | None = None,
+        docker: Callable[[Mapping[str, str]], Sequence[LabelledLoop]] | None = None,
         docker_every: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -46,13 +47,13 @@ class Collector:
         self.now = now
         self.boards = boards or Boards(env)
         self.reader = reader or Reader()
-        self.docker = docker or sandbox.labelled_loops
+        self.docker = docker or labelled_loops
         self.docker_every = docker_every
         self.clock = clock
-        self._containers: tuple[float, Sequence[sandbox.LabelledLoop]] | None = None
+        self._containers: tuple[float, Sequence[LabelledLoop]] | None = None
         self._seen: dict[Path, None] = {}  # every project shown so far, in order
 
-    def containers(self) -> Sequence[sandbox.LabelledLoop]:
+    def containers(self) -> Sequence[LabelledLoop]:
         """Labelled running containers (`--all` only), asked of Docker every few seconds."""
         if not self.all_projects:
             return ()
@@ -82,7 +83,7 @@ class Collector:
 
     def _bare(
         self,
-        containers: Sequence[sandbox.LabelledLoop],
+        containers: Sequence[LabelledLoop],
         known: set[tuple[str, str]],
         roots: set[Path],
         now: datetime,
