@@ -7,8 +7,9 @@ and tokens from each loop's run record (`.sgf/runs/<loop-id>.jsonl`, which ralph
 once a total reaches its budget it stops every loop the way `s` in `sgf top` and Ctrl+C do:
 SIGINT to each ralph, which stops its agent and gives its claims back. Iterations still
 running in the other loops at that moment are interrupted, so the group spends at most its
-budget plus what those iterations had spent. A wall-time budget needs no watching: the loops
-start together, so each ralph's own `--max-time` ends the group at the same moment.
+budget plus what ended in the second before sgf looked and what those iterations had spent.
+A wall-time budget needs no watching: the loops start together, so each ralph's own
+`--max-time` ends the group at the same moment.
 """
 
 from __future__ import annotations

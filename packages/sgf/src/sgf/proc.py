@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -352,10 +353,14 @@ def run_many(
         for index, child in enumerate(children):
             assert child.stdout is not None
             selector.register(child.stdout, selectors.EVENT_READ, index)
+        asked = 0.0
         while selector.get_map():
-            if stop_when is not None and stop_when():
-                send(signal.SIGINT)
-                stop_when = None
+            # asked once a second however chatty the ralphs are: it reads every record
+            if stop_when is not None and time.monotonic() - asked >= 1.0:
+                asked = time.monotonic()
+                if stop_when():
+                    send(signal.SIGINT)
+                    stop_when = None
             for key, _ in selector.select(timeout=None if stop_when is None else 1.0):
                 index = key.data
                 chunk = os.read(key.fd, 65536)
