@@ -1,4 +1,4 @@
-"""launch.prepare/run called directly: the library layer, and no leaked file descriptors."""
+"""launch.prepare and stage.run called directly: the library layer, no leaked descriptors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sgf import launch, runs
+from sgf import launch, runs, stage
 from sgf.loops import Launch, Stage
 
 
@@ -27,10 +27,9 @@ def test_run_in_process_tees_records_and_leaks_nothing(
             project, Launch(Stage.BUILD, afk=True), stash=False, env=env, now=lambda: next(clock)
         )
         out = io.BytesIO()
-        code = launch.run(
-            project, prepared, env=env, pid=os.getpid(), now=datetime.now, out=out,
-            on_terminal=False,
-        ).code  # fmt: skip
+        pid = os.getpid()
+        [ended] = stage.run(project, [prepared], env=env, pid=pid, now=datetime.now, out=out)
+        code = ended.code
         assert code == 2
         assert b"fake ralph: done" in out.getvalue()
         assert prepared.log.read_bytes().endswith(b"# sgf: ralph exited with 2\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sgf import relaunch
-from sgf.config import SandboxKind
+from sgf.config import Isolation, SandboxKind
 from sgf.loops import Launch, Stage
 
 
@@ -16,6 +16,10 @@ from sgf.loops import Launch, Stage
     [
         (Launch(Stage.VERIFY), ["verify"]),
         (Launch(Stage.ISSUES_PLAN, afk=True, iterations=4), ["issues", "plan", "-a", "4"]),
+        (  # one loop of a `--parallel` run: restarted alone, in a worktree of its own
+            Launch(Stage.BUILD, afk=True, iterations=3, isolation=Isolation.WORKTREE),
+            ["build", "-a", "--worktree", "3"],
+        ),
         (
             Launch(
                 Stage.BUILD,
@@ -54,6 +58,7 @@ def test_sgf_args_replay_the_request(request_: Launch, args: list[str], tmp_path
         '{"stage": "build", "iterations": "ten"}',
         '{"stage": "build", "afk": "yes"}',
         '{"stage": "build", "max_cost": true}',
+        '{"stage": "build", "isolation": "elsewhere"}',
     ],
 )
 def test_a_damaged_launch_file_is_no_request(text: str, tmp_path: Path) -> None:

@@ -23,8 +23,9 @@ from textual.widgets import RichLog
 
 from sgf import loopindex
 from sgf.loopstate import LoopRow, State
-from sgf.top.app import Confirm, Help, TopApp
+from sgf.top.app import TopApp
 from sgf.top.collect import Collector
+from sgf.top.widgets import Confirm, Help
 
 from .conftest import alive
 
@@ -157,9 +158,10 @@ def test_top_shows_both_projects_loops_stops_one_and_restarts_it(
             }
             table = app.query_one("#loops")
             cells = [str(c) for c in table.get_row_at(0)]  # type: ignore[attr-defined]
-            assert cells[:4] == ["shop", "build", "-", "2/3"]
-            assert cells[4] == f"{shop_task} shop task"
-            assert cells[5] == "$0.2500"
+            assert cells[0] == app.rows[0].loop_id
+            assert cells[1:5] == ["shop", "build", "-", "2/3"]
+            assert cells[5] == f"{shop_task} shop task"
+            assert cells[6] == "$0.2500"
 
             # the log pane follows the selected loop's one-liners
             def logged(text: str) -> bool:
@@ -244,6 +246,80 @@ def test_a_killed_loops_stale_index_entry_is_never_shown_as_running(
             await pilot.press("s")  # nothing to stop: no confirmation
             await pilot.pause(0.2)
             assert not isinstance(app.screen, Confirm)
+            await pilot.press("q")
+
+    asyncio.run(drive())
+
+
+def test_top_all_finds_a_parallel_runs_loops_and_restarts_one_in_a_worktree(
+    loops: Loops, tmp_path: Path
+) -> None:
+    shop, _ = loops.project("shop")
+    run(shop, loops.env, "pn", "create", "shop second task", "-t", "task", "--json")
+    held = tmp_path / "held"
+    held.mkdir()
+    script = {  # each loop (a worktree of its own) claims a task, then holds on, ready
+        "1": [
+            ["sh", "pn claim-next -t task --json"],
+            ["result", {"total_cost_usd": 0.25}],
+        ],
+        "2": [["sh", f'touch {held}/"$(basename "$PWD")"'], ["hang"]],
+        "default": [["say", "nothing left"], ["result", {"total_cost_usd": 0.01}]],
+    }
+    (shop / ".sgf" / "prompts" / "build.md").write_text(json.dumps(script) + "\n")
+    run(shop, loops.env, "git", "commit", "-qam", "a script for the worktree loops")
+    argv = [str(SGF), "build", "-a", "--sandbox", "none", "--no-push", "--parallel", "2", "3"]
+    group = subprocess.Popen(argv, cwd=shop, env=loops.env, stdin=subprocess.DEVNULL)
+    loops.started.append(group)
+    deadline = time.monotonic() + 90
+    while len(list(held.iterdir())) < 2:
+        assert group.poll() is None, f"sgf --parallel exited with {group.returncode}"
+        assert time.monotonic() < deadline, "the parallel loops never got going"
+        time.sleep(0.1)
+    loop_ids = sorted(p.name for p in held.iterdir())
+    app = TopApp(
+        Collector(None, all_projects=True, env=loops.env),
+        scope="all projects",
+        env=loops.env,
+        sgf=[sys.executable, "-m", "sgf"],
+    )
+
+    async def drive() -> None:
+        async with app.run_test(size=(200, 40)) as pilot:
+            await until(pilot, lambda: len(app.rows) == 2, "both loops of the parallel run")
+            assert sorted(r.loop_id for r in app.rows) == loop_ids
+            assert {r.project for r in app.rows} == {shop}
+            table = app.query_one("#loops")
+            ids = [str(table.get_row_at(i)[0]) for i in range(2)]  # type: ignore[attr-defined]
+            assert sorted(ids) == loop_ids  # the loop-id column tells them apart
+
+            app.query_one("#loops").focus()
+            await pilot.press("s")  # one sgf runs both: both stop, the Ctrl+C way
+            await until(pilot, lambda: isinstance(app.screen, Confirm), "the confirmation")
+            await pilot.press("y")
+            assert group.wait(timeout=60) == 130
+            await until(
+                pilot,
+                lambda: len(app.rows) == 2 and all(r.state is State.STOPPED for r in app.rows),
+                "both stopped rows",
+            )
+            await pilot.press("r")
+            await until(pilot, lambda: isinstance(app.screen, Confirm), "the confirmation")
+            question = str(app.screen.question)  # type: ignore[attr-defined]
+            assert "sgf build -a --worktree --no-push --sandbox none 3" in question
+            await pilot.press("y")
+            await until(pilot, lambda: len(app.restarts) == 1, "the restart")
+            child, _, _ = app.restarts[0]
+            loops.started.append(child)
+            await until(
+                pilot,
+                lambda: len([r for r in app.rows if r.live]) == 1,
+                "the restarted loop running",
+                timeout=90,
+            )
+            [again] = [r for r in app.rows if r.live]
+            assert again.loop_id not in loop_ids
+            assert (shop / ".sgf" / "worktrees" / again.loop_id).is_dir()  # its own worktree
             await pilot.press("q")
 
     asyncio.run(drive())

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sgf import loopindex, proc, runs
+from sgf.containers import LabelledLoop
 from sgf.loopstate import State, Task
-from sgf.sandbox import LabelledLoop
 from sgf.top.board import Board, Boards, Claim
 from sgf.top.collect import Collector
 

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from sgf import loopindex, sandbox
-from sgf.sandbox import LabelledLoop
+from sgf import containers, loopindex
+from sgf.containers import LabelledLoop
 from sgf.top import discovery
 
 
@@ -65,12 +65,12 @@ def fake_docker(tmp_path: Path, output: str, code: int = 0) -> dict[str, str]:
 
 def test_labelled_loops_reads_the_containers_labels(tmp_path: Path) -> None:
     env = fake_docker(tmp_path, "/p\tbuild-1\t42\t99\n/q\tverify-2\t\t\n\tno-project\t1\t1\n")
-    assert sandbox.labelled_loops(env) == [
+    assert containers.labelled_loops(env) == [
         LabelledLoop("/p", "build-1", 42, 99),
         LabelledLoop("/q", "verify-2", None, None),
     ]
 
 
 def test_labelled_loops_is_empty_without_an_engine(tmp_path: Path) -> None:
-    assert sandbox.labelled_loops(fake_docker(tmp_path, "", code=1)) == []
-    assert sandbox.labelled_loops({"PATH": str(tmp_path / "nothing")}) == []
+    assert containers.labelled_loops(fake_docker(tmp_path, "", code=1)) == []
+    assert containers.labelled_loops({"PATH": str(tmp_path / "nothing")}) == []

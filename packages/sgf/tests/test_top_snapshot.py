@@ -2,7 +2,7 @@
 
 The SVG that Textual exports is cut into its text lines (structure, not pixels: fonts and
 colours may change between Textual releases without breaking the test). Regenerate with
-`SGF_UPDATE_SNAPSHOTS=1 pytest packages/sgf/tests/test_top_snapshot.py` and review the diff.
+`SPRINGFIELD_UPDATE_SNAPSHOTS=1 pytest packages/sgf/tests/test_top_snapshot.py` and review the diff.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ async def screenshot(app: TopApp) -> str:
 def test_the_main_screen_matches_its_snapshot(tmp_path: Path) -> None:
     app = TopApp(Fixed(fixed_snapshot(tmp_path)), scope="all projects")
     text = screen_text(asyncio.run(screenshot(app)))
-    if os.environ.get("SGF_UPDATE_SNAPSHOTS") == "1":
+    if os.environ.get("SPRINGFIELD_UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(text)
     assert text == SNAPSHOT.read_text()
     assert "[bold]rejects[/bold]" in text  # a title's brackets are text, not markup
@@ -165,7 +165,7 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_the_readme_shows_the_snapshot_and_every_key() -> None:
-    from sgf.top.app import KEYS
+    from sgf.top.widgets import KEYS
 
     text = README.read_text()
     assert "```text\n" + SNAPSHOT.read_text() + "```" in text

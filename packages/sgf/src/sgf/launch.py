@@ -1,4 +1,7 @@
-"""Running one stage: assemble, check, recover, then run ralph with a PID file and a log."""
+"""Preparing one loop: assemble its prompt, check, recover, decide ralph's command line.
+
+Running it is runner.py's job; the stage sequence around both is stage.py's.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +9,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import BinaryIO
 
 from sgf import (
     claiming,
-    ending,
     git,
-    loopindex,
     preflight,
-    proc,
     prompts,
     recovery,
-    relaunch,
     runs,
-    safefile,
     sandbox,
-    terminal,
     worktree,
 )
 from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
-from sgf.plainlog import PlainLog
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 
@@ -173,83 +168,3 @@ def prepare(
     argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))
     return Prepared(loop_id, argv, prompt, log, report, warnings, request, tree, loop_env)
-
-
-@dataclass(frozen=True, slots=True)
-class Ran:
-    """How ralph ended, and where a stopped loop's leftovers went."""
-
-    code: int
-    kept: str | None = None  # one line for the human: leftovers kept, or why they stay
-
-
-def run(
-    root: Path,
-    prepared: Prepared,
-    *,
-    env: Mapping[str, str],
-    pid: int,
-    now: Callable[[], datetime],
-    out: BinaryIO,
-    on_terminal: bool,
-    stdin_is_terminal: bool = False,
-) -> Ran:
-    """Run ralph under a PID file, teeing its output to `out` and the log; return its code
-    and, after a stop that left changes in this tree, where they were kept."""
-    loop_id = str(prepared.loop_id)
-    # ralph appends the loop's run record here; `sgf status` reads it (issue 10)
-    env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **prepared.env}
-    cwd = prepared.cwd(root)
-    started = runs.now_iso(now)
-    code: int | None = None
-    kept: str | None = None
-    if prepared.request is not None:
-        relaunch.save(root, loop_id, prepared.request)
-    try:
-        with (
-            runs.pid_file(root, loop_id, pid),
-            loopindex.registered(root, loop_id, pid, started_at=started, env=env),
-            safefile.append(prepared.log, root=root) as log,
-        ):
-            log.write(f"# sgf: {' '.join(prepared.argv)}\n".encode())
-            log.flush()
-            plain = PlainLog(log)  # the terminal gets colours, the log plain text
-            if on_terminal:
-                code = terminal.run_on_pty(prepared.argv, cwd=cwd, env=env, log=plain)
-            else:
-                code = proc.run_teed(
-                    prepared.argv,
-                    cwd=cwd,
-                    env=env,
-                    sinks=[out, plain],
-                    foreground=stdin_is_terminal,
-                )
-            log.write(f"# sgf: ralph exited with {code}\n".encode())
-            if prepared.worktree is None and code != ExitCode.COMPLETE:
-                kept = _keep_stopped(root, loop_id, code, env=env, now=now)
-    finally:
-        outcome = OUTCOMES.get(code, f"exit {code}") if code is not None else "error"
-        runs.record(root, runs.Outcome(loop_id, started, runs.now_iso(now), code, outcome))
-    return Ran(code, kept)
-
-
-def _keep_stopped(
-    root: Path, loop_id: str, code: int, *, env: Mapping[str, str], now: Callable[[], datetime]
-) -> str | None:
-    """Keep what a stopped loop left in this tree, so the next launch needs no `--stash`."""
-    try:
-        if code not in ending.RALPH_CODES:
-            # ralph died without stopping its agent: a container still writing into the tree
-            # would dirty it again after the stash, so it goes first
-            sandbox.remove_orphans(root, env)
-        kept = recovery.keep_stopped(root, loop_id, now=now)
-    except SgfError as e:
-        return f"warning: the stopped loop's changes stay in the tree: {e}"
-    return kept.line() if kept else None
-
-
-def finish(root: Path, prepared: Prepared) -> str | None:
-    """After ralph: remove an isolated loop's merged worktree, or say why it stays."""
-    if prepared.worktree is None:
-        return None
-    return worktree.finish(root, prepared.worktree).message(root)

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -65,33 +66,6 @@ def run(
     if check and done.returncode != 0:
         raise CommandFailed(argv, done.returncode, done.stderr, done.stdout)
     return result
-
-
-class TimeUp(Exception):
-    """A `time_limit` block ran past its budget."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TimeUp inside the block once `seconds` have passed (SIGALRM: a template loop
-    that prints nothing yields no point where the caller could check a clock). Off the main
-    thread, where no signal arrives, the block runs unbounded."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeUp
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def which(program: str, env: Mapping[str, str]) -> str | None:
@@ -340,13 +314,16 @@ class Job(NamedTuple):
     label: bytes  # prefixed to each of its lines on the shared terminal
 
 
-def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
+def run_many(
+    jobs: Sequence[Job], *, out: Sink, stop_when: Callable[[], bool] | None = None
+) -> list[int]:
     """Run ralphs side by side until all have exited; return their exit codes, in order.
 
     Each gets its own process group and no stdin (they run AFK); their output goes to their
     logs as is and to `out` in whole lines, each prefixed with its label. Signals sent to sgf
     (Ctrl+C on the terminal reaches only sgf: the ralphs are in groups of their own) are
-    forwarded to every ralph still running, climbing the same ladder as `run_teed`.
+    forwarded to every ralph still running, climbing the same ladder as `run_teed`. Once
+    `stop_when()` (asked about every second) is true, every ralph gets SIGINT, as on Ctrl+C.
     """
     import selectors
 
@@ -383,8 +360,15 @@ def run_many(jobs: Sequence[Job], *, out: Sink) -> list[int]:
         for index, child in enumerate(children):
             assert child.stdout is not None
             selector.register(child.stdout, selectors.EVENT_READ, index)
+        asked = 0.0
         while selector.get_map():
-            for key, _ in selector.select():
+            # asked once a second however chatty the ralphs are: it reads every record
+            if stop_when is not None and time.monotonic() - asked >= 1.0:
+                asked = time.monotonic()
+                if stop_when():
+                    send(signal.SIGINT)
+                    stop_when = None
+            for key, _ in selector.select(timeout=None if stop_when is None else 1.0):
                 index = key.data
                 chunk = os.read(key.fd, 65536)
                 job = jobs[index]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgf import proc, safefile
+from sgf import safefile, timelimit
 from sgf.errors import PromptError
 
 if TYPE_CHECKING:
@@ -107,13 +107,13 @@ def render(
     env = _environment(root)
     rel = source.relative_to(root)
     try:
-        with proc.time_limit(budget):
+        with timelimit.time_limit(budget):
             return _generate(env.get_template(source.name), variables)
     except _TooBig:
         raise PromptError(
             f"{rel}: the assembled prompt would pass {MAX_BYTES} bytes (1 MiB); nothing was written"
         ) from None
-    except proc.TimeUp:
+    except timelimit.TimeUp:
         raise PromptError(
             f"{rel}: rendering took over {budget:g} s (a loop without end?); nothing was written"
         ) from None

@@ -14,7 +14,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from sgf import runs, safefile
-from sgf.config import SandboxKind
+from sgf.config import Isolation, SandboxKind
 from sgf.loops import Launch, Stage
 
 
@@ -43,6 +43,8 @@ def load(root: Path, loop_id: str) -> Launch | None:
         values["stage"] = Stage(values["stage"])
         if values.get("sandbox") is not None:
             values["sandbox"] = SandboxKind(values["sandbox"])
+        if values.get("isolation") is not None:
+            values["isolation"] = Isolation(values["isolation"])
         request = Launch(**values)
     except (KeyError, ValueError, TypeError):
         return None
@@ -73,6 +75,8 @@ def sgf_args(request: Launch) -> list[str]:
         args += ["--spec", request.spec]
     if request.afk:
         args.append("-a")
+    if request.isolation is Isolation.WORKTREE:  # `--parallel` loops too: each had its own
+        args.append("--worktree")
     if request.template:
         args += ["--template", request.template]
     if request.auto_push is not None:

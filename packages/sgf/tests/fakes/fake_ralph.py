@@ -4,7 +4,10 @@
 It writes what it was given to $FAKE_RALPH_RECORD, prints a few lines, and exits with
 $FAKE_RALPH_EXIT. $FAKE_RALPH_LEAVE names files (comma-separated) it appends a line to first,
 as an interrupted iteration leaves changes. With $FAKE_RALPH_READY it writes that file and
-waits for SIGINT, SIGTERM or SIGHUP (exit 130), recording the signals it got.
+waits for SIGINT, SIGTERM or SIGHUP (exit 130), recording the signals it got. With
+$FAKE_RALPH_SPEND (USD) it appends an `iteration` line of that cost (and 1000 tokens) to its
+run record ($RALPH_RECORD) every $FAKE_RALPH_EVERY seconds until a signal stops it (exit 130),
+as a loop under a budget it does not know of.
 """
 
 from __future__ import annotations
@@ -46,6 +49,21 @@ def wait_for_a_signal(ready: str, data: dict[str, Any]) -> NoReturn:
     sys.exit(99)
 
 
+def spend(cost: float, every: float) -> NoReturn:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        sys.exit(130)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    record = Path(os.environ["RALPH_RECORD"])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with record.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"event": "iteration", "cost": cost, "tokens": 1000}) + "\n")
+        time.sleep(every)
+    sys.exit(2)
+
+
 def main() -> None:
     data: dict[str, Any] = {
         "argv": sys.argv[1:],
@@ -61,6 +79,8 @@ def main() -> None:
             f.write("left by an interrupted iteration\n")
     print("fake ralph: iteration 1 of", sys.argv[-2], flush=True)
     print("fake ralph: done", flush=True)
+    if cost := os.environ.get("FAKE_RALPH_SPEND"):
+        spend(float(cost), float(os.environ.get("FAKE_RALPH_EVERY", "0.2")))
     if ready := os.environ.get("FAKE_RALPH_READY"):
         wait_for_a_signal(ready, data)
     sys.exit(int(os.environ.get("FAKE_RALPH_EXIT", "0")))

@@ -20,26 +20,24 @@ from textual.app import App, ComposeResult  # noqa: TID253
 from textual.binding import Binding, BindingType  # noqa: TID253
 from textual.containers import Horizontal, Vertical  # noqa: TID253
 from textual.screen import ModalScreen  # noqa: TID253
-from textual.widgets import DataTable, Footer, Header, Input, RichLog, Sparkline, Static  # noqa: TID253
+from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static  # noqa: TID253
 
 from sgf.errors import SgfError
-from sgf.loopstate import LoopRow, State
+from sgf.loopstate import LoopRow
 from sgf.render import inert
-from sgf.top import columns, control
-from sgf.top.board import Board
+from sgf.top import columns, control, layout
 from sgf.top.collect import Snapshot
 from sgf.top.logview import LogFollower, style_of
-
-KEYS = (
-    ("j / k", "move down / up (in the log pane: scroll)"),
-    ("enter", "focus the selected loop's log pane (esc: back to the table)"),
-    ("/", "filter loops by any text in their row (esc: clear)"),
-    ("s", "stop the selected loop gracefully (SIGINT, as Ctrl+C), after a confirmation"),
-    ("r", "restart a stopped loop with its original arguments, after a confirmation"),
-    ("?", "this help"),
-    ("q", "quit (loops keep running)"),
+from sgf.top.widgets import (
+    STATE_STYLE,
+    Confirm,
+    Help,
+    LogPane,
+    LoopTable,
+    board_text,
+    details_text,
+    plain,
 )
-STATE_STYLE = {State.RUNNING: "green", State.WAITING: "yellow", State.STOPPED: "dim"}
 
 if TYPE_CHECKING:
     import subprocess
@@ -51,115 +49,6 @@ class Source(Protocol):
     def snapshot(self) -> Snapshot:
         """Everything to show, now."""
         ...
-
-
-def plain(value: object, style: str = "") -> Text:
-    """Untrusted text for the screen: control characters escaped, never read as markup."""
-    return Text(inert(value), style=style)
-
-
-class LoopTable(DataTable[Text]):
-    """The loops, one per row; j/k move like the arrow keys."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "down", show=False),
-        Binding("k", "cursor_up", "up", show=False),
-    ]
-
-
-class LogPane(RichLog):
-    """The selected loop's one-liners; j/k scroll, esc goes back to the table."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "scroll_down", "down", show=False),
-        Binding("k", "scroll_up", "up", show=False),
-        Binding("g", "scroll_home", "top", show=False),
-        Binding("G", "scroll_end", "end", show=False),
-        Binding("escape", "app.focus_table", "table"),
-    ]
-
-
-class Confirm(ModalScreen[bool]):
-    """A yes/no question; nothing destructive happens without a yes."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "yes"),
-        Binding("n", "answer(False)", "no"),
-        Binding("escape", "answer(False)", "no"),
-    ]
-    DEFAULT_CSS = """
-    Confirm { align: center middle; }
-    Confirm > Static { width: 72; height: auto; border: thick $warning; padding: 1 2;
-                       background: $surface; }
-    """
-
-    def __init__(self, question: Text) -> None:
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.question + Text("\n\n[y] yes   [n] no", style="bold"))
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
-
-
-class Help(ModalScreen[None]):
-    """The keys."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,enter", "app.pop_screen", "close"),
-    ]
-    DEFAULT_CSS = """
-    Help { align: center middle; }
-    Help > Static { width: 80; height: auto; border: thick $accent; padding: 1 2;
-                    background: $surface; }
-    """
-
-    def compose(self) -> ComposeResult:
-        text = Text("sgf top: every loop, live\n\n", style="bold")
-        for key, what in KEYS:
-            text.append(f"  {key:<7}", style="bold cyan")
-            text.append(f" {what}\n")
-        yield Static(text)
-
-
-def details_text(row: LoopRow | None) -> Text:
-    """The selected loop in full: id, project, state and why, task, spend."""
-    if row is None:
-        return Text("no loop selected", style="dim")
-    text = plain(row.loop_id, "bold") + Text("\n") + plain(row.project, "dim") + Text("\n")
-    text += plain(columns.state(row), STATE_STYLE[row.state])
-    if row.pid is not None:
-        text.append(f" · pid {row.pid}", style="dim")
-    text.append("\n")
-    text += plain(f"task {columns.task(row)}")
-    text.append(f"\n{columns.cost(row)} · {columns.tokens(row.tokens, row.max_tokens)} tokens")
-    return text
-
-
-def board_text(project: Path | None, board: Board | None) -> Text:
-    """The pensa pane: counts, what is in progress by whom, what closed today."""
-    if project is None:
-        return Text("no project selected", style="dim")
-    text = Text("pensa · ", style="bold") + plain(columns.project_name(project), "bold")
-    if board is None:
-        return text + Text("\n(not read yet)", style="dim")
-    if board.error:
-        return text + Text("\nunavailable: ", style="red") + plain(board.error)
-    text.append(
-        f"\nready {board.ready}   blocked {board.blocked}   needs a human {board.needs_human}"
-    )
-    text.append(f"\nin progress {len(board.working)}", style="bold")
-    for claim in board.working[:8]:
-        text.append("\n  ")
-        text += plain(claim.id, "cyan") + Text(" ") + plain(columns.cut(claim.title, 40))
-        text += Text(" ← ", style="dim") + plain(columns.cut(claim.assignee, 28), "dim")
-    text.append(f"\nclosed today {len(board.closed_today)}", style="bold")
-    for task in board.closed_today[:5]:
-        text.append("\n  ")
-        text += plain(task.id, "green") + Text(" ") + plain(columns.cut(task.title, 40))
-    return text
 
 
 class TopApp(App[None]):
@@ -213,6 +102,7 @@ class TopApp(App[None]):
         self.restarts: list[tuple[subprocess.Popen[bytes], Path, str]] = []
         self._busy = False
         self._shown: dict[str, list[Text]] = {}  # cells on screen, by row key
+        self._widths: list[int] = []  # the table's column widths (layout.py)
         self._panes: tuple[object, ...] = ()  # what the side panes show
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -223,10 +113,8 @@ class TopApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≋")
-        table = LoopTable(id="loops", cursor_type="row", zebra_stripes=True)
-        for name in columns.COLUMNS:
-            table.add_column(name, key=name)
-        yield table
+        # its columns come with the first snapshot, sized to it and to the terminal
+        yield LoopTable(id="loops", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="bottom"):
             yield LogPane(id="log", max_lines=2000, wrap=False, markup=False, highlight=False)
             with Vertical(id="side"):
@@ -273,24 +161,32 @@ class TopApp(App[None]):
         """Put a snapshot on screen, keeping the selected loop selected."""
         self.snap = snap
         needle = self.filter_text.lower()
+        wide = {_row_key(r): layout.cells(r, snap.taken) for r in snap.rows}
         self.rows = [
-            r
-            for r in snap.rows
-            if not needle or needle in " ".join((*columns.cells(r, snap.taken), r.loop_id)).lower()
+            r for r in snap.rows if not needle or needle in " ".join(wide[_row_key(r)]).lower()
         ]
         table = self.query_one(LoopTable)
         keys = [_row_key(r) for r in self.rows]
-        same = keys == [str(k.value) for k in table.rows]
+        # the scrollbar may take two columns of the table's width
+        room = (table.size.width or self.size.width) - 2
+        sizes = layout.widths([wide[key] for key in keys], room)
+        resized = sizes != self._widths
+        same = keys == [str(k.value) for k in table.rows] and not resized
         if not same:
-            table.clear()
+            table.clear(columns=resized)
+            if resized:
+                for name, size in zip(layout.NAMES, sizes, strict=True):
+                    table.add_column(name, key=name, width=size)
+                self._widths = sizes
             self._shown = {}
         for row in self.rows:
-            key, styled = _row_key(row), self._cells(row, snap.taken)
+            key = _row_key(row)
+            styled = self._cells(row, layout.fitted(wide[key], sizes))
             if not same:
                 table.add_row(*styled, key=key)
             else:  # only what changed: a quiet table costs nothing to redraw
                 old = self._shown.get(key, [])
-                for i, (name, cell) in enumerate(zip(columns.COLUMNS, styled, strict=True)):
+                for i, (name, cell) in enumerate(zip(layout.NAMES, styled, strict=True)):
                     if i >= len(old) or old[i] != cell:
                         table.update_cell(key, name, cell)
             self._shown[key] = styled
@@ -303,11 +199,16 @@ class TopApp(App[None]):
         )
         self.select(self.current_row())
 
-    def _cells(self, row: LoopRow, now: datetime) -> list[Text]:
-        cells = [plain(c) for c in columns.cells(row, now)]
-        cells[columns.COLUMNS.index("state")].stylize(STATE_STYLE[row.state])
-        cells[columns.COLUMNS.index("trend")].stylize("cyan")
+    def _cells(self, row: LoopRow, fitted: list[str]) -> list[Text]:
+        cells = [plain(c) for c in fitted]
+        cells[layout.NAMES.index("state")].stylize(STATE_STYLE[row.state])
+        cells[layout.NAMES.index("trend")].stylize("cyan")
         return cells
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit the table to the terminal's new width."""
+        if self.snap is not None:
+            self.show(self.snap)
 
     def current_row(self) -> LoopRow | None:
         """The loop under the table's cursor."""

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sgf import proc, sandbox
+from sgf import proc
+from sgf.containers import LabelledLoop, labelled_loops
 from sgf.loopstate import LoopRow, Reader
 from sgf.top import discovery
 from sgf.top.board import Board, Boards
@@ -36,7 +37,7 @@ class Collector:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         boards: Boards | None = None,
         reader: Reader | None = None,
-        docker: Callable[[Mapping[str, str]], Sequence[sandbox.LabelledLoop]] | None = None,
+        docker: Callable[[Mapping[str, str]], Sequence[LabelledLoop]] | None = None,
         docker_every: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -46,12 +47,13 @@ class Collector:
         self.now = now
         self.boards = boards or Boards(env)
         self.reader = reader or Reader()
-        self.docker = docker or sandbox.labelled_loops
+        self.docker = docker or labelled_loops
         self.docker_every = docker_every
         self.clock = clock
-        self._containers: tuple[float, Sequence[sandbox.LabelledLoop]] | None = None
+        self._containers: tuple[float, Sequence[LabelledLoop]] | None = None
+        self._seen: dict[Path, None] = {}  # every project shown so far, in order
 
-    def containers(self) -> Sequence[sandbox.LabelledLoop]:
+    def containers(self) -> Sequence[LabelledLoop]:
         """Labelled running containers (`--all` only), asked of Docker every few seconds."""
         if not self.all_projects:
             return ()
@@ -64,9 +66,13 @@ class Collector:
         """Read every project's loops and pensa picture now."""
         now = self.now()
         containers = self.containers()
-        roots = discovery.projects(
+        found = discovery.projects(
             self.current, all_projects=self.all_projects, env=self.env, containers=containers
         )
+        # a project stays in view once seen, so the loop just stopped there can be restarted
+        # although no running loop announces the project any more
+        self._seen.update(dict.fromkeys(found))
+        roots = [*found, *(p for p in self._seen if p not in found and p.is_dir())]
         rows: list[LoopRow] = []
         boards: dict[Path, Board] = {}
         for root in roots:
@@ -77,7 +83,7 @@ class Collector:
 
     def _bare(
         self,
-        containers: Sequence[sandbox.LabelledLoop],
+        containers: Sequence[LabelledLoop],
         known: set[tuple[str, str]],
         roots: set[Path],
         now: datetime,

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from sgf import loopindex
-from sgf.sandbox import LabelledLoop
+from sgf.containers import LabelledLoop
 
 
 def projects(

@@ -1,0 +1,129 @@
+"""The one loop runner: whatever runs ralph, a loop is kept on disk the same way.
+
+A single loop and each of `--parallel`'s loops get the same bookkeeping, in the same order:
+their launch arguments for a restart (relaunch.py), a PID file (runs.py), an entry in the
+per-user loop index (loopindex.py, how `sgf top --all` finds them), a log with sgf's header
+and ralph's exit line, the outcome in history, and the same ending (ending.py, worktree.py).
+Only how ralph's processes are driven differs, and that is the caller's `execute`: one ralph
+on the terminal, or several side by side (proc.run_many).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sgf import ending, loopindex, proc, recovery, relaunch, runs, safefile, sandbox, worktree
+from sgf.errors import SgfError
+from sgf.launch import OUTCOMES, Prepared, meaning
+from sgf.loops import ExitCode
+from sgf.plainlog import PlainLog
+
+Execute = Callable[[Sequence[proc.Job]], list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """How ralph ended, and where a stopped loop's leftovers went."""
+
+    code: int
+    kept: str | None = None  # one line for the human: leftovers kept, or why they stay
+
+
+def run(
+    root: Path,
+    loops: Sequence[Prepared],
+    *,
+    env: Mapping[str, str],
+    pid: int,
+    now: Callable[[], datetime],
+    execute: Execute,
+) -> list[Ran]:
+    """Run the prepared loops through `execute` (one job per loop, in order) under their PID
+    files, index entries and logs; record each outcome on every exit path."""
+    started = runs.now_iso(now)
+    codes: list[int] | None = None
+    kept: list[str | None] = [None] * len(loops)
+    try:
+        with contextlib.ExitStack() as stack:
+            jobs, logs = [], []
+            for number, loop in enumerate(loops, start=1):
+                loop_id = str(loop.loop_id)
+                # ralph appends the loop's run record here; `sgf status` reads it
+                loop_env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **loop.env}
+                if loop.request is not None:
+                    relaunch.save(root, loop_id, loop.request)
+                stack.enter_context(runs.pid_file(root, loop_id, pid))
+                stack.enter_context(
+                    loopindex.registered(root, loop_id, pid, started_at=started, env=loop_env)
+                )
+                log = stack.enter_context(safefile.append(loop.log, root=root))
+                log.write(f"# sgf: {' '.join(loop.argv)}\n".encode())
+                log.flush()
+                logs.append(log)
+                label = f"[{number}] ".encode()  # side by side; one ralph alone has no label
+                # the terminal gets colours, the log plain text
+                jobs.append(proc.Job(loop.argv, loop.cwd(root), loop_env, PlainLog(log), label))
+            codes = execute(jobs)
+            for index, (loop, code, log) in enumerate(zip(loops, codes, logs, strict=True)):
+                log.write(f"# sgf: ralph exited with {code}\n".encode())
+                log.flush()
+                if loop.worktree is None and code != ExitCode.COMPLETE:
+                    kept[index] = _keep_stopped(root, str(loop.loop_id), code, env=env, now=now)
+    finally:
+        for index, loop in enumerate(loops):
+            got = codes[index] if codes is not None else None
+            outcome = OUTCOMES.get(got, f"exit {got}") if got is not None else "error"
+            ended = runs.Outcome(str(loop.loop_id), started, runs.now_iso(now), got, outcome)
+            runs.record(root, ended)
+    return [Ran(code, note) for code, note in zip(codes, kept, strict=True)]
+
+
+def _keep_stopped(
+    root: Path, loop_id: str, code: int, *, env: Mapping[str, str], now: Callable[[], datetime]
+) -> str | None:
+    """Keep what a stopped loop left in this tree, so the next launch needs no `--stash`."""
+    try:
+        if code not in ending.RALPH_CODES:
+            # ralph died without stopping its agent: a container still writing into the tree
+            # would dirty it again after the stash, so it goes first
+            sandbox.remove_orphans(root, env)
+        kept = recovery.keep_stopped(root, loop_id, now=now)
+    except SgfError as e:
+        return f"warning: the stopped loop's changes stay in the tree: {e}"
+    return kept.line() if kept else None
+
+
+def finish(root: Path, prepared: Prepared) -> str | None:
+    """After ralph: remove an isolated loop's merged worktree, or say why it stays."""
+    if prepared.worktree is None:
+        return None
+    return worktree.finish(root, prepared.worktree).message(root)
+
+
+def notes(
+    root: Path,
+    loop: Prepared,
+    ran: Ran,
+    env: Mapping[str, str],
+    *,
+    stop_reason: str | None = None,
+) -> list[str]:
+    """What to tell the user about one ended loop, in order: leftovers kept, its worktree,
+    claims a dead ralph still held, and what its exit code means. `stop_reason` overrides
+    the one in ralph's record (a group budget that sgf enforced)."""
+    loop_id = str(loop.loop_id)
+    said = [ran.kept] if ran.kept else []
+    try:
+        if finished := finish(root, loop):
+            said.append(finished)
+    except SgfError as e:  # one loop's worktree must not keep the others' news from the user
+        said.append(f"warning: {e}")
+    if released := ending.release_leftovers(root, loop_id, ran.code, {**env, **loop.env}):
+        said.append(f"ralph died holding {', '.join(released)}: released")
+    reason = stop_reason or ending.stop_reason(root, loop_id)
+    said.append(meaning(ran.code, loop.loop_id.stage, reason))
+    return said
