@@ -87,7 +87,7 @@ bench: env
 demo: env
 	scripts/demo.sh
 
-# The three wheels and sdists: the unit a user installs (issue 11).
+# The three wheels and sdists: the unit a user installs.
 dist: | $(UV)
 	rm -rf dist
 	$(UV) build --all-packages --out-dir dist

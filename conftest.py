@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-# Helpers every test tree shares (issue 12: one wait helper, one git-repository maker). They
+# Helpers every test tree shares (one wait helper, one git-repository maker). They
 # are fixtures, so the packages' tests need no import path to the workspace root.
 WaitFor = Callable[..., None]
 MakeRepo = Callable[..., Path]
@@ -230,7 +230,7 @@ def gemini_bin(agent_bins: dict[str, Path]) -> Path:
     return _agent(agent_bins, "gemini")
 
 
-# Skips CI accepts, each with its reason, in this one place (issue 12): under CI=true any
+# Skips CI accepts, each with its reason, in this one place: under CI=true any
 # other skip is turned into a failure, so a green run cannot hide a test that never ran.
 ALLOWED_SKIPS: dict[str, str] = {}
 
@@ -252,7 +252,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return None
 
 
-# Markers match what a test needs (issue 12): `make test-fast` deselects docker and claude
+# Markers match what a test needs: `make test-fast` deselects docker and claude
 # tests by marker, so a test that reaches for the engine or the binary must say so.
 NEEDS = {
     "docker_engine": "docker",

@@ -1,6 +1,6 @@
 """`sgf sandbox build`'s output: every byte to a log file, one short line per build step shown.
 
-A raw `docker build` is ~100 lines per image (issue 11: 94 of the demo's 240 lines). The view
+A raw `docker build` is ~100 lines per image (94 of the demo's 240 lines). The view
 keeps the steps (`Step 4/14 : RUN ...` from the classic builder, `#7 [3/9] RUN ...` from
 BuildKit), cut to one line each, and leaves the rest to the log; `--verbose` streams it all.
 """

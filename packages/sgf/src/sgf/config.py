@@ -22,14 +22,14 @@ class SandboxKind(StrEnum):
 
 
 class Isolation(StrEnum):
-    """Where a loop works: the one shared tree, or a git worktree of its own (issue 14)."""
+    """Where a loop works: the one shared tree, or a git worktree of its own."""
 
     SHARED = "shared"
     WORKTREE = "worktree"
 
 
 class Claims(StrEnum):
-    """How loops claim: in this clone's database, or published through git (issue 14)."""
+    """How loops claim: in this clone's database, or published through git."""
 
     LOCAL = "local"
     GIT = "git"

@@ -1,4 +1,4 @@
-"""`sgf doctor`: everything a first loop needs, checked before it fails (issue 24).
+"""`sgf doctor`: everything a first loop needs, checked before it fails.
 
 Each finding is one line that says what is wrong and how to fix it. `problem` findings make
 `sgf doctor` exit 1; a `warning` (a base image not pulled yet, little free disk) does not.

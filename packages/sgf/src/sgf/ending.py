@@ -1,4 +1,4 @@
-"""After ralph ends (issue 10): claims a dead ralph could not give back, and the stop reason.
+"""After ralph ends: claims a dead ralph could not give back, and the stop reason.
 
 ralph releases its loop's claims on every ending it lives through. One it does not live
 through (`kill -9`, the OOM killer) leaves them held by a loop id nobody runs any more; sgf,

@@ -1,7 +1,7 @@
 """A buildable source tree of the installed pensa, for an sgf installed without a clone.
 
 `uv tool install` or `pip install` of the wheels leaves no pensa source behind, yet the sandbox
-image must carry the very `pn` the host runs (issue 11). The installed distribution holds all
+image must carry the very `pn` the host runs. The installed distribution holds all
 it takes: its files, its requirements and its console scripts. `materialise` writes them back
 as a small hatchling project that `pip wheel` builds like the workspace checkout.
 """

@@ -144,7 +144,7 @@ def prepare(
     }
     text = prompts.render(root, request.stage.prompt, variables)
     isolated = request.isolated(config)
-    if isolated:  # a prompt file of its own: no other loop reads it (issue 14)
+    if isolated:  # a prompt file of its own: no other loop reads it
         prompt = prompts.write(root, str(loop_id), text)
     else:
         guard_shared_prompt(root, request.stage, text)

@@ -1,4 +1,4 @@
-"""The per-user index of running loops: how `sgf top --all` finds other projects (issue 15).
+"""The per-user index of running loops: how `sgf top --all` finds other projects.
 
 Springfield keeps no global state (design: "Decentralized projects"), so the index is
 ephemeral: one small JSON file per running loop under `$XDG_RUNTIME_DIR/springfield/loops/`
@@ -8,7 +8,7 @@ it when the loop ends, on every exit path.
 
 A `kill -9` leaves an entry behind. It cannot poison the view: an entry names the PID of the
 sgf that wrote it *and* that process's start time, so a dead loop, or a new process that got
-its PID, is told apart from a running loop (the same check as `.sgf/run/*.pid`, issue 9). The
+its PID, is told apart from a running loop (the same check as `.sgf/run/*.pid`). The
 next launch prunes such entries. Readers only use an entry to find a project; what runs there
 is then read from the project's own PID files.
 """

@@ -49,7 +49,7 @@ class Stage(StrEnum):
 
 # Stages that always run AFK, and those that are conversations of one session by default: the
 # agent's sentinel ends the session (ralph stops Claude Code for it), and one bug or one
-# interview is one session (issue 12).
+# interview is one session.
 ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN, Stage.REVIEW})
 ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
 # The stop checklist each stage's agent must pass before it ends its turn (ralph --checks):

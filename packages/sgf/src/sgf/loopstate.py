@@ -108,7 +108,7 @@ class Progress:
                 values["exit_code"] = _int(e.get("exit"))
                 values["seconds"] = _number(e.get("seconds"))
                 # the end line's totals are the loop's own word on every iteration it ran
-                # (each view shows them, not its own count: issue 24)
+                # (each view shows them, not its own count)
                 if (count := _int(e.get("iterations"))) is not None:
                     values["iteration"] = count
                 if (spent := _number(e.get("cost"))) is not None:

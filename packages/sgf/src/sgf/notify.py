@@ -1,4 +1,4 @@
-"""Telling someone (issue 24): the `notify` command of `.sgf/config.toml` (or `--notify`) runs
+"""Telling someone: the `notify` command of `.sgf/config.toml` (or `--notify`) runs
 on the host with one JSON event on stdin when a loop ends, when a budget stopped it, and for
 each task handed to a human while it runs (when the iteration that handed it over ends).
 

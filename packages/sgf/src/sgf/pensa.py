@@ -77,7 +77,7 @@ class SpecCounts:
 
 @dataclass(frozen=True, slots=True)
 class Stuck:
-    """A task pn claim-next took out of the agents' queue (assignee `human`, issue 10)."""
+    """A task pn claim-next took out of the agents' queue (assignee `human`)."""
 
     id: str
     title: str

@@ -1,4 +1,4 @@
-"""Logs people can read (issue 10): `.sgf/logs/*.log` hold plain text even when the loop ran
+"""Logs people can read: `.sgf/logs/*.log` hold plain text even when the loop ran
 on a terminal, where ralph (and in interactive stages Claude Code) print colours, cursor
 moves and carriage returns. Escape sequences are dropped, CRLF and lone CR become newlines,
 other control characters (bells, backspaces) go; a sequence cut between two writes is held

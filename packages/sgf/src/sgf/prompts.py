@@ -103,7 +103,7 @@ def render(
         raise PromptError(f"{source.relative_to(root)} is missing; `sgf init` seeds it")
     # Prompt files are data a user (or an agent, through a commit) can change: rendered in
     # jinja2's sandbox, `{{ cycler.__init__.__globals__.os.popen('id').read() }}` is refused
-    # instead of running on the host at the next launch (issue 9).
+    # instead of running on the host at the next launch.
     env = _environment(root)
     rel = source.relative_to(root)
     try:

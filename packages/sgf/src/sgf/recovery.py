@@ -10,7 +10,7 @@
   removes the PID file (`keep_stopped`), so the next launch starts without `--stash`.
 - No PID files (no crash): a dirty tree is the user's. Launching would let the agent's
   `git add -A` sweep it into a commit, so refuse unless asked to stash it as `sgf-stash <id>`.
-- Loops in worktrees of their own (issue 14) leave nothing in this tree: an isolated launch
+- Loops in worktrees of their own leave nothing in this tree: an isolated launch
   ignores a dirty tree here, and a crashed isolated loop's worktree is removed when its branch
   is merged (its leftovers stashed), else kept with its branch for a human.
 """
@@ -187,8 +187,8 @@ def prepare(
     if not pid_files:
         return _users_changes(root, loop_id, stash_user_changes, isolated=isolated)
     crashed = [p.loop_id for p in pid_files]
-    # A crashed loop of this tree left its leftovers here; one in a worktree left them there
-    # (issue 14), and then a dirty tree here is the user's, as without any crash.
+    # A crashed loop of this tree left its leftovers here; one in a worktree left them there,
+    # and then a dirty tree here is the user's, as without any crash.
     if any(not worktree.is_isolated(root, c) for c in crashed):
         kept = keep_leftovers(root, crashed, now=now)
         stash, message = (kept.stash, kept.message) if kept else (None, None)

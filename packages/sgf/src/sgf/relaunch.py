@@ -1,4 +1,4 @@
-"""A loop's original arguments, kept so `sgf top` can restart it (issue 15).
+"""A loop's original arguments, kept so `sgf top` can restart it.
 
 sgf writes `.sgf/runs/<loop-id>.launch.json` (gitignored, beside ralph's run record) when it
 runs a loop: the request as the user gave it, before config defaults. Restarting turns it back

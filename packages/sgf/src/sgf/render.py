@@ -31,7 +31,7 @@ _INERT_LINES = {k: v for k, v in _INERT.items() if k != 0x0A}
 
 
 def inert(value: object, *, multiline: bool = False) -> str:
-    """Text from users, agents or the model made harmless for a terminal (issue 9): control
+    """Text from users, agents or the model made harmless for a terminal: control
     characters and bidirectional overrides become visible escapes; newlines stay only where
     `multiline` says a message may span lines. (pensa and ralph have the same few lines:
     packages share no code.)"""
@@ -39,7 +39,7 @@ def inert(value: object, *, multiline: bool = False) -> str:
 
 
 class _Console:
-    """A rich console that never reads markup from text (issue 12: a warning holding
+    """A rich console that never reads markup from text (a warning holding
     `[/x]` raised MarkupError) and prints every line inert."""
 
     def __init__(self, *, stderr: bool) -> None:
@@ -121,7 +121,7 @@ Rows = Sequence[Sequence[str]]
 
 def table(title: str, heads: Sequence[str], rows: Rows, *, plain: bool) -> object:
     """A titled table: rich on a terminal; piped, plain aligned rows under one header line,
-    every cell whole (no box drawing, no cut, no wrapping), like `gh` (issue 24)."""
+    every cell whole (no box drawing, no cut, no wrapping), like `gh`."""
     heads = tuple(heads)
     rows = [tuple(inert(c) for c in r) for r in rows]
     if plain:
@@ -142,7 +142,7 @@ def table(title: str, heads: Sequence[str], rows: Rows, *, plain: bool) -> objec
 
 
 def _running(report: Status) -> tuple[tuple[str, ...], Rows]:
-    grouped = any(r.group for r in report.running)  # sgf build --parallel N (issue 14)
+    grouped = any(r.group for r in report.running)  # sgf build --parallel N
     # the names `sgf top` uses; `active`: how long ago the loop's log last grew
     heads = ("loop id", "stage", *figures.NAMES, "task", "active", "log")
     rows: list[tuple[str, ...]] = []
@@ -249,7 +249,7 @@ def doctor(findings: list[Finding], *, as_json: bool) -> None:
 @contextlib.contextmanager
 def build_view(log: BinaryIO, *, verbose: bool) -> Iterator[Sink]:
     """Where `sgf sandbox build` sends docker's output: all of it to `log`; on stderr either
-    everything (`verbose`) or one dim line per step under a rich spinner (issue 11)."""
+    everything (`verbose`) or one dim line per step under a rich spinner."""
     import sys
 
     from sgf.buildview import BuildView

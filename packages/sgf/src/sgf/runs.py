@@ -2,7 +2,7 @@
 
 A PID file holds the PID of the sgf process that runs the loop and that process's start time
 (from /proc), so a PID reused by another process after a reboot or a crash is recognised as
-a dead loop and recovery runs (issue 9). It exists exactly while that sgf runs; one left
+a dead loop and recovery runs. It exists exactly while that sgf runs; one left
 behind by a dead process means the loop crashed.
 """
 

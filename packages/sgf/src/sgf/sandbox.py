@@ -43,7 +43,7 @@ def pensa_source(explicit: Path | None = None) -> Path:
 
     A workspace checkout installs pensa editable (direct_url.json points at the source). A
     wheel-installed pensa has no source left, so its installed files are written back as one
-    (sgf.installed) under the temporary directory: no clone needed (issue 11).
+    (sgf.installed) under the temporary directory: no clone needed.
     """
     if explicit is not None:
         if not (explicit / "pyproject.toml").is_file():
@@ -331,7 +331,7 @@ def _place(src: Path, dest: Path) -> None:
 
 
 def image_warnings(root: Path, env: Mapping[str, str]) -> list[str]:
-    """`sgf status`'s check of the project's image: its pn against the host's (issue 11).
+    """`sgf status`'s check of the project's image: its pn against the host's.
 
     Quiet when the project is not initialised, runs without a sandbox, or has no Docker.
     """
@@ -350,7 +350,7 @@ def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:
     """Remove this project's containers whose ralph is gone (a `kill -9`); their ids.
 
     ralph does the same at its next start; `sgf status` does it too, so a killed loop's agent
-    does not keep running until then (issue 9). Without a Docker engine there is nothing to do.
+    does not keep running until then. Without a Docker engine there is nothing to do.
     """
     if proc.which("docker", env) is None:
         return []

@@ -141,7 +141,7 @@ def _check_pn(env: Mapping[str, str]) -> None:
 
 
 def init_pensa(root: Path, *, env: Mapping[str, str]) -> list[Step]:
-    """Set pensa up with `pn init`, the one code path for it (issue 8).
+    """Set pensa up with `pn init`, the one code path for it.
 
     `pn init` creates `.pensa/` (database, JSONL, .gitignore), merges pensa's hooks into
     `.pre-commit-config.yaml`, installs the four git hooks, and registers the JSONL merge

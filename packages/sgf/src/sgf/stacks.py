@@ -44,7 +44,7 @@ class Stack(NamedTuple):
         """The sandbox image `sgf init` names for the project at `root`.
 
         The stack's image with a tag naming the project: its directory name and a hash of its
-        path, so two projects (or two checkouts) never rebuild each other's image (issue 11).
+        path, so two projects (or two checkouts) never rebuild each other's image.
         """
         repository = self.docker_template.rsplit(":", 1)[0]
         slug = re.sub(r"[^a-z0-9_.-]+", "-", root.name.lower()).strip(".-")[:40] or "project"

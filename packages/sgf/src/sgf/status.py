@@ -33,7 +33,7 @@ class Running:
     tokens: int = 0  # so far, from the run record
     idle_seconds: int | None = None  # since the loop's log last grew
     # Loops started together by `sgf build --parallel N` share one sgf process: the group
-    # is named after its first loop (issue 14). None for a loop on its own.
+    # is named after its first loop. None for a loop on its own.
     group: str | None = None
     worktree: str | None = None  # an isolated loop's checkout, relative to the project
 

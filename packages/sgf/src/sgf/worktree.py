@@ -1,4 +1,4 @@
-"""Isolated loops: each in `.sgf/worktrees/<loop-id>`, on branch `sgf/<loop-id>` (issue 14).
+"""Isolated loops: each in `.sgf/worktrees/<loop-id>`, on branch `sgf/<loop-id>`.
 
 A loop in the shared tree commits with `git add -A`, so a second loop beside it (a plan loop
 next to a build loop) can sweep the other's half-done edits into its commit. A worktree loop
@@ -26,7 +26,7 @@ from sgf.errors import SgfError, UnsafeRepository
 WORKTREES = Path(".sgf") / "worktrees"
 BRANCH_PREFIX = "sgf/"
 # The folder ignores itself, so no tracked .gitignore changes (and no project needs one).
-SELF_IGNORING = "# sgf: loop worktrees (issue 14), never committed\n*\n"
+SELF_IGNORING = "# sgf: loop worktrees, never committed\n*\n"
 
 
 @dataclass(frozen=True, slots=True)

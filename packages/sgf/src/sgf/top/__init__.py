@@ -1,4 +1,4 @@
-"""`sgf top`: a live dashboard of every loop, across projects (issue 15).
+"""`sgf top`: a live dashboard of every loop, across projects.
 
 discovery.py finds projects (the per-user index of `sgf.loopindex`, Docker labels),
 board.py reads pensa through `pn`, collect.py folds both with `sgf.loopstate` into a

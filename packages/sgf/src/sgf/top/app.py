@@ -1,4 +1,4 @@
-"""The Textual view of `sgf top`: loop table, log pane, pensa pane, cost sparkline (issue 15).
+"""The Textual view of `sgf top`: loop table, log pane, pensa pane, cost sparkline.
 
 Only `sgf top` imports this module (textual is heavy; `sgf status` must stay quick). All the
 data comes from a Source (collect.Collector in real use), read in a worker thread at most once

@@ -3,7 +3,7 @@
 On a terminal it is a rich Live table redrawn in place; piped, it prints one header and then a
 plain row for each loop whose row changed (see PlainLog), so `| tee` or a log file gets a
 readable history rather than a flood. Cells are rich Text objects made inert: titles,
-reasons and paths are never read as markup (issue 12) nor allowed to move the cursor (issue 9).
+reasons and paths are never read as markup nor allowed to move the cursor.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def table(snap: Snapshot) -> Table:
 
 PLAIN = ("at", "loop id", *columns.COLUMNS)
 # Cells that change every second on their own: a row is printed again only when one of the
-# others changed (issue 24: a piped watch printed the whole table every second).
+# others changed (a piped watch printed the whole table every second).
 TICKING = frozenset({"time", "active"})
 
 
