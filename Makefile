@@ -29,8 +29,8 @@ $(VENV)/.synced: uv.lock pyproject.toml $(wildcard packages/*/pyproject.toml) | 
 
 # The workspace's own sources are installed editable, so `--compile-bytecode` skips them, and
 # with PYTHONDONTWRITEBYTECODE set (as on our CI machines) every pn/ralph/sgf process would
-# compile them again: ~14 ms of each `pn` run. compileall writes the .pyc files regardless of
-# that variable and only recompiles what changed (~0.1 s when nothing did).
+# compile them again on every run. compileall writes the .pyc files regardless of that
+# variable and only recompiles what changed.
 env: $(VENV)/.synced
 	$(VENV)/bin/python -m compileall -q -j0 packages/pensa/src packages/ralph/src packages/sgf/src
 
