@@ -195,6 +195,8 @@ class Loop:
             claimed=claimed,
             closed=closed,
             failure=failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE),
+            # priced by ralph from the agent's tokens (agents/prices.py), not reported by it
+            **({"cost_computed": True} if result and result.cost_computed else {}),
         )
 
     def _stop(self, code: Exit, reason: str) -> Exit:

@@ -76,7 +76,9 @@ class CodexReader:
         kind = raw.get("type")
         item = common.obj(raw.get("item"))
         if kind == "item.started" and item.get("type") == "command_execution":
-            return [ToolUse(common.SHELL, {"command": common.text(item.get("command"))})]
+            return [
+                ToolUse(common.SHELL, {"command": common.command(common.text(item.get("command")))})
+            ]
         if kind == "item.completed":
             if item.get("type") == "agent_message" and (said := common.text(item.get("text"))):
                 return [Text(said)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,20 @@ def num(value: object) -> int:
 
 def text(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+_LOGIN_SHELL = re.compile(r"^(?:/usr)?/bin/(?:ba)?sh -l?c ")
+
+
+def command(line: str) -> str:
+    """A shell command as the agent wrote it: codex shows `/bin/bash -lc '<command>'`."""
+    if not _LOGIN_SHELL.match(line):
+        return line
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return line
+    return words[2] if len(words) == 3 else line
 
 
 def status_in(message: str) -> int | None:

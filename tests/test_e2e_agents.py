@@ -1,0 +1,150 @@
+"""End to end: each agent backend (codex, opencode, gemini, and claude beside them) in the
+real sandbox, offline, driven by the scripted model in its own API's dialect.
+
+The agent claims a task with pn, writes a file, closes the task, commits and writes the
+sentinel; ralph's one-liners, summary, totals and run record show the same fields for every
+backend. Each image is the session's sandbox image plus the pinned CLI from the shared cache,
+labelled with its version as `sgf sandbox build` labels claude's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import Scenario
+
+from tests.e2e_harness.project import Project
+from tests.e2e_harness.scenarios import scenario
+
+# the sandbox image is built with claude in it, as every project's is
+pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
+
+Model = Callable[[Scenario | dict[str, object]], ModelServer]
+PINNED = {"codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0"}
+
+
+def build_image(base: str, name: str, context: Path, copies: str) -> str:
+    """`base` plus one agent CLI from `context`, labelled with its pinned version."""
+    tag = f"springfield-sandbox-python:with-{name}"
+    (context / "Dockerfile").write_text(
+        f"FROM {base}\n{copies}\nLABEL springfield.agent.{name}={PINNED[name]}\n"
+    )
+    done = subprocess.run(
+        ["docker", "build", "-q", "-t", tag, str(context)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tag
+
+
+@pytest.fixture
+def codex_image(sandbox_image: str, codex_bin: Path, tmp_path: Path) -> str:
+    shutil.copy2(codex_bin, tmp_path / "codex")
+    return build_image(sandbox_image, "codex", tmp_path, "COPY codex /usr/local/bin/codex")
+
+
+@pytest.fixture
+def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> str:
+    shutil.copy2(opencode_bin, tmp_path / "opencode")
+    return build_image(sandbox_image, "opencode", tmp_path, "COPY opencode /usr/local/bin/opencode")
+
+
+@pytest.fixture
+def gemini_image(sandbox_image: str, gemini_bin: Path, tmp_path: Path) -> str:
+    """gemini-cli is a JS bundle: the image gets node (the host's, same Debian) too."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on the host to put beside gemini-cli in the image")
+    shutil.copy2(node, tmp_path / "node")
+    modules = gemini_bin.resolve().parents[3]  # node_modules/@google/gemini-cli/bundle/x.js
+    shutil.copytree(modules, tmp_path / "node_modules", symlinks=True)
+    bundle = "/opt/gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js"
+    copies = (
+        "COPY node /usr/local/bin/node\n"
+        "COPY node_modules /opt/gemini-cli/node_modules\n"
+        f"RUN ln -s {bundle} /usr/local/bin/gemini"
+    )
+    return build_image(sandbox_image, "gemini", tmp_path, copies)
+
+
+def endpoints(agent: str, url: str) -> dict[str, str]:
+    """Where each backend's API is: the scripted server, in that backend's variables."""
+    if agent == "gemini":
+        return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-key"}
+    if agent == "claude":
+        return {}  # the model fixture set ANTHROPIC_BASE_URL and a token
+    # codex's own default model sends no tools to a custom provider: name the served model
+    return {
+        "OPENAI_BASE_URL": f"{url}/v1",
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "scripted-1",
+    }
+
+
+def run_ralph(
+    project: Project, agent: str, image: str, url: str, record: Path
+) -> subprocess.CompletedProcess[str]:
+    argv = ["ralph", "-a", "--agent", agent, "--template", image, "--network", "host"]
+    argv += ["--loop-id", f"build-{agent}", "--record", str(record), "--max-cost", "5"]
+    return project.run(
+        *argv,
+        "3",
+        "Work on the next ready task, then finish the loop.",
+        extra_env=endpoints(agent, url),
+        timeout=240,
+        check=False,
+    )
+
+
+def events(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def assert_one_task_done(
+    project: Project, task: str, done: subprocess.CompletedProcess[str]
+) -> None:
+    """The same outcome and the same fields, whichever agent ran."""
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    assert project.issues()[task]["status"] == "closed"
+    [(subject, files)] = project.commits_touching(rf"^\[{task}\] implement")
+    assert f"work/{task}.py" in files, (subject, files)
+    assert ".pensa/issues.jsonl" in files, (subject, files)
+    assert "-> Bash(pn claim-next --json)" in out, out
+    [summary] = [line for line in out.splitlines() if line.startswith("Iteration 1 done: ")]
+    assert " tokens · $" in summary, summary
+    assert summary.endswith(" · exit 0"), summary
+    assert "ralph complete after 1 iteration(s)" in out, out
+    assert "1 task(s) closed, $" in out, out
+    assert project.containers() == []
+
+
+@pytest.mark.codex
+def test_codex_claims_edits_commits_closes_and_finishes(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "codex", codex_image, server.url, record)
+
+    assert_one_task_done(project, task, done)
+    assert any(r.path.startswith("/v1/responses") for r in server.requests)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["claimed"] == [task]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost"] > 0
+    assert iteration["cost_computed"] is True
