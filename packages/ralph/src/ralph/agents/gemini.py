@@ -1,5 +1,5 @@
 """Gemini CLI: `gemini --output-format stream-json -p PROMPT`, the endpoint from
-GOOGLE_GEMINI_BASE_URL, settings in a system settings file outside the project."""
+GOOGLE_GEMINI_BASE_URL, settings in its own GEMINI_CLI_HOME outside the project."""
 
 from __future__ import annotations
 
@@ -40,12 +40,15 @@ class Gemini:
         return [command, *_FLAGS, *self._model(), *extra, *(["-i", hint] if hint else [])]
 
     def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
-        path = home / ".gemini-system.json"
+        # its own home, so the user's ~/.gemini stays untouched under --sandbox none; a system
+        # settings file would be skipped under /tmp (it refuses world-writable parents)
+        cli_home = home / "gemini"
+        path = cli_home / ".gemini" / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
         scratch = home / "tmp"  # where it writes its error reports
         scratch.mkdir(parents=True, exist_ok=True)
         safefile.replace(path, json.dumps(_SETTINGS, indent=2).encode())
-        env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path), "TMPDIR": str(scratch)}
-        return env
+        return {"GEMINI_CLI_HOME": str(cli_home), "TMPDIR": str(scratch)}
 
     def reader(self) -> Reader:
         return GeminiReader(self.model)
