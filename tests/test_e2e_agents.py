@@ -21,7 +21,7 @@ from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
-from tests.e2e_harness.scenarios import scenario
+from tests.e2e_harness.scenarios import scenario, scenario_json
 
 # the sandbox image is built with claude in it, as every project's is
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
@@ -189,3 +189,40 @@ def test_gemini_claims_edits_commits_closes_and_finishes(
     assert iteration["closed"] == [task]
     assert iteration["tokens"] > 0
     assert iteration["cost_computed"] is True
+
+
+@pytest.mark.codex
+def test_a_codex_build_stage_and_a_claude_verify_stage_finish_a_task(
+    project: Project, model: Model, codex_image: str
+) -> None:
+    """`[stages.build] agent = "codex"`, verify left to claude: one image carries both."""
+    task = project.create_task("add the greeting module")
+    project.set_config(docker_template=codex_image, stages={"build": {"agent": "codex"}})
+    project.commit_all("chore: seed tasks, build with codex")
+    verify = {
+        "text": "Verifying the specs.",
+        "shell": "echo 'every spec verified' > verification-report.md && git add -A"
+        " && git commit -q -m 'verify: report' && echo \"$RALPH_LOOP_ID\" > .ralph-complete",
+    }
+    server = model(
+        {
+            "scripts": [
+                {"name": "verify", "prompt": "# Verify: check ONE spec", "steps": [verify]},
+                {"name": "build", **scenario_json("any-agent")},
+            ]
+        }
+    )
+    project.env.update(endpoints("codex", server.url))
+
+    built = project.sgf("build", "-a", "3")
+    verified = project.sgf("verify")
+
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-3000:]
+    assert project.issues()[task]["status"] == "closed"
+    assert project.commits_touching(rf"^\[{task}\] implement")
+    assert project.commits_touching(r"^verify: report")
+    paths = {r.path for r in server.requests if r.kind == "main"}
+    assert "/v1/responses" in paths, paths  # the build stage's codex
+    assert "/v1/messages" in paths, paths  # the verify stage's claude
+    assert project.containers() == []
