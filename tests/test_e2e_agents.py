@@ -226,3 +226,34 @@ def test_a_codex_build_stage_and_a_claude_verify_stage_finish_a_task(
     assert "/v1/responses" in paths, paths  # the build stage's codex
     assert "/v1/messages" in paths, paths  # the verify stage's claude
     assert project.containers() == []
+
+
+@pytest.mark.codex
+def test_a_codex_iteration_counts_against_the_token_and_cost_budgets(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    server = model({"steps": [{"text": "Looking around.", "shell": "echo looking"}]})
+    record = tmp_path / "run.jsonl"
+    argv = ["ralph", "-a", "--agent", "codex", "--template", codex_image, "--network", "host"]
+    argv += ["--record", str(record), "--max-tokens", "1", "3", "Look around."]
+
+    done = project.run(*argv, extra_env=endpoints("codex", server.url), timeout=240, check=False)
+
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "stopping before iteration 2: budget reached" in done.stdout, done.stdout
+    [end] = [e for e in events(record) if e["event"] == "end"]
+    assert end["iterations"] == 1
+    assert end["tokens"] > 1
+    assert end["cost"] > 0
+
+
+def test_an_image_without_the_configured_agent_is_refused_before_any_iteration(
+    project: Project, sandbox_image: str
+) -> None:
+    argv = ["ralph", "-a", "--agent", "codex", "--template", sandbox_image, "1", "Do it."]
+
+    done = project.run(*argv, check=False)
+
+    assert done.returncode == 1
+    assert "the sandbox image has no codex" in done.stderr + done.stdout
+    assert "Iteration 1" not in done.stdout
