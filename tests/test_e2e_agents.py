@@ -257,3 +257,32 @@ def test_an_image_without_the_configured_agent_is_refused_before_any_iteration(
     assert done.returncode == 1
     assert "the sandbox image has no codex" in done.stderr + done.stdout
     assert "Iteration 1" not in done.stdout
+
+
+@pytest.mark.codex
+def test_sgf_sandbox_build_puts_the_configured_agent_in_the_image(
+    project: Project, base_image: str, claude_bin: Path, codex_bin: Path
+) -> None:
+    """`agent = "codex"` in the config: status warns the image lacks it until a build adds it
+    (from the shared cache codex_bin filled) with its version label."""
+    image = "springfield-sandbox-python:sgf-codex"
+    project.set_config(agent="codex")
+
+    before = project.sgf("status")
+    built = project.sgf(
+        "sandbox", "build", "--image", image, "--base", base_image,
+        "--claude-binary", str(claude_bin), timeout=900,
+    )  # fmt: skip
+    project.set_config(docker_template=image)
+    after = project.sgf("status")
+
+    assert "has no codex" in before.stdout + before.stderr
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    label = project.run(
+        "docker", "image", "inspect", "--format",
+        '{{index .Config.Labels "springfield.agent.codex"}}', image,
+    ).stdout.strip()  # fmt: skip
+    assert label == PINNED["codex"]
+    version = project.run("docker", "run", "--rm", "--entrypoint", "codex", image, "--version")
+    assert PINNED["codex"] in version.stdout
+    assert "has no codex" not in after.stdout + after.stderr

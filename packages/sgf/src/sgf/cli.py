@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from sgf import (
+    agents,
     claude,
     config,
     ending,
@@ -449,6 +450,7 @@ def sandbox_build(
     version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
+    extra = {name: agents.binary(name, env=env.environ) for name in _configured_agents(env)}
     log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
     log_path = log_dir / "sandbox-build.log"
     opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
@@ -465,6 +467,7 @@ def sandbox_build(
                 force=force,
                 env=env.environ,
                 out=out,
+                extra_agents=extra,
             )
         except SgfError as e:
             raise SgfError(f"{e}; the full output is in {log_path}") from None
@@ -502,6 +505,14 @@ def top_command(env: Env, all_projects: bool, interval: float) -> int:
         interval=interval,
         on_terminal=env.interactive(),
     )
+
+
+def _configured_agents(env: Env) -> list[str]:
+    """The agents besides claude the project's config names (none outside a project)."""
+    try:
+        return agents.wanted(config.load(env.root()))
+    except SgfError:
+        return []
 
 
 def _configured(env: Env) -> tuple[str, str] | None:
