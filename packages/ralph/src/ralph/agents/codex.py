@@ -67,7 +67,6 @@ class CodexReader:
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     failed: str | None = None
-    seen_turn: bool = False
 
     def line(self, line: bytes) -> list[Event] | None:
         raw = common.load(line)
@@ -85,21 +84,22 @@ class CodexReader:
             if item.get("type") == "command_execution" and common.num(item.get("exit_code")):
                 return [ToolError(common.text(item.get("aggregated_output")))]
             return []
+        # `codex exec` runs one turn: its end is the run's result, so the watchdog's grace
+        # after a result holds for codex too
         if kind == "turn.completed":
             self.turns += 1
-            self.seen_turn = True
             for key, value in common.obj(raw.get("usage")).items():
                 self.usage[key] = self.usage.get(key, 0) + common.num(value)
-            return []
+            return self._result()
         if kind == "turn.failed":
-            self.seen_turn = True
             self.failed = common.text(common.obj(raw.get("error")).get("message")) or "failed"
-            return []
+            return self._result()
         return []  # thread.started, turn.started, error notices, newer types
 
     def end(self) -> list[Event]:
-        if not self.seen_turn:
-            return []  # no turn ended: a crash, not a result
+        return []
+
+    def _result(self) -> list[Event]:
         cached = self.usage.get("cached_input_tokens", 0)
         fresh = max(self.usage.get("input_tokens", 0) - cached, 0)  # input counts cache reads
         output = self.usage.get("output_tokens", 0)
