@@ -181,8 +181,9 @@ def test_gemini_claims_edits_commits_closes_and_finishes(
 
     done = run_ralph(project, "gemini", gemini_image, server.url, record)
 
-    # Under gemini's shell tool the task's commit holds the work file only: pensa's exported
-    # JSONL is not in it (the tree is clean and the task closed); not yet understood.
+    # gemini-cli runs its shell tool's git with GIT_CONFIG_* setting core.hooksPath to "" (and
+    # global config to /dev/null): no hook runs, so pensa's pre-commit export does not, and
+    # the commit holds the work file only while pn's database says closed.
     assert_one_task_done(project, task, done, jsonl=False)
     assert any(r.path.startswith("/v1beta/models/") for r in server.requests)
     [iteration] = [e for e in events(record) if e["event"] == "iteration"]
