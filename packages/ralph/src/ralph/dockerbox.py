@@ -18,16 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import (
-    agents,
-    claude_home,
-    credentials,
-    git,
-    gitdirs,
-    proc,
-    safefile,
-    terminal,
-)
+from ralph import agents, claude_home, credentials, git, gitdirs, mountprobe, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.protect import Protected
@@ -146,59 +137,8 @@ class DockerSandbox:
         self._make_home()
         removed = [f"container {c}" for c in self.remove_leftovers()]
         if remote_engine(self.env):
-            self._check_mounts(client)
+            mountprobe.check(self, client)
         return removed
-
-    def _check_mounts(self, client: DockerClient) -> None:
-        """Refuse an engine that does not see the project at its own path (issue 14).
-
-        Bind mounts name paths on the engine's machine: a remote engine (DOCKER_HOST) without
-        the project on shared storage at the same path would mount an empty directory, and
-        the agent would work on nothing. A marker written here must read back in there."""
-        import secrets
-
-        from docker.errors import DockerException
-
-        token = secrets.token_hex(8)
-        markers = [self.config.project / f".ralph-probe-{token}", self.state / "probe"]
-        seen, failure, expected = b"", "", (token * len(markers)).encode()
-        try:
-            for marker in markers:
-                safefile.create(marker, token.encode())
-            # An engine hiccup is not a verdict: ask again before refusing. That includes a
-            # wrong answer with no error: a CI run with the local engine, which sees every
-            # path, once got one (likely output the log had not caught before the exit).
-            for _ in range(3):
-                try:
-                    seen = client.containers.run(
-                        self.config.template,
-                        command=["cat", *map(str, markers)],
-                        entrypoint=[],
-                        labels=self.labels(),
-                        user=f"{self.uid}:{self.gid}",
-                        mounts=self._mounts(None),
-                        network_mode="none",
-                        remove=True,
-                        stdout=True,
-                        stderr=False,
-                    )
-                    if seen == expected:
-                        break
-                    log.warning("mount probe read back %r, not the markers", seen[:80])
-                except DockerException as e:
-                    log.warning("mount probe failed: %s", e)
-                    failure = f" ({str(e).splitlines()[0][:200]})"
-        finally:
-            for marker in markers:
-                marker.unlink(missing_ok=True)
-        if seen != expected:
-            host = self.env.get("DOCKER_HOST") or "the configured engine"
-            raise SandboxFailed(
-                f"the Docker engine at {host} does not see {self.config.project} (or ralph's "
-                f"run directory {self.state.parent}) at the same path: containers would get "
-                "empty directories. Put the project on storage that machine mounts at the "
-                f"same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine{failure}"
-            )
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
