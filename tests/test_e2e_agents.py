@@ -287,3 +287,22 @@ def test_sgf_sandbox_build_puts_the_configured_agent_in_the_image(
     version = project.run("docker", "run", "--rm", "--entrypoint", "codex", image, "--version")
     assert PINNED["codex"] in version.stdout
     assert "has no codex" not in after.stdout + after.stderr
+
+
+def test_claude_walks_the_same_scenario_with_the_same_fields(
+    project: Project, model: Model, sandbox_image: str, tmp_path: Path
+) -> None:
+    """The baseline the other backends are held to: the same script, outcome and fields."""
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "claude", sandbox_image, server.url, record)
+
+    assert_one_task_done(project, task, done)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost"] > 0
+    assert "cost_computed" not in iteration  # claude reports its cost
