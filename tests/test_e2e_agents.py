@@ -306,3 +306,22 @@ def test_claude_walks_the_same_scenario_with_the_same_fields(
     assert iteration["tokens"] > 0
     assert iteration["cost"] > 0
     assert "cost_computed" not in iteration  # claude reports its cost
+
+
+@pytest.mark.codex
+def test_a_codex_429_past_its_own_retries_is_waited_out_and_the_iteration_run_again(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    steps = scenario_json("any-agent")
+    # codex makes one request and five retries before its turn fails with the last status
+    limited = {"http_error": 429, "retry_after": 0, "message": "Rate limited", "times": 6}
+    server = model({**steps, "steps": [limited, *steps["steps"]]})
+    project.env["RALPH_BACKOFF_BASE"] = "0.5"
+
+    done = run_ralph(project, "codex", codex_image, server.url, tmp_path / "run.jsonl")
+
+    assert "rate limited (429) with no reset time: retry 1" in done.stdout, done.stdout
+    assert "retrying the same iteration" in done.stdout
+    assert_one_task_done(project, task, done)
