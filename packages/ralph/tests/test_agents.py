@@ -180,3 +180,18 @@ def test_a_missing_agent_label_is_one_clear_line() -> None:
     assert why is not None
     assert "springfield.agent.codex" in why
     assert "sgf sandbox build" in why
+
+
+def test_each_backend_opens_an_interactive_session_with_the_hint() -> None:
+    hint = "Read @/run/prompt.md and follow its instructions."
+    assert agents.get("claude").interactive("claude", hint, []) == [
+        "claude",
+        "--dangerously-skip-permissions",
+        hint,
+    ]
+    assert agents.get("codex").interactive("codex", hint, [])[-1] == hint
+    assert agents.get("opencode").interactive("opencode", hint, [])[-2:] == ["--prompt", hint]
+    gemini = agents.get("gemini", {"GEMINI_MODEL": "gemini-2.5-flash"})
+    assert gemini.interactive("gemini", hint, []) == [
+        "gemini", "--yolo", "--skip-trust", "-m", "gemini-2.5-flash", "-i", hint,
+    ]  # fmt: skip

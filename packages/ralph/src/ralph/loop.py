@@ -250,7 +250,7 @@ class Loop:
 
         try:
             status = self.sandbox.interactive(
-                self.config.agent_argv(prompt_hint=self.prompt_hint),
+                self.config.agent_argv(prompt_hint=self.prompt_hint, env=self.env),
                 interrupts=self.interrupts,
                 tick=tick,
                 every=self.config.timeouts.ding_poll,

@@ -106,11 +106,13 @@ class Config:
     def backend(self, env: Mapping[str, str] | None = None) -> agents.Backend:
         return agents.get(self.agent, env)
 
-    def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
+    def agent_argv(
+        self, *, prompt_hint: str | None = None, env: Mapping[str, str] | None = None
+    ) -> list[str]:
         """The agent's argv: AFK gets its event-stream flags; interactive a hint."""
         if self.afk:
-            return self.agent_run()[0]
-        return self.backend().interactive(self.command, prompt_hint, self.agent_args)
+            return self.agent_run(env)[0]
+        return self.backend(env).interactive(self.command, prompt_hint, self.agent_args)
 
     def agent_run(self, env: Mapping[str, str] | None = None) -> tuple[list[str], bytes]:
         """The AFK argv and the agent's stdin (the prompt, for agents that read it there)."""
