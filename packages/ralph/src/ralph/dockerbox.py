@@ -36,7 +36,7 @@ LABEL_LOOP = "springfield.loop-id"
 LABEL_PROJECT = "springfield.project"
 LABEL_PID = "springfield.ralph-pid"
 # The ralph process's start time (/proc), so a PID reused by another process after a crash
-# does not keep an orphan container alive (issue 9).
+# does not keep an orphan container alive.
 LABEL_START = "springfield.ralph-start"
 
 
@@ -194,12 +194,12 @@ class DockerSandbox:
             if path.is_relative_to(self.config.project):  # the container sees nothing else
                 mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
         # The agent commits (objects, refs, index) but cannot make the host run its code
-        # through git: config, hooks and info/ are read-only (issue 9; README "Security"); a
-        # linked worktree gets its common directory, and its pointers read-only (issue 14).
+        # through git: config, hooks and info/ are read-only (README "Security"); a
+        # linked worktree gets its common directory, and its pointers read-only.
         for path, read_only in git.protected_paths(self.config.project):
             mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
         if shared := self.env.get("PN_SHARED_DB"):
-            # a worktree loop claims from the main checkout's database (issue 14): SQLite
+            # a worktree loop claims from the main checkout's database: SQLite
             # writes its journal beside the file, so the folder is mounted
             folder = Path(shared).resolve().parent
             if not folder.is_relative_to(self.config.project):

@@ -34,7 +34,7 @@ class HostSandbox:
             and Path(self.config.command).name == "claude"
         ):
             # claude refuses --dangerously-skip-permissions as root: three failed iterations
-            # would follow (issue 10), so say it once, before any agent runs.
+            # would follow, so say it once, before any agent runs.
             raise SandboxFailed(
                 "claude refuses to bypass permissions as root, so every iteration would fail: "
                 "run ralph as a normal user, use --sandbox docker, or set IS_SANDBOX=1 if this "

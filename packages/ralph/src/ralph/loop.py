@@ -91,7 +91,7 @@ class Loop:
         return held(self.root, actor, self.env or {})
 
     def _end(self, code: Exit, holding: dict[str, str] | None) -> None:
-        """Print the totals line and write the record's `end` (issue 10)."""
+        """Print the totals line and write the record's `end`."""
         closed = None if holding is None else changes(holding, self._holding())[1]
         self._totals(code, closed)
         g = self.governor
@@ -347,7 +347,7 @@ _WHY = {
 def _release_claims(
     config: Config, out: Output, *, env: Mapping[str, str], ended: Exit | None, why: str = ""
 ) -> None:
-    """Give back what this loop still holds, however it ended (issue 10)."""
+    """Give back what this loop still holds, however it ended."""
     from ralph import claims
 
     actor = config.loop_env(env)["PN_ACTOR"]
