@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ralph import gate, proc
+from ralph.hostbox import HostSandbox
 from ralph.models import Config, Prompt, SandboxKind
-from ralph.sandbox import HostSandbox
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -86,6 +86,21 @@ def test_limit_text_in_a_successful_result_is_not_a_limit() -> None:
         (
             "You've hit your limit · resets 9pm (Not/AZone)",
             datetime(2026, 2, 26, 21, 0, tzinfo=UTC),
+        ),
+        # codex's wordings
+        (
+            "You've hit your usage limit. Visit https://chatgpt.com/codex/settings/usage "
+            "to purchase more credits or try again at 3:28 PM.",
+            datetime(2026, 2, 26, 15, 28, tzinfo=UTC),
+        ),
+        (
+            "You've hit your usage limit. To get more access now, send a request to your admin "
+            "or try again in 3 days 6 hours 57 minutes.",
+            NOW + timedelta(days=3, hours=6, minutes=57),
+        ),
+        (
+            "You've hit your usage limit ... try again at Aug 8th, 2026 12:30 PM",
+            datetime(2026, 8, 8, 12, 30, tzinfo=UTC),
         ),
     ],
 )

@@ -37,12 +37,23 @@ def test_optional_keys_parse() -> None:
         ("max_iterations = 0\n", "max_iterations must be at least 1"),
         ('sandbox = "vm"\n', 'sandbox must be "docker" or "none"'),
         ("colour = 1\n", "unknown keys colour"),
+        ('agent = "aider"\n', 'agent must be "claude" or "codex" or "gemini" or "opencode"'),
+        ('[stages.build]\nagent = "gpt"\n', "stages.build.agent must be"),
+        ('[stages.build]\nmodel = "x"\n', r"\[stages\.build\] may only set agent"),
         ("stack = \n", r"\.sgf/config\.toml"),
     ],
 )
 def test_bad_config_is_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         config.parse(text)
+
+
+def test_agent_is_set_for_all_stages_and_overridden_per_stage() -> None:
+    parsed = config.parse('stack = "go"\nagent = "gemini"\n[stages.build]\nagent = "codex"\n')
+    assert parsed.agent_for("build") == "codex"
+    assert parsed.agent_for("verify") == "gemini"
+    assert config.parse(parsed.to_toml()) == parsed
+    assert config.parse('stack = "go"\n').agent_for("build") is None
 
 
 def test_missing_config_says_run_sgf_init(tmp_path: Path) -> None:
@@ -90,6 +101,8 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         format_command="ruff format",
         check_command="run-silent test -- pytest -q",
         notify="notify-send sgf",
+        agent="gemini",
+        stages={"build": {"agent": "codex"}},
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

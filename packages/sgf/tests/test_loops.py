@@ -195,3 +195,12 @@ def test_budgets_from_flags_and_config_reach_ralph() -> None:
     assert "--max-cost 0.5" in " ".join(
         flag.ralph_argv("ralph", config, LoopId(Stage.BUILD, None, T), PROMPT)
     )
+
+
+def test_each_stage_passes_the_agent_its_config_names() -> None:
+    from sgf.config import parse
+
+    config = parse('stack = "python"\n[stages.build]\nagent = "codex"\n')
+    build = argv(Launch(stage=Stage.BUILD, afk=True), config)
+    assert build[build.index("--agent") + 1] == "codex"
+    assert "--agent" not in argv(Launch(stage=Stage.VERIFY), config)  # ralph's default: claude

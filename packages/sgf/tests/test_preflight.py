@@ -71,6 +71,25 @@ def test_missing_image_says_how_to_build_it(tmp_path: Path, env: dict[str, str])
         preflight.check(tmp_path, template="img:1", sandbox=None, env=env)
 
 
+def test_a_stage_on_codex_needs_codex_in_the_image_and_its_key(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    fake_docker(tmp_path / "bin", info=0, inspect=0)
+    with pytest.raises(PreflightError) as e:
+        preflight.check(tmp_path, template="img", sandbox=None, env=env, agent="codex")
+    message = str(e.value)
+    assert "the sandbox image img has no codex" in message
+    assert "no codex credentials: set OPENAI_API_KEY" in message
+    assert "Claude Code" not in message
+    labelled = tmp_path / "bin" / "docker"
+    labelled.write_text(
+        '#!/bin/sh\ncase "$1" in info) exit 0;; '
+        'image) echo \'{"springfield.agent.codex": "0.169.0"}\';; esac\n'
+    )
+    env["OPENAI_API_KEY"] = "sk-test"
+    assert preflight.check(tmp_path, template="img", sandbox=None, env=env, agent="codex")
+
+
 def test_login_file_counts_as_credentials(tmp_path: Path, env: dict[str, str]) -> None:
     creds = Path(env["HOME"]) / ".claude" / ".credentials.json"
     creds.parent.mkdir()

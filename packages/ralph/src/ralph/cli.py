@@ -14,7 +14,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ralph import ding, loop, prompt, protect, safefile
+from ralph import agents, ding, loop, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, Guardrails, SandboxKind, Timeouts
@@ -84,10 +84,15 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="Safety limit: a larger ITERATIONS is clamped.",
 )
 @env_option(
+    "--agent",
+    type=click.Choice(agents.names()),
+    default="claude",
+    help="The agent CLI to run: how it is started, configured and read.",
+)
+@env_option(
     "--command",
     metavar="EXE",
-    default="claude",
-    help="Agent executable to run instead of claude (for testing).",
+    help="Agent executable to run instead of the agent's own (for testing).",
 )
 @env_option(
     "--sandbox",
@@ -213,7 +218,8 @@ def cli(
     template: str,
     auto_push: bool,
     max_iterations: int,
-    command: str,
+    agent: str,
+    command: str | None,
     sandbox: str,
     network: str | None,
     log_file: Path | None,
@@ -257,7 +263,8 @@ def cli(
         loop_id=loop_id or prompt.default_loop_id(datetime.now()),
         template=template,
         auto_push=auto_push,
-        command=command,
+        command=command or agent,
+        agent=agent,
         sandbox=SandboxKind(sandbox),
         network=network,
         agent_args=tuple(ctx.obj["agent_args"]),

@@ -14,8 +14,21 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-SECRET_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
-PLAIN_VARS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL")
+SECRET_VARS = (
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",  # codex and opencode (agents/)
+    "GEMINI_API_KEY",
+)
+PLAIN_VARS = (
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GEMINI_MODEL",
+)
 # Passed through from the host when set; they never appear in labels or ralph's output.
 CREDENTIAL_VARS = SECRET_VARS + PLAIN_VARS
 # `sh -c SCRIPT FILE AGENT...`: "$0" is the secrets file, "$@" the agent's argv

@@ -18,9 +18,20 @@ _LIMIT_TEXT = re.compile(r"you've hit your|usage limit|out of extra usage|limit 
 _FATAL_TEXT = re.compile(r"disabled by your admin|spend limit|org's monthly|credit balance", re.I)
 _LEGACY = re.compile(r"\|(\d{9,11})\s*$")  # `Claude AI usage limit reached|1753441200`
 _RESETS = re.compile(
-    r"resets\s+(?:(?P<day>Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\s+)?"
+    r"(?:resets|try again at)\s+(?:(?P<day>Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\s+)?"
     r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)"
     r"(?:\s*\((?P<tz>[A-Za-z_/+-]+)\))?",
+    re.I,
+)
+# codex: "try again in 3 days 6 hours 57 minutes", "try again at Aug 8th, 2026 12:30 PM"
+_AGAIN_IN = re.compile(
+    r"try again in\s+(?:(?P<days>\d+) days?\s*)?(?:(?P<hours>\d+) hours?\s*)?"
+    r"(?:(?P<minutes>\d+) minutes?)?",
+    re.I,
+)
+_AGAIN_AT_DATE = re.compile(
+    r"try again at (?P<month>[A-Z][a-z]{2})[a-z]* (?P<day>\d{1,2})(?:st|nd|rd|th)?,? "
+    r"(?P<year>\d{4}),? (?P<hour>\d{1,2}):(?P<minute>\d{2}) ?(?P<ampm>[AP]M)",
     re.I,
 )
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -39,6 +50,16 @@ def parse_reset(text: str, *, now: datetime) -> float | None:
     """The reset time in a limit message (`resets 3:45pm (Europe/Berlin)`), as epoch seconds."""
     if legacy := _LEGACY.search(text):
         return float(legacy.group(1))
+    if (again := _AGAIN_IN.search(text)) and any(again.groupdict().values()):
+        days, hours, minutes = (int(again.group(k) or 0) for k in ("days", "hours", "minutes"))
+        return (now + timedelta(days=days, hours=hours, minutes=minutes)).timestamp()
+    if dated := _AGAIN_AT_DATE.search(text):
+        stamp = " ".join(dated.group(k) for k in ("month", "day", "year", "hour", "minute"))
+        try:
+            when = datetime.strptime(f"{stamp} {dated.group('ampm').upper()}", "%b %d %Y %I %M %p")
+        except ValueError:
+            return None
+        return when.replace(tzinfo=now.tzinfo).timestamp()  # codex prints the local time
     found = _RESETS.search(text)
     if found is None:
         return None

@@ -9,8 +9,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,51 +20,22 @@ from ralph import (
     gitdirs,
     hooks,
     integrate,
-    limits,
     proc,
     quarantine,
     safefile,
     sentinel,
 )
 from ralph import sandbox as sandboxes
+from ralph.afk import Afk, Attempt, summary_line
 from ralph.ding import Ding
-from ralph.errors import AgentNotFound, RalphError, UsageLimitFatal
+from ralph.errors import RalphError
 from ralph.governor import Governor, failure_of
 from ralph.models import Config, Exit
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
-from ralph.stream import Parser, RateLimit, Result
-from ralph.watchdog import Expiry, Watchdog
+from ralph.watchdog import Expiry
 
-_CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """What one agent run produced."""
-
-    status: int | None  # exit status; None when the agent could not be waited for
-    result: Result | None = None
-    rate_limit: RateLimit | None = None
-    expiry: Expiry | None = None
-    interrupted: bool = False
-    seconds: float = 0.0
-
-
-def summary_line(index: int, attempt: Attempt) -> str:
-    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`."""
-    parts = [format.duration(attempt.seconds)]
-    result = attempt.result
-    if result is not None:
-        if result.num_turns is not None:
-            parts.append(f"{result.num_turns} turns")
-        if result.input_tokens is not None or result.output_tokens is not None:
-            tokens_in, tokens_out = result.input_tokens or 0, result.output_tokens or 0
-            parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
-        if result.cost_usd is not None:
-            parts.append(format.cost(result.cost_usd))
-    parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
-    return f"Iteration {index} done: " + " · ".join(parts)
+__all__ = ["Attempt", "Loop", "run", "summary_line"]
 
 
 class Loop:
@@ -94,6 +64,7 @@ class Loop:
         self.clock = clock
         self.wall = wall
         self.governor = Governor(config.budgets, clock=clock)
+        self.afk = Afk(config, sandbox, out, interrupts, self.governor, env, clock, wall)
         self.stop_reason = ""
         # When the attempt the loop's stop cut short began: its claims were no real attempt,
         # so they are released as interrupted and do not count towards --stuck-threshold.
@@ -137,7 +108,7 @@ class Loop:
         return held(self.root, actor, self.env or {})
 
     def _end(self, code: Exit, holding: dict[str, str] | None) -> None:
-        """Print the totals line and write the record's `end` (issue 10)."""
+        """Print the totals line and write the record's `end`."""
         closed = None if holding is None else changes(holding, self._holding())[1]
         self._totals(code, closed)
         g = self.governor
@@ -263,6 +234,8 @@ class Loop:
             closed=closed,
             failure=failure,
             guardrails=fired,
+            # priced by ralph from the agent's tokens (agents/prices.py), not reported by it
+            **({"cost_computed": True} if result and result.cost_computed else {}),
         )
 
     def _stop(self, code: Exit, reason: str) -> Exit:
@@ -283,7 +256,7 @@ class Loop:
     # -- one iteration -------------------------------------------------------------------
 
     def _iteration(self, index: int) -> Attempt:
-        attempt = self._afk_with_limits() if self.config.afk else self._interactive()
+        attempt = self.afk.run() if self.config.afk else self._interactive()
         self._report(index, attempt)
         return attempt
 
@@ -317,7 +290,7 @@ class Loop:
 
         try:
             status = self.sandbox.interactive(
-                self.config.agent_argv(prompt_hint=self.prompt_hint),
+                self.config.agent_argv(prompt_hint=self.prompt_hint, env=self.env),
                 interrupts=self.interrupts,
                 tick=tick,
                 every=self.config.timeouts.ding_poll,
@@ -325,109 +298,6 @@ class Loop:
         finally:
             ding.close()
         return Attempt(status, interrupted=status is None, seconds=self.clock() - started)
-
-    def _afk_with_limits(self) -> Attempt:
-        """Run the agent; after a usage limit, wait and run the same iteration again."""
-        t = self.config.timeouts
-        tries = 0
-        while True:
-            attempt = self._afk_once()
-            if attempt.interrupted:
-                return attempt
-            now = datetime.fromtimestamp(self.wall(), UTC)
-            limit = limits.detect(attempt.rate_limit, attempt.result, now=now)
-            if limit is None:
-                return attempt
-            if limit.fatal:
-                raise UsageLimitFatal(f"usage limit that waiting cannot lift: {limit.reason}")
-            if limit.resets_at is not None:
-                when = datetime.fromtimestamp(limit.resets_at).astimezone()
-                self.out.warning(f"usage limit reached; it resets at {when:%Y-%m-%d %H:%M %Z}")
-                wait = limit.resets_at - self.wall() + t.limit_margin
-                if wait > 0:
-                    if self._countdown(wait):
-                        return Attempt(attempt.status, attempt.result, interrupted=True)
-                    self.out.note("retrying the same iteration")
-                    continue
-                why = "the reset time has passed but the limit holds"  # never spin on it
-            else:
-                why = "rate limited (429) with no reset time"
-            tries += 1
-            if tries > t.backoff_tries:
-                self.out.warning(f"still rate limited after {t.backoff_tries} retries")
-                return attempt
-            wait = t.backoff_base * 2 ** (tries - 1)
-            self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
-            if self._countdown(wait):
-                return Attempt(attempt.status, attempt.result, interrupted=True)
-            self.out.note("retrying the same iteration")
-
-    def _countdown(self, seconds: float) -> bool:
-        """Wait `seconds`, showing what is left; True when interrupted."""
-        deadline = self.clock() + seconds
-        step = 1.0 if self.out.live else 60.0
-        self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
-        try:
-            while (left := deadline - self.clock()) > 0:
-                if self.interrupts.sleep(min(left, step)):
-                    return True
-                if (left := deadline - self.clock()) > 0:
-                    self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
-        finally:
-            self.out.countdown_done()
-        return self.interrupts.fired
-
-    def _afk_once(self) -> Attempt:
-        t = self.config.timeouts
-        left = self.governor.time_left()
-        until = None if left is None else self.clock() + left
-        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock, until=until)
-        result: Result | None = None
-        limit: RateLimit | None = None
-        started = self.clock()
-        running = self.sandbox.start(self.config.agent_argv(), stdin=self.config.prompt.data)
-        status: int | None = None
-        parser = Parser()
-        try:
-            for event in parser.events(self._chunks(running, watch)):
-                self.out.event(event, root=self.root)
-                if isinstance(event, Result):
-                    result = event
-                    watch.result_seen()
-                elif isinstance(event, RateLimit) and (limit is None or not limit.rejected):
-                    limit = event
-        finally:
-            status = running.close(grace=t.stop_grace)
-        if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
-            # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
-            # --command, or an image without claude); every iteration would fail the same way
-            raise AgentNotFound(self.config.command, where=f"in the {self.config.sandbox} sandbox")
-        return Attempt(
-            status,
-            result,
-            limit,
-            watch.fired,
-            interrupted=self.interrupts.fired,
-            seconds=self.clock() - started,
-        )
-
-    def _stderr(self, watch: Watchdog, data: bytes) -> None:
-        watch.activity()  # stderr is output too: a chatty agent is not idle
-        self.out.agent_stderr(data)
-
-    def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
-        with contextlib.closing(
-            running.output(self.interrupts, watch.remaining, lambda data: self._stderr(watch, data))
-        ) as chunks:
-            for chunk in chunks:
-                if chunk is not None:
-                    watch.activity()
-                    yield chunk
-                elif self.interrupts.fired or watch.expired():
-                    running.stop(grace=self.config.timeouts.stop_grace)
-                    return
-
-    # -- pushing -------------------------------------------------------------------------
 
     def _push_if_moved(self, before: str | None) -> None:
         if not self.config.auto_push:
@@ -534,8 +404,8 @@ def _release_claims(
     why: str = "",
     since: datetime | None = None,
 ) -> None:
-    """Give back what this loop still holds, however it ended (issue 10); those claimed
-    `since` the attempt the stop cut short began are released as interrupted."""
+    """Give back what this loop still holds, however it ended; those claimed `since` the
+    attempt the stop cut short began are released as interrupted."""
     from ralph import claims
 
     actor = config.loop_env(env)["PN_ACTOR"]

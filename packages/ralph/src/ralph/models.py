@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from pathlib import Path
 
+from ralph import agents
 from ralph.governor import Budgets
 
 
@@ -78,6 +79,7 @@ class Config:
     template: str = "springfield-sandbox:latest"
     auto_push: bool = True
     command: str = "claude"
+    agent: str = "claude"  # the backend (agents/): how `command` is run and read
     sandbox: SandboxKind = SandboxKind.DOCKER
     network: str | None = None
     agent_args: tuple[str, ...] = ()
@@ -115,14 +117,24 @@ class Config:
                 env[name] = host[name]
         return env
 
-    def agent_argv(self, *, prompt_hint: str | None = None) -> list[str]:
-        """The agent's argv: AFK gets stream-json flags (prompt on stdin); interactive a hint."""
+    def backend(self, env: Mapping[str, str] | None = None) -> agents.Backend:
+        return agents.get(self.agent, env)
+
+    def _agent_args(self) -> list[str]:
         # In the container the settings are Claude Code's managed settings (hooks.py), which
         # a project's `disableAllHooks` cannot turn off; on the host they can only be a flag.
         host = self.sandbox is SandboxKind.NONE
         own = ["--settings", str(self.settings)] if self.settings and host else []
+        return [*own, *self.agent_args]
+
+    def agent_argv(
+        self, *, prompt_hint: str | None = None, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """The agent's argv: AFK gets its event-stream flags; interactive a hint."""
         if self.afk:
-            flags = ["-p", "--output-format", "stream-json", "--verbose"]
-            return [self.command, *flags, "--dangerously-skip-permissions", *own, *self.agent_args]
-        tail = [prompt_hint] if prompt_hint else []
-        return [self.command, "--dangerously-skip-permissions", *own, *self.agent_args, *tail]
+            return self.agent_run(env)[0]
+        return self.backend(env).interactive(self.command, prompt_hint, self._agent_args())
+
+    def agent_run(self, env: Mapping[str, str] | None = None) -> tuple[list[str], bytes]:
+        """The AFK argv and the agent's stdin (the prompt, for agents that read it there)."""
+        return self.backend(env).afk(self.command, self.prompt.data, self._agent_args())

@@ -105,7 +105,7 @@ def stop_by_ladder(
 class Interrupts:
     """SIGINT, SIGTERM and SIGHUP are recorded, not raised, and wake a pipe that select()
     watches: every way of being told to stop takes the same ending path as Ctrl+C (the agent
-    stopped, the container removed, the credentials file deleted: issue 9).
+    stopped, the container removed, the credentials file deleted).
 
     SIGCHLD wakes the same pipe, so waiting for a child needs no polling sleeps.
     """
@@ -360,7 +360,7 @@ def start_time(pid: int) -> int | None:
     """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or None.
 
     With the PID it names one process for good: a PID reused after a reboot or a crash has
-    another start time (issue 9)."""
+    another start time."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()

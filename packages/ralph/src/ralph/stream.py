@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,8 @@ class Result:
     cache_tokens: int | None = None  # cache creation + cache reads
     api_error_status: int | None = None
     errors: tuple[str, ...] = ()
+    # The agent reported tokens but no cost: ralph priced them (agents/prices.py).
+    cost_computed: bool = False
 
 
 Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | ApiRetry | Result
@@ -203,10 +205,34 @@ def parse_line(line: bytes) -> list[Event] | None:
     return []  # system/init, stream_event, and types newer than us
 
 
+class Reader(Protocol):
+    """One agent's event stream, line by line (agents/): claude's is stateless, others sum
+    usage over the run and only know their result at the end."""
+
+    def line(self, line: bytes) -> list[Event] | None:
+        """The events of one line; None when the line is not one of the agent's events."""
+        ...
+
+    def end(self) -> list[Event]:
+        """What the stream's end implies (a result built from what was summed)."""
+        ...
+
+
+class ClaudeReader:
+    """Claude Code's stream-json: every line stands alone; the `result` event ends it."""
+
+    def line(self, line: bytes) -> list[Event] | None:
+        return parse_line(line)
+
+    def end(self) -> list[Event]:
+        return []
+
+
 @dataclass(slots=True)
 class Parser:
     """Splits byte chunks into lines and lines into events; counts what it skipped."""
 
+    reader: Reader = field(default_factory=ClaudeReader)
     skipped: int = 0
     lines: int = 0
 
@@ -219,12 +245,13 @@ class Parser:
                 yield from self._line(line)
         if pending.strip():
             yield from self._line(pending)
+        yield from self.reader.end()
 
     def _line(self, line: bytes) -> list[Event]:
         if not line.strip():
             return []
         self.lines += 1
-        parsed = parse_line(line)
+        parsed = self.reader.line(line)
         if parsed is None:
             self.skipped += 1
             return []

@@ -67,6 +67,13 @@ class Config:
     # a budget or hands a task to a human (notify.py). This file is a protected path: an
     # agent cannot change it (README "Security model").
     notify: str | None = None
+    # The agent CLI ralph runs (`--agent`), and per-stage overrides: `[stages.build] agent = ...`.
+    agent: str | None = None  # None: ralph's default (claude)
+    stages: dict[str, dict[str, str]] | None = None
+
+    def agent_for(self, stage: str) -> str | None:
+        """The agent `stage` runs: its own `[stages.<stage>] agent`, else `agent`."""
+        return (self.stages or {}).get(stage, {}).get("agent") or self.agent
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -76,8 +83,34 @@ class Config:
         return tomli_w.dumps({k: v for k, v in data.items() if v is not None})
 
 
+AGENTS = ("claude", "codex", "gemini", "opencode")  # ralph's backends (its `--agent`)
+
+
+def _agent(key: str, value: Any) -> str:
+    if value not in AGENTS:
+        allowed = " or ".join(f'"{a}"' for a in AGENTS)
+        raise ConfigError(f"{CONFIG}: {key} must be {allowed}, not {value!r}")
+    return str(value)
+
+
+def _stages(value: Any) -> dict[str, dict[str, str]]:
+    """`[stages.<name>]` tables; each may only name its `agent`."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{CONFIG}: stages must be tables like [stages.build]")
+    checked: dict[str, dict[str, str]] = {}
+    for stage, table in value.items():
+        if not isinstance(table, dict) or set(table) - {"agent"}:
+            raise ConfigError(f"{CONFIG}: [stages.{stage}] may only set agent")
+        checked[stage] = {k: _agent(f"stages.{stage}.{k}", v) for k, v in table.items()}
+    return checked
+
+
 def _check(key: str, value: Any, hint: Any) -> Any:
     """`value` from the file, checked against the Config field's type `hint`."""
+    if key == "agent":
+        return _agent(key, value)
+    if key == "stages":
+        return _stages(value)
     kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]
     kind = kinds[0]
     if get_origin(kind) is list:  # a list of paths

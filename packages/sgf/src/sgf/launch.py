@@ -151,7 +151,8 @@ def prepare(
         prompt = prompts.write(root, request.stage.prompt, text)
     template = request.template or config.docker_template
     kind = request.sandbox_kind(config)
-    ralph = preflight.check(root, template=template, sandbox=kind, env=env)
+    agent = config.agent_for(request.stage.value) or "claude"
+    ralph = preflight.check(root, template=template, sandbox=kind, env=env, agent=agent)
     warnings = []
     if kind is SandboxKind.NONE:
         warnings.append(OUTSIDE_DOCKER)

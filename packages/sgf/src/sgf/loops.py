@@ -185,6 +185,8 @@ class Launch:
         network = self.network or config.network
         if network:
             argv += ["--network", network]
+        if agent := config.agent_for(self.stage.value):
+            argv += ["--agent", agent]
         budgets = {
             "--max-cost": self.max_cost if self.max_cost is not None else config.max_cost,
             "--max-tokens": self.max_tokens if self.max_tokens is not None else config.max_tokens,

@@ -14,6 +14,8 @@ from sgf.config import SandboxKind
 from sgf.errors import PreflightError, ProgramMissing
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
+# The key each other agent reads (ralph passes it through its credentials file).
+AGENT_KEYS = {"codex": "OPENAI_API_KEY", "opencode": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 def find_ralph(env: Mapping[str, str]) -> str:
@@ -37,7 +39,14 @@ def has_credentials(env: Mapping[str, str]) -> bool:
     return (Path(config_dir).expanduser() / ".credentials.json").is_file()
 
 
-def check(root: Path, *, template: str, sandbox: SandboxKind | None, env: Mapping[str, str]) -> str:
+def check(
+    root: Path,
+    *,
+    template: str,
+    sandbox: SandboxKind | None,
+    env: Mapping[str, str],
+    agent: str = "claude",
+) -> str:
     """Run every check; return the ralph executable or raise PreflightError naming all gaps."""
     ralph = find_ralph(env)
     if env.get("SGF_SKIP_PREFLIGHT") == "1":
@@ -51,7 +60,15 @@ def check(root: Path, *, template: str, sandbox: SandboxKind | None, env: Mappin
             )
         elif not image_exists(root, template, env):
             problems.append(f"the sandbox image {template} is missing; run `sgf sandbox build`")
-    if not has_credentials(env):
+        elif agent != "claude":
+            from sgf import agents
+            from sgf import sandbox as images
+
+            problems += agents.missing(images.labels(root, template, env) or {}, [agent], template)
+    if agent in AGENT_KEYS:
+        if not env.get(AGENT_KEYS[agent]):
+            problems.append(f"no {agent} credentials: set {AGENT_KEYS[agent]}")
+    elif not has_credentials(env):
         problems.append(
             "no Claude Code credentials: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN "
             "(`claude setup-token`), or log in with `claude` so ~/.claude/.credentials.json exists"

@@ -163,6 +163,9 @@ def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
         pensa_src=src,
         packages=stack.packages if stack else (),
     )
+    from sgf import agents
+
+    expected = agents.stamp(expected, agents.installed(found))
     if found[HASH_LABEL] == expected:
         return []
     return [f"the sandbox image {image} is stale (its inputs changed); run `sgf sandbox build`"]
@@ -252,11 +255,16 @@ def build(
     force: bool,
     env: Mapping[str, str],
     out: proc.Sink,
+    extra_agents: Mapping[str, tuple[str, Path]] | None = None,  # name -> (version, binary)
 ) -> Built:
     """Build `stack`'s sandbox image unless one with the same content hash exists (or `force`)."""
+    from sgf import agents
+
+    extra_agents = extra_agents or {}
     digest = content_hash(
         base=base, claude_version=claude_version, pensa_src=pensa_src, packages=stack.packages
     )
+    digest = agents.stamp(digest, {name: v for name, (v, _) in extra_agents.items()})
     existing = labels(root, image, env)
     if not force and existing is not None and existing.get(HASH_LABEL) == digest:
         return Built(image, digest, skipped=True)
@@ -265,6 +273,9 @@ def build(
         (ctx / "Dockerfile").write_bytes(resources.read_bytes("sandbox", "Dockerfile"))
         (ctx / "run-silent").write_bytes(resources.read_bytes("sandbox", "run-silent"))
         _place(claude_bin, ctx / "claude")
+        (ctx / "agents").mkdir()
+        for name, (_, path) in extra_agents.items():
+            _place(path, ctx / "agents" / name)
         (ctx / "wheels").mkdir()
         python = _python_tag(root, base, env)
         wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
@@ -272,6 +283,8 @@ def build(
             ctx, image=image, stack=stack, base=base, claude_version=claude_version, digest=digest
         )
         argv[-1:-1] = ["--label", f"{PN_LABEL}={source_version(pensa_src)}"]
+        for name, (version, _) in extra_agents.items():
+            argv[-1:-1] = ["--label", f"{agents.label(name)}={version}"]
         code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
         if code != 0:
             raise SgfError(f"docker build of {image} failed with exit code {code}")
@@ -343,7 +356,11 @@ def image_warnings(root: Path, env: Mapping[str, str]) -> list[str]:
         return []  # preflight reports a broken config when a loop starts
     if cfg.sandbox is config.SandboxKind.NONE or proc.which("docker", env) is None:
         return []
-    return version_mismatch(labels(root, cfg.docker_template, env) or {}, cfg.docker_template)
+    from sgf import agents
+
+    found = labels(root, cfg.docker_template, env) or {}
+    lacking = agents.missing(found, agents.wanted(cfg), cfg.docker_template) if found else []
+    return [*version_mismatch(found, cfg.docker_template), *lacking]
 
 
 def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:

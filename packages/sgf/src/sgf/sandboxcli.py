@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sgf import claude, config, safefile, sandbox, stacks
+from sgf import agents, claude, config, safefile, sandbox, stacks
 from sgf.commandenv import Env
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError
 
@@ -76,6 +76,7 @@ def sandbox_build(
     version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
     src = sandbox.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
+    extra = {name: agents.binary(name, env=env.environ) for name in _configured_agents(env)}
     log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
     log_path = log_dir / "sandbox-build.log"
     opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
@@ -92,6 +93,7 @@ def sandbox_build(
                 force=force,
                 env=env.environ,
                 out=out,
+                extra_agents=extra,
             )
         except SgfError as e:
             from sgf import buildview
@@ -101,6 +103,14 @@ def sandbox_build(
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"
     click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
+
+
+def _configured_agents(env: Env) -> list[str]:
+    """The agents besides claude the project's config names (none outside a project)."""
+    try:
+        return agents.wanted(config.load(env.root()))
+    except SgfError:
+        return []
 
 
 def _configured(env: Env) -> tuple[str, str] | None:

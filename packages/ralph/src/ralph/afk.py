@@ -1,0 +1,170 @@
+"""One AFK iteration: the agent's run, its event stream, watchdogs and usage-limit waits.
+
+Every backend (agents/) comes through here the same way: its reader turns its stream into
+stream.py's events, so the formatter, watchdog and limits never see which agent ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ralph import format, limits, proc
+from ralph import sandbox as sandboxes
+from ralph.errors import AgentNotFound, UsageLimitFatal
+from ralph.governor import Governor
+from ralph.models import Config
+from ralph.render import Output
+from ralph.stream import Parser, RateLimit, Result
+from ralph.watchdog import Expiry, Watchdog
+
+_CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one agent run produced."""
+
+    status: int | None  # exit status; None when the agent could not be waited for
+    result: Result | None = None
+    rate_limit: RateLimit | None = None
+    expiry: Expiry | None = None
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def summary_line(index: int, attempt: Attempt) -> str:
+    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`."""
+    parts = [format.duration(attempt.seconds)]
+    result = attempt.result
+    if result is not None:
+        if result.num_turns is not None:
+            parts.append(f"{result.num_turns} turns")
+        if result.input_tokens is not None or result.output_tokens is not None:
+            tokens_in, tokens_out = result.input_tokens or 0, result.output_tokens or 0
+            parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
+        if result.cost_usd is not None:
+            parts.append(format.cost(result.cost_usd))
+    parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
+    return f"Iteration {index} done: " + " · ".join(parts)
+
+
+@dataclass
+class Afk:
+    """Runs the agent headless for one iteration, again after a usage limit lifts."""
+
+    config: Config
+    sandbox: sandboxes.Sandbox
+    out: Output
+    interrupts: proc.Interrupts
+    governor: Governor
+    env: Mapping[str, str] | None = None
+    clock: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+
+    def run(self) -> Attempt:
+        """Run the agent; after a usage limit, wait and run the same iteration again."""
+        t = self.config.timeouts
+        tries = 0
+        while True:
+            attempt = self._once()
+            if attempt.interrupted:
+                return attempt
+            now = datetime.fromtimestamp(self.wall(), UTC)
+            limit = limits.detect(attempt.rate_limit, attempt.result, now=now)
+            if limit is None:
+                return attempt
+            if limit.fatal:
+                raise UsageLimitFatal(f"usage limit that waiting cannot lift: {limit.reason}")
+            if limit.resets_at is not None:
+                when = datetime.fromtimestamp(limit.resets_at).astimezone()
+                self.out.warning(f"usage limit reached; it resets at {when:%Y-%m-%d %H:%M %Z}")
+                wait = limit.resets_at - self.wall() + t.limit_margin
+                if wait > 0:
+                    if self._countdown(wait):
+                        return Attempt(attempt.status, attempt.result, interrupted=True)
+                    self.out.note("retrying the same iteration")
+                    continue
+                why = "the reset time has passed but the limit holds"  # never spin on it
+            else:
+                why = "rate limited (429) with no reset time"
+            tries += 1
+            if tries > t.backoff_tries:
+                self.out.warning(f"still rate limited after {t.backoff_tries} retries")
+                return attempt
+            wait = t.backoff_base * 2 ** (tries - 1)
+            self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
+            if self._countdown(wait):
+                return Attempt(attempt.status, attempt.result, interrupted=True)
+            self.out.note("retrying the same iteration")
+
+    def _countdown(self, seconds: float) -> bool:
+        """Wait `seconds`, showing what is left; True when interrupted."""
+        deadline = self.clock() + seconds
+        step = 1.0 if self.out.live else 60.0
+        self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
+        try:
+            while (left := deadline - self.clock()) > 0:
+                if self.interrupts.sleep(min(left, step)):
+                    return True
+                if (left := deadline - self.clock()) > 0:
+                    self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
+        finally:
+            self.out.countdown_done()
+        return self.interrupts.fired
+
+    def _once(self) -> Attempt:
+        t = self.config.timeouts
+        left = self.governor.time_left()
+        until = None if left is None else self.clock() + left
+        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock, until=until)
+        result: Result | None = None
+        limit: RateLimit | None = None
+        started = self.clock()
+        argv, stdin = self.config.agent_run(self.env)
+        running = self.sandbox.start(argv, stdin=stdin)
+        status: int | None = None
+        parser = Parser(self.config.backend(self.env).reader())
+        try:
+            for event in parser.events(self._chunks(running, watch)):
+                self.out.event(event, root=self.config.project)
+                if isinstance(event, Result):
+                    result = event
+                    watch.result_seen()
+                elif isinstance(event, RateLimit) and (limit is None or not limit.rejected):
+                    limit = event
+        finally:
+            status = running.close(grace=t.stop_grace)
+        if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
+            # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
+            # --command, or an image without claude); every iteration would fail the same way
+            raise AgentNotFound(self.config.command, where=f"in the {self.config.sandbox} sandbox")
+        return Attempt(
+            status,
+            result,
+            limit,
+            watch.fired,
+            interrupted=self.interrupts.fired,
+            seconds=self.clock() - started,
+        )
+
+    def _stderr(self, watch: Watchdog, data: bytes) -> None:
+        watch.activity()  # stderr is output too: a chatty agent is not idle
+        self.out.agent_stderr(data)
+
+    def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
+        with contextlib.closing(
+            running.output(self.interrupts, watch.remaining, lambda data: self._stderr(watch, data))
+        ) as chunks:
+            for chunk in chunks:
+                if chunk is not None:
+                    watch.activity()
+                    yield chunk
+                elif self.interrupts.fired or watch.expired():
+                    running.stop(grace=self.config.timeouts.stop_grace)
+                    return
+
+    # -- pushing -------------------------------------------------------------------------

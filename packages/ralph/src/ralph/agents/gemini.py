@@ -1,0 +1,118 @@
+"""Gemini CLI: `gemini --output-format stream-json -p PROMPT`, the endpoint from
+GOOGLE_GEMINI_BASE_URL, settings in its own GEMINI_CLI_HOME outside the project."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ralph import safefile
+from ralph.agents import common, prices
+from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
+
+# --skip-trust: otherwise it exits in a folder it was never told to trust
+_FLAGS = ["--yolo", "--skip-trust"]
+_SHELLS = {"run_shell_command"}
+_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    "telemetry": {"enabled": False},
+}
+
+
+@dataclass
+class Gemini:
+    model: str | None = None
+    name: str = "gemini"
+
+    def _model(self) -> list[str]:
+        return ["-m", self.model] if self.model else []
+
+    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
+        text = prompt.decode(errors="replace")
+        flags = [*_FLAGS, "--output-format", "stream-json", *self._model()]
+        return [command, *flags, *extra, "-p", text], b""
+
+    def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
+        return [command, *_FLAGS, *self._model(), *extra, *(["-i", hint] if hint else [])]
+
+    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
+        # its own home, so the user's ~/.gemini stays untouched under --sandbox none; a system
+        # settings file would be skipped under /tmp (it refuses world-writable parents)
+        cli_home = home / "gemini"
+        path = cli_home / ".gemini" / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = home / "tmp"  # where it writes its error reports
+        scratch.mkdir(parents=True, exist_ok=True)
+        safefile.replace(path, json.dumps(_SETTINGS, indent=2).encode())
+        return {"GEMINI_CLI_HOME": str(cli_home), "TMPDIR": str(scratch)}
+
+    def reader(self) -> Reader:
+        return GeminiReader(self.model)
+
+
+@dataclass
+class GeminiReader:
+    """`init`, `message` (text deltas), `tool_use`, `tool_result`, `error`, `result`."""
+
+    model: str | None
+    pending: list[str] = field(default_factory=list)
+    turns: int = 0
+    done: bool = False
+
+    def _flush(self) -> list[Event]:
+        said = "".join(self.pending).strip()
+        self.pending.clear()
+        return [Text(said)] if said else []
+
+    def line(self, line: bytes) -> list[Event] | None:
+        raw = common.load(line)
+        if raw is None:
+            return None
+        kind = raw.get("type")
+        if kind == "message":
+            if raw.get("role") == "assistant":
+                self.pending.append(common.text(raw.get("content")))
+            return []
+        events = self._flush()
+        if kind == "tool_use":
+            self.turns += 1
+            tool = common.text(raw.get("tool_name")) or "?"
+            name = common.SHELL if tool in _SHELLS else tool
+            events.append(ToolUse(name, common.args(raw.get("parameters"))))
+        elif kind == "tool_result" and raw.get("status") == "error":
+            error = common.obj(raw.get("error"))
+            events.append(ToolError(common.text(error.get("message") or raw.get("output"))))
+        elif kind == "result":
+            self.done = True
+            events.append(self._result(raw))
+        return events
+
+    def _result(self, raw: dict[str, object]) -> Result:
+        stats = common.obj(raw.get("stats"))
+        error = common.obj(raw.get("error"))
+        failed = raw.get("status") not in (None, "success")
+        message = common.text(error.get("message")) or ("failed" if failed else "")
+        cached = common.num(stats.get("cached"))
+        fresh = max(common.num(stats.get("input_tokens") or stats.get("input")) - cached, 0)
+        output = common.num(stats.get("output_tokens"))
+        return Result(
+            subtype="error" if failed else "success",
+            is_error=failed,
+            text=message,
+            num_turns=self.turns + 1,
+            duration_ms=common.num(stats.get("duration_ms")) or None,
+            cost_usd=prices.cost("gemini", self.model, fresh=fresh, cached=cached, output=output),
+            input_tokens=fresh,
+            output_tokens=output,
+            cache_tokens=cached,
+            api_error_status=common.status_in(message) if failed else None,
+            errors=(message,) if failed else (),
+            cost_computed=True,
+        )
+
+    def end(self) -> list[Event]:
+        return self._flush()

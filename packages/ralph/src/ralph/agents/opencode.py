@@ -1,0 +1,138 @@
+"""opencode: `opencode run --format json PROMPT`, an OpenAI-compatible provider from
+OPENAI_BASE_URL (chat completions), configured by a file outside the project."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ralph import safefile
+from ralph.agents import common, prices
+from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
+
+_SHELLS = {"bash"}
+
+
+@dataclass
+class Opencode:
+    model: str | None = None
+    name: str = "opencode"
+
+    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
+        text = prompt.decode(errors="replace")
+        return [command, "run", "--format", "json", *extra, text], b""
+
+    def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
+        return [command, *extra, *(["--prompt", hint] if hint else [])]
+
+    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
+        model = self.model or prices.DEFAULT["opencode"]
+        config: dict[str, Any] = {
+            "autoupdate": False,
+            "share": "disabled",
+            "permission": {"bash": "allow", "edit": "allow", "webfetch": "deny"},
+        }
+        if url := host.get("OPENAI_BASE_URL"):
+            config |= {
+                "model": f"ralph/{model}",
+                "small_model": f"ralph/{model}",
+                "provider": {
+                    "ralph": {
+                        # bundled in the binary: nothing is fetched
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "ralph",
+                        "options": {"baseURL": url, "apiKey": "{env:OPENAI_API_KEY}"},
+                        "models": {model: {"name": model, "tool_call": True}},
+                    }
+                },
+            }
+        path = home / ".config" / "ralph-opencode.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        safefile.replace(path, json.dumps(config, indent=2).encode())
+        return {
+            "OPENCODE_CONFIG": str(path),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        }
+
+    def reader(self) -> Reader:
+        return OpencodeReader(self.model)
+
+
+@dataclass
+class OpencodeReader:
+    """`step_start`, `text`, `tool_use`, `step_finish` (tokens, cost) and `error` lines; no
+    final event, so the result is built when the stream ends."""
+
+    model: str | None
+    steps: int = 0
+    fresh: int = 0
+    cached: int = 0
+    output: int = 0
+    reported: float = 0.0
+    error: str | None = None
+    status: int | None = None
+
+    def line(self, line: bytes) -> list[Event] | None:
+        raw = common.load(line)
+        if raw is None:
+            return None
+        kind = raw.get("type")
+        part = common.obj(raw.get("part"))
+        if kind == "text" and (said := common.text(part.get("text"))):
+            return [Text(said)]
+        if kind == "tool_use":
+            tool = common.text(part.get("tool")) or "?"
+            state = common.obj(part.get("state"))
+            events: list[Event] = [
+                ToolUse(common.SHELL if tool in _SHELLS else tool, common.args(state.get("input")))
+            ]
+            exit_code = common.num(common.obj(state.get("metadata")).get("exit"))
+            if state.get("status") == "error" or exit_code:
+                events.append(ToolError(common.text(state.get("output") or state.get("error"))))
+            return events
+        if kind == "step_finish":
+            self.steps += 1
+            tokens = common.obj(part.get("tokens"))
+            cache = common.obj(tokens.get("cache"))
+            self.fresh += common.num(tokens.get("input"))
+            self.cached += common.num(cache.get("read")) + common.num(cache.get("write"))
+            self.output += common.num(tokens.get("output")) + common.num(tokens.get("reasoning"))
+            cost = part.get("cost")
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                self.reported += float(cost)
+            return []
+        if kind == "error":
+            error = common.obj(raw.get("error"))
+            data = common.obj(error.get("data"))
+            self.error = common.text(data.get("message")) or common.text(error.get("name"))
+            self.error = self.error or "error"
+            self.status = common.num(data.get("statusCode")) or common.status_in(self.error)
+            return []
+        return []
+
+    def end(self) -> list[Event]:
+        if not self.steps and self.error is None:
+            return []
+        computed = not self.reported
+        cost = self.reported or prices.cost(
+            "opencode", self.model, fresh=self.fresh, cached=self.cached, output=self.output
+        )
+        return [
+            Result(
+                subtype="error" if self.error else "success",
+                is_error=self.error is not None,
+                text=self.error or "",
+                num_turns=self.steps,
+                cost_usd=cost,
+                input_tokens=self.fresh,
+                output_tokens=self.output,
+                cache_tokens=self.cached,
+                api_error_status=self.status,
+                errors=(self.error,) if self.error else (),
+                cost_computed=computed,
+            )
+        ]

@@ -1,0 +1,350 @@
+"""One Docker container per agent run: the security boundary.
+
+This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
+remove, clean-up by label) goes through the docker SDK; the byte streams go through
+`docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
+and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode. Secrets never become container
+env (see credentials.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ralph import agents, claude_home, credentials, git, gitdirs, hooks, mountprobe, proc, terminal
+from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
+from ralph.models import Config
+from ralph.protect import Protected
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.types import Mount
+
+    from ralph.sandbox import Running
+
+log = logging.getLogger(__name__)
+
+LABEL_LOOP = "springfield.loop-id"
+LABEL_PROJECT = "springfield.project"
+LABEL_PID = "springfield.ralph-pid"
+# The ralph process's start time (/proc), so a PID reused by another process after a crash
+# does not keep an orphan container alive.
+LABEL_START = "springfield.ralph-start"
+
+
+def container_env(
+    host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
+) -> dict[str, str]:
+    """The container's environment: HOME, identities, no auto-updates; no secrets.
+
+    `identity` holds the git identity and the loop's own variables (Config.loop_env).
+    """
+    env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
+    env.update(credentials.plain(host))
+    if uid == 0:
+        env["IS_SANDBOX"] = "1"  # claude refuses --dangerously-skip-permissions as root otherwise
+    if tty:
+        env["TERM"] = host.get("TERM") or "xterm-256color"
+        if host.get("COLORTERM"):
+            env["COLORTERM"] = host["COLORTERM"]
+    return env
+
+
+@dataclass
+class _DockerRun:
+    """A running container: a proc.Child for the `docker start -ai` client, plus clean-up."""
+
+    child: proc.Child
+    container: Container
+    removed: Callable[[Container], None]
+
+    def output(
+        self,
+        interrupts: proc.Interrupts,
+        timeout: Callable[[], float],
+        on_stderr: Callable[[bytes], None],
+    ) -> proc.Output:
+        return self.child.output(interrupts, timeout, on_stderr)
+
+    def stop(self, *, grace: float) -> int:
+        return self.child.stop(grace=grace)
+
+    def close(self, *, grace: float) -> int:
+        try:
+            return self.child.close(grace=grace)
+        finally:
+            self.removed(self.container)
+
+
+@dataclass
+class DockerSandbox:
+    """One container per agent run, from `config.template`, labelled for clean-up."""
+
+    config: Config
+    env: Mapping[str, str]
+    state: Path  # per-run directory outside the project: the container's HOME lives here
+    uid: int = field(default_factory=os.getuid)
+    gid: int = field(default_factory=os.getgid)
+    agent_vars: Mapping[str, str] = field(default_factory=dict)  # the backend's (agents/)
+    _client: DockerClient | None = None
+    _mine: dict[str, Container] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.state / "home"
+
+    def _docker(self) -> DockerClient:
+        if self._client is None:
+            import docker
+            from docker.errors import DockerException
+
+            try:
+                self._client = docker.from_env(environment=dict(self.env))
+                self._client.ping()
+            except DockerException as e:
+                raise DockerUnavailable(str(e).splitlines()[0][:200]) from e
+        return self._client
+
+    def labels(self) -> dict[str, str]:
+        return {
+            LABEL_LOOP: self.config.loop_id,
+            LABEL_PROJECT: str(self.config.project),
+            LABEL_PID: str(os.getpid()),
+            LABEL_START: str(proc.start_time(os.getpid()) or ""),
+        }
+
+    def prepare(self) -> list[str]:
+        from docker.errors import ImageNotFound
+
+        client = self._docker()
+        if proc.which("docker") is None:
+            raise DockerUnavailable("the docker command-line client is not on PATH")
+        try:
+            image = client.images.get(self.config.template)
+        except ImageNotFound as e:
+            raise TemplateMissing(self.config.template) from e
+        if missing := agents.missing(self.config.agent, image.labels or {}):
+            raise SandboxFailed(missing)
+        self._check_network(client)
+        self._make_home()
+        removed = [f"container {c}" for c in self.remove_leftovers()]
+        if remote_engine(self.env):
+            mountprobe.check(self, client)
+        return removed
+
+    def _check_network(self, client: DockerClient) -> None:
+        from docker.errors import NotFound
+
+        name = self.config.network
+        if name is None or name in ("host", "bridge", "none") or name.startswith("container:"):
+            return
+        try:
+            client.networks.get(name)
+        except NotFound as e:
+            raise SandboxFailed(
+                f"docker network {name!r} not found: create it (`docker network create {name}`)"
+                " or leave out --network"
+            ) from e
+
+    def _make_home(self) -> None:
+        (self.home / ".claude").mkdir(parents=True, exist_ok=True)
+        host_home = Path(self.env.get("HOME", "~")).expanduser()
+        claude_home.write(self.home, host_home=host_home, project=self.config.project)
+
+    def remove_leftovers(self) -> list[str]:
+        """Remove this project's containers left by this loop id or by a ralph that died."""
+        client = self._docker()
+        project = f"{LABEL_PROJECT}={self.config.project}"
+        removed = []
+        for container in client.containers.list(all=True, filters={"label": project}):
+            labels = container.labels
+            pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
+            orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
+            if not orphan and start.isdigit():
+                orphan = proc.start_time(int(pid)) != int(start)
+            if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
+                self._remove(container)
+                removed.append(_short(container))
+        return removed
+
+    def _mounts(self, secrets: Path | None) -> list[Mount]:
+        from docker.types import Mount
+
+        project = str(self.config.project)
+        mounts = [
+            Mount(project, project, type="bind"),
+            Mount(str(self.state), str(self.state), type="bind"),
+        ]
+        if secrets is not None:
+            mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
+        # The control plane (protect.py: .sgf/'s prompts, config and backpressure, hooks'
+        # config, attributes, submodules, .claude/) is read-only where it exists; commits
+        # of it by plumbing are quarantined after the iteration (quarantine.py).
+        layout = gitdirs.find(self.config.project)
+        top = self.config.project if layout is None else layout.work_tree
+        for path in Protected.with_extra(self.config.protect).on_disk(top):
+            if path.is_relative_to(self.config.project):  # the container sees nothing else
+                mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
+        for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
+            mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
+        # The agent commits (objects, refs, index) but cannot make the host run its code
+        # through git: config, hooks and info/ are read-only (README "Security"); a
+        # linked worktree gets its common directory, and its pointers read-only.
+        for path, read_only in git.protected_paths(self.config.project):
+            mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
+        if shared := self.env.get("PN_SHARED_DB"):
+            # a worktree loop claims from the main checkout's database: SQLite
+            # writes its journal beside the file, so the folder is mounted
+            folder = Path(shared).resolve().parent
+            if not folder.is_relative_to(self.config.project):
+                mounts.append(Mount(str(folder), str(folder), type="bind"))
+        creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
+        if not credentials.secrets(self.env) and creds.is_file():
+            # read-write, so a token refresh inside the container persists on the host
+            target = self.home / ".claude" / ".credentials.json"
+            mounts.append(Mount(str(target), str(creds), type="bind"))
+        return mounts
+
+    def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
+        from docker.errors import DockerException
+
+        identity = {
+            **git.identity(self.config.project, env=self.env),
+            **self.config.loop_env(self.env),
+        }
+        env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
+        env.update(self.agent_vars)
+        secrets = credentials.secrets(self.env)
+        path = None
+        if secrets:  # deleted with the container (_remove), or with the per-run dir
+            path = credentials.write(self.state, secrets, uid=self.uid, gid=self.gid)
+            argv = credentials.wrap(argv, path)
+        try:
+            container = self._create_with(argv, env, tty=tty, secrets=path)
+        except DockerException as e:
+            raise SandboxFailed(
+                f"cannot create a container from {self.config.template}: {e}"
+            ) from e
+        self._mine[_cid(container)] = container
+        return container
+
+    def _create_with(
+        self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool, secrets: Path | None
+    ) -> Container:
+        return self._docker().containers.create(
+            self.config.template,
+            command=list(argv),
+            entrypoint=[],
+            labels=self.labels(),
+            user=f"{self.uid}:{self.gid}",
+            working_dir=str(self.config.project),
+            environment=dict(env),
+            mounts=self._mounts(secrets),
+            network_mode=self.config.network,
+            stdin_open=True,
+            tty=tty,
+            init=True,  # reaps the agent's orphans; forwards our signals to it
+        )
+
+    def _signaller(self, container: Container) -> proc.Signaller:
+        from docker.errors import APIError
+
+        def send(sig: signal.Signals) -> None:
+            with contextlib.suppress(APIError):  # already stopped, or gone
+                container.kill(signal=sig.name)
+
+        return send
+
+    def _remove(self, container: Container) -> None:
+        from docker.errors import APIError, NotFound
+
+        try:
+            container.remove(force=True)
+        except NotFound:
+            pass
+        except APIError as e:  # e.g. removal already in progress
+            log.warning("cannot remove container %s: %s", _short(container), e)
+        self._mine.pop(_cid(container), None)
+        # found through its mounts, so a leftover of a `kill -9`ed ralph loses its file too
+        for path in credentials.mounted(container.attrs.get("Mounts") or []):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as e:
+                log.warning("cannot remove the secrets file %s: %s", path, e)
+
+    def _attach(self, container: Container) -> list[str]:
+        return ["docker", "start", "--attach", "--interactive", _cid(container)]
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        container = self._create(argv, tty=False)
+        try:
+            child = proc.Child(
+                self._attach(container),
+                cwd=self.config.project,
+                env=self.env,
+                stdin=stdin,
+                signaller=self._signaller(container),
+            )
+        except BaseException:
+            self._remove(container)
+            raise
+        return _DockerRun(child, container, self._remove)
+
+    def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        interrupts: proc.Interrupts,
+        tick: Callable[[], bool],
+        every: float,
+    ) -> int | None:
+        container = self._create(argv, tty=True)
+        try:
+            return terminal.foreground(
+                self._attach(container),
+                cwd=self.config.project,
+                env=self.env,
+                interrupts=interrupts,
+                tick=tick,
+                every=every,
+                grace=self.config.timeouts.stop_grace,
+                signaller=self._signaller(container),
+            )
+        finally:
+            self._remove(container)
+
+    def close(self) -> None:
+        for container in list(self._mine.values()):
+            self._remove(container)
+        if self._client is not None:
+            from docker.errors import DockerException
+
+            try:
+                self.remove_leftovers()
+            except DockerException as e:
+                log.warning("clean-up by label failed: %s", e)
+            self._client.close()
+            self._client = None
+
+
+def _cid(container: Container) -> str:
+    return container.id or ""
+
+
+def _short(container: Container) -> str:
+    return _cid(container)[:12]
+
+
+def remote_engine(env: Mapping[str, str]) -> bool:
+    """Whether the engine may see another filesystem: DOCKER_HOST names one that is not a
+    local socket (tcp://, ssh://...), or RALPH_PROBE_MOUNTS=1 asks for the check anyway."""
+    host = env.get("DOCKER_HOST", "")
+    return env.get("RALPH_PROBE_MOUNTS") == "1" or bool(host and not host.startswith("unix://"))

@@ -1,0 +1,72 @@
+"""The mount probe: a remote Docker engine must see the project at its own path.
+
+Bind mounts name paths on the engine's machine; dockerbox.py runs this before the first
+container when the engine may be another machine (DOCKER_HOST, RALPH_PROBE_MOUNTS=1).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ralph import safefile
+from ralph.errors import SandboxFailed
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+    from ralph.dockerbox import DockerSandbox
+
+log = logging.getLogger(__name__)
+
+
+def check(box: DockerSandbox, client: DockerClient) -> None:
+    """Refuse an engine that does not see the project at its own path.
+
+    Bind mounts name paths on the engine's machine: a remote engine (DOCKER_HOST) without
+    the project on shared storage at the same path would mount an empty directory, and
+    the agent would work on nothing. A marker written here must read back in there."""
+    import secrets
+
+    from docker.errors import DockerException
+
+    token = secrets.token_hex(8)
+    markers = [box.config.project / f".ralph-probe-{token}", box.state / "probe"]
+    seen, failure, expected = b"", "", (token * len(markers)).encode()
+    try:
+        for marker in markers:
+            safefile.create(marker, token.encode())
+        # An engine hiccup is not a verdict: ask again before refusing. That includes a
+        # wrong answer with no error: a CI run with the local engine, which sees every
+        # path, once got one (likely output the log had not caught before the exit).
+        for _ in range(3):
+            try:
+                seen = client.containers.run(
+                    box.config.template,
+                    command=["cat", *map(str, markers)],
+                    entrypoint=[],
+                    labels=box.labels(),
+                    user=f"{box.uid}:{box.gid}",
+                    mounts=box._mounts(None),
+                    network_mode="none",
+                    remove=True,
+                    stdout=True,
+                    stderr=False,
+                )
+                if seen == expected:
+                    break
+                log.warning("mount probe read back %r, not the markers", seen[:80])
+            except DockerException as e:
+                log.warning("mount probe failed: %s", e)
+                failure = f" ({str(e).splitlines()[0][:200]})"
+    finally:
+        for marker in markers:
+            marker.unlink(missing_ok=True)
+    if seen != expected:
+        host = box.env.get("DOCKER_HOST") or "the configured engine"
+        raise SandboxFailed(
+            f"the Docker engine at {host} does not see {box.config.project} (or ralph's "
+            f"run directory {box.state.parent}) at the same path: containers would get "
+            "empty directories. Put the project on storage that machine mounts at the "
+            f"same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine{failure}"
+        )

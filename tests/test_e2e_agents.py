@@ -1,0 +1,327 @@
+"""End to end: each agent backend (codex, opencode, gemini, and claude beside them) in the
+real sandbox, offline, driven by the scripted model in its own API's dialect.
+
+The agent claims a task with pn, writes a file, closes the task, commits and writes the
+sentinel; ralph's one-liners, summary, totals and run record show the same fields for every
+backend. Each image is the session's sandbox image plus the pinned CLI from the shared cache,
+labelled with its version as `sgf sandbox build` labels claude's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ralph.testing.model_server import ModelServer
+from ralph.testing.scenario import Scenario
+
+from tests.e2e_harness.project import Project
+from tests.e2e_harness.scenarios import scenario, scenario_json
+
+# the sandbox image is built with claude in it, as every project's is
+pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
+
+Model = Callable[[Scenario | dict[str, object]], ModelServer]
+PINNED = {"codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0"}
+
+
+def build_image(base: str, name: str, context: Path, copies: str) -> str:
+    """`base` plus one agent CLI from `context`, labelled with its pinned version."""
+    tag = f"springfield-sandbox-python:with-{name}"
+    (context / "Dockerfile").write_text(
+        f"FROM {base}\n{copies}\nLABEL springfield.agent.{name}={PINNED[name]}\n"
+    )
+    done = subprocess.run(
+        ["docker", "build", "-q", "-t", tag, str(context)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tag
+
+
+@pytest.fixture
+def codex_image(sandbox_image: str, codex_bin: Path, tmp_path: Path) -> str:
+    shutil.copy2(codex_bin, tmp_path / "codex")
+    return build_image(sandbox_image, "codex", tmp_path, "COPY codex /usr/local/bin/codex")
+
+
+@pytest.fixture
+def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> str:
+    shutil.copy2(opencode_bin, tmp_path / "opencode")
+    return build_image(sandbox_image, "opencode", tmp_path, "COPY opencode /usr/local/bin/opencode")
+
+
+@pytest.fixture
+def gemini_image(sandbox_image: str, gemini_bin: Path, tmp_path: Path) -> str:
+    """gemini-cli is a JS bundle: the image gets node (the host's, same Debian) too."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on the host to put beside gemini-cli in the image")
+    shutil.copy2(node, tmp_path / "node")
+    modules = gemini_bin.resolve().parents[3]  # node_modules/@google/gemini-cli/bundle/x.js
+    shutil.copytree(modules, tmp_path / "node_modules", symlinks=True)
+    bundle = "/opt/gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js"
+    copies = (
+        "COPY node /usr/local/bin/node\n"
+        "COPY node_modules /opt/gemini-cli/node_modules\n"
+        f"RUN ln -s {bundle} /usr/local/bin/gemini"
+    )
+    return build_image(sandbox_image, "gemini", tmp_path, copies)
+
+
+def endpoints(agent: str, url: str) -> dict[str, str]:
+    """Where each backend's API is: the scripted server, in that backend's variables."""
+    if agent == "gemini":
+        return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-key"}
+    if agent == "claude":
+        return {}  # the model fixture set ANTHROPIC_BASE_URL and a token
+    # codex's own default model sends no tools to a custom provider: name the served model
+    return {
+        "OPENAI_BASE_URL": f"{url}/v1",
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "scripted-1",
+    }
+
+
+def run_ralph(
+    project: Project, agent: str, image: str, url: str, record: Path
+) -> subprocess.CompletedProcess[str]:
+    argv = ["ralph", "-a", "--agent", agent, "--template", image, "--network", "host"]
+    argv += ["--loop-id", f"build-{agent}", "--record", str(record), "--max-cost", "5"]
+    return project.run(
+        *argv,
+        "3",
+        "Work on the next ready task, then finish the loop.",
+        extra_env=endpoints(agent, url),
+        timeout=240,
+        check=False,
+    )
+
+
+def events(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def assert_one_task_done(
+    project: Project, task: str, done: subprocess.CompletedProcess[str], *, jsonl: bool = True
+) -> None:
+    """The same outcome and the same fields, whichever agent ran."""
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
+    assert project.issues()[task]["status"] == "closed"
+    [(subject, files)] = project.commits_touching(rf"^\[{task}\] implement")
+    assert f"work/{task}.py" in files, (subject, files)
+    if jsonl:
+        assert ".pensa/issues.jsonl" in files, (subject, files)
+    assert "-> Bash(pn claim-next --json)" in out, out
+    [summary] = [line for line in out.splitlines() if line.startswith("Iteration 1 done: ")]
+    assert " tokens · $" in summary, summary
+    assert summary.endswith(" · exit 0"), summary
+    assert "ralph complete after 1 iteration(s)" in out, out
+    assert "1 task(s) closed, $" in out, out
+    assert project.containers() == []
+
+
+@pytest.mark.codex
+def test_codex_claims_edits_commits_closes_and_finishes(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "codex", codex_image, server.url, record)
+
+    assert_one_task_done(project, task, done)
+    assert any(r.path.startswith("/v1/responses") for r in server.requests)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["claimed"] == [task]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost"] > 0
+    assert iteration["cost_computed"] is True
+
+
+@pytest.mark.opencode
+def test_opencode_claims_edits_commits_closes_and_finishes(
+    project: Project, model: Model, opencode_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "opencode", opencode_image, server.url, record)
+
+    assert_one_task_done(project, task, done)
+    assert any(r.path.startswith("/v1/chat/completions") for r in server.requests)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost"] > 0
+
+
+@pytest.mark.gemini
+def test_gemini_claims_edits_commits_closes_and_finishes(
+    project: Project, model: Model, gemini_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "gemini", gemini_image, server.url, record)
+
+    # gemini-cli runs its shell tool's git with GIT_CONFIG_* setting core.hooksPath to "" (and
+    # global config to /dev/null): no hook runs, so pensa's pre-commit export does not, and
+    # the commit holds the work file only while pn's database says closed.
+    assert_one_task_done(project, task, done, jsonl=False)
+    assert any(r.path.startswith("/v1beta/models/") for r in server.requests)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost_computed"] is True
+
+
+@pytest.mark.codex
+def test_a_codex_build_stage_and_a_claude_verify_stage_finish_a_task(
+    project: Project, model: Model, codex_image: str
+) -> None:
+    """`[stages.build] agent = "codex"`, verify left to claude: one image carries both."""
+    task = project.create_task("add the greeting module")
+    project.set_config(docker_template=codex_image, stages={"build": {"agent": "codex"}})
+    project.commit_all("chore: seed tasks, build with codex")
+    verify = {
+        "text": "Verifying the specs.",
+        "shell": "echo 'every spec verified' > verification-report.md && git add -A"
+        " && git commit -q -m 'verify: report' && echo \"$RALPH_LOOP_ID\" > .ralph-complete",
+    }
+    server = model(
+        {
+            "scripts": [
+                {"name": "verify", "prompt": "# Verify: check ONE spec", "steps": [verify]},
+                {"name": "build", **scenario_json("any-agent")},
+            ]
+        }
+    )
+    project.env.update(endpoints("codex", server.url))
+
+    built = project.sgf("build", "-a", "3")
+    verified = project.sgf("verify")
+
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-3000:]
+    assert project.issues()[task]["status"] == "closed"
+    assert project.commits_touching(rf"^\[{task}\] implement")
+    assert project.commits_touching(r"^verify: report")
+    paths = {r.path for r in server.requests if r.kind == "main"}
+    assert "/v1/responses" in paths, paths  # the build stage's codex
+    assert "/v1/messages" in paths, paths  # the verify stage's claude
+    assert project.containers() == []
+
+
+@pytest.mark.codex
+def test_a_codex_iteration_counts_against_the_token_and_cost_budgets(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    server = model({"steps": [{"text": "Looking around.", "shell": "echo looking"}]})
+    record = tmp_path / "run.jsonl"
+    argv = ["ralph", "-a", "--agent", "codex", "--template", codex_image, "--network", "host"]
+    argv += ["--record", str(record), "--max-tokens", "1", "3", "Look around."]
+
+    done = project.run(*argv, extra_env=endpoints("codex", server.url), timeout=240, check=False)
+
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "stopping before iteration 2: budget reached" in done.stdout, done.stdout
+    [end] = [e for e in events(record) if e["event"] == "end"]
+    assert end["iterations"] == 1
+    assert end["tokens"] > 1
+    assert end["cost"] > 0
+
+
+def test_an_image_without_the_configured_agent_is_refused_before_any_iteration(
+    project: Project, sandbox_image: str
+) -> None:
+    argv = ["ralph", "-a", "--agent", "codex", "--template", sandbox_image, "1", "Do it."]
+
+    done = project.run(*argv, check=False)
+
+    assert done.returncode == 1
+    assert "the sandbox image has no codex" in done.stderr + done.stdout
+    assert "Iteration 1" not in done.stdout
+
+
+@pytest.mark.codex
+def test_sgf_sandbox_build_puts_the_configured_agent_in_the_image(
+    project: Project, base_image: str, claude_bin: Path, codex_bin: Path
+) -> None:
+    """`agent = "codex"` in the config: status warns the image lacks it until a build adds it
+    (from the shared cache codex_bin filled) with its version label."""
+    image = "springfield-sandbox-python:sgf-codex"
+    project.set_config(agent="codex")
+
+    before = project.sgf("status")
+    built = project.sgf(
+        "sandbox", "build", "--image", image, "--base", base_image,
+        "--claude-binary", str(claude_bin), timeout=900,
+    )  # fmt: skip
+    project.set_config(docker_template=image)
+    after = project.sgf("status")
+
+    assert "has no codex" in before.stdout + before.stderr
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    label = project.run(
+        "docker", "image", "inspect", "--format",
+        '{{index .Config.Labels "springfield.agent.codex"}}', image,
+    ).stdout.strip()  # fmt: skip
+    assert label == PINNED["codex"]
+    version = project.run("docker", "run", "--rm", "--entrypoint", "codex", image, "--version")
+    assert PINNED["codex"] in version.stdout
+    assert "has no codex" not in after.stdout + after.stderr
+
+
+def test_claude_walks_the_same_scenario_with_the_same_fields(
+    project: Project, model: Model, sandbox_image: str, tmp_path: Path
+) -> None:
+    """The baseline the other backends are held to: the same script, outcome and fields."""
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    server = model(scenario("any-agent"))
+    record = tmp_path / "run.jsonl"
+
+    done = run_ralph(project, "claude", sandbox_image, server.url, record)
+
+    assert_one_task_done(project, task, done)
+    [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    assert iteration["closed"] == [task]
+    assert iteration["tokens"] > 0
+    assert iteration["cost"] > 0
+    assert "cost_computed" not in iteration  # claude reports its cost
+
+
+@pytest.mark.codex
+def test_a_codex_429_past_its_own_retries_is_waited_out_and_the_iteration_run_again(
+    project: Project, model: Model, codex_image: str, tmp_path: Path
+) -> None:
+    task = project.create_task("add the greeting module")
+    project.commit_all("chore: seed tasks")
+    steps = scenario_json("any-agent")
+    # codex makes one request and five retries before its turn fails with the last status
+    limited = {"http_error": 429, "retry_after": 0, "message": "Rate limited", "times": 6}
+    server = model({**steps, "steps": [limited, *steps["steps"]]})
+    project.env["RALPH_BACKOFF_BASE"] = "0.5"
+
+    done = run_ralph(project, "codex", codex_image, server.url, tmp_path / "run.jsonl")
+
+    assert "rate limited (429) with no reset time: retry 1" in done.stdout, done.stdout
+    assert "retrying the same iteration" in done.stdout
+    assert_one_task_done(project, task, done)
