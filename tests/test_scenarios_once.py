@@ -39,7 +39,7 @@ def bash_commands(script: Script) -> list[str]:
         str(tool.input.get("command", ""))
         for step in script.steps
         for tool in step.tools
-        if tool.name == "Bash"
+        if tool.name == "Bash" or tool.agent_shell  # `{"shell": ...}` runs in any agent's shell
     ]
 
 

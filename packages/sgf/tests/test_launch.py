@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sgf import config as sgf_config
+from sgf.loops import STOP_CHECKS, Stage
 
 from .conftest import alive
 
@@ -57,6 +58,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
         "--auto-push", "true",
         "--max-iterations", "100",
         "--sandbox", "docker",
+        "--checks", ",".join(STOP_CHECKS[Stage(stage)]) or "none",  # the stage's checklist
         count, str(prompt),
     ]  # fmt: skip
     assert record["argv"] == expected

@@ -24,7 +24,7 @@ def test_every_prompt_and_stack_template_is_readable() -> None:
         assert "{% macro" in resources.read_text("prompts", f"{part}.md")
     for name in stacks.names():
         assert "Backpressure" in stacks.get(name).backpressure()
-    assert resources.names("sandbox") == ["Dockerfile"]
+    assert resources.names("sandbox") == ["Dockerfile", "run-silent"]
 
 
 def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sgf import figures
-from sgf.top import columns
+from sgf.top import layout
 from sgf.top.app import TopApp
 from sgf.top.collect import Collector
 
@@ -121,7 +121,7 @@ def test_every_view_of_one_loop_reports_the_same_numbers(
                 await pilot.pause(0.05)
             table = app.query_one("#loops")
             cells = [str(c) for c in table.get_row_at(0)]  # type: ignore[attr-defined]
-            return dict(zip(columns.COLUMNS, cells, strict=False))
+            return dict(zip(layout.NAMES, cells, strict=False))
 
     shown = asyncio.run(drive())
     assert {k: shown[k] for k in want} == want

@@ -110,8 +110,14 @@ class Loop:
     def _end(self, code: Exit, holding: dict[str, str] | None) -> None:
         """Print the totals line and write the record's `end`."""
         closed = None if holding is None else changes(holding, self._holding())[1]
-        self._totals(code, closed)
         g = self.governor
+        seconds = round(g.elapsed(), 1)  # one reading: the totals line and the record agree
+        tasks = "" if closed is None else f"{len(closed)} task(s) closed, "
+        self.out.summary(
+            f"totals: {g.iterations} iteration(s), {tasks}{format.cost(g.cost)}, "
+            f"{format.tokens(g.tokens)} tokens, "
+            f"{format.duration(seconds)}; stopped: {self.stop_reason or code.name.lower()}"
+        )
         self.record.write(
             "end",
             exit=int(code),
@@ -120,7 +126,7 @@ class Loop:
             tasks_closed=closed,
             cost=round(g.cost, 6),
             tokens=g.tokens,
-            seconds=round(g.elapsed(), 1),
+            seconds=seconds,
         )
 
     def _iterate(self) -> Exit:
@@ -243,15 +249,6 @@ class Loop:
             self.out.note("Interrupted.")
         self.stop_reason = reason
         return code
-
-    def _totals(self, code: Exit, closed: list[str] | None) -> None:
-        g = self.governor
-        tasks = "" if closed is None else f"{len(closed)} task(s) closed, "
-        self.out.summary(
-            f"totals: {g.iterations} iteration(s), {tasks}{format.cost(g.cost)}, "
-            f"{format.tokens(g.tokens)} tokens, "
-            f"{format.duration(g.elapsed())}; stopped: {self.stop_reason or code.name.lower()}"
-        )
 
     # -- one iteration -------------------------------------------------------------------
 
