@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import Conflict, InvalidStatusTransition
 from pensa.models import Issue, Status
-from pensa.store import log_event, set_fields
-from pensa.tracker import find, get
+from pensa.store import find, get, log_event, set_fields
 from pensa.views import READY
 
 if TYPE_CHECKING:

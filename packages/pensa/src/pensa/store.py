@@ -1,4 +1,5 @@
-"""SQLite access: connections with pensa's pragmas, migrations, and write transactions.
+"""SQLite access: connections with pensa's pragmas, migrations, write transactions, and the
+lookups by id every module beside the tracker needs (`get`, `find`, `resolve`).
 
 Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and
 keeps SQLite's default DELETE journal: the file is shared with containers through a bind
@@ -17,9 +18,9 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from pensa import foreign
-from pensa.errors import Busy, PensaError, ReadOnly, StorageError
-from pensa.models import timestamp, utcnow
+from pensa import foreign, ids
+from pensa.errors import Busy, NotFound, PensaError, ReadOnly, StorageError
+from pensa.models import Issue, timestamp, utcnow
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -285,6 +286,35 @@ def fetch_issue(conn: sqlite3.Connection, issue_id: str) -> Row | None:
         f"SELECT {ISSUE_COLUMNS} FROM issues WHERE id = ?", (issue_id,)
     ).fetchone()
     return row
+
+
+def not_found(issue_id: str) -> NotFound:
+    """The error for an unknown id, with a hint when the id is misspelt."""
+    return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
+
+
+def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
+    """The issue with exactly this id, or NotFound."""
+    row = fetch_issue(conn, issue_id)
+    if row is None:
+        raise not_found(issue_id)
+    return Issue.from_row(row)
+
+
+def find(conn: sqlite3.Connection, text: str) -> Issue:
+    """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise not_found(text)
+    return get(conn, issue_id)
+
+
+def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
+    """The id an option such as `--dep` names, or NotFound saying which option."""
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
+    return issue_id
 
 
 def set_fields(
