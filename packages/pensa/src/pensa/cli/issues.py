@@ -54,10 +54,10 @@ def create(
         pn create "login crash on empty password" -t bug -p p0
         pn create "reject empty passwords" -t task --spec auth --fixes pn-1a2b3c4d
     """
-    issue = env.tracker(write=True).create(
+    issue = env.session.tracker(write=True).create(
         title,
         issue_type=issue_type,
-        actor=env.actor,
+        actor=env.session.actor,
         priority=priority,
         assignee=assignee,
         spec=spec,
@@ -91,8 +91,8 @@ def q(env: Env, title: str, issue_type: IssueType, priority: Priority, spec: str
     Example:
         pn q "flaky test in auth" -t bug
     """
-    issue = env.tracker(write=True).create(
-        title, issue_type=issue_type, actor=env.actor, priority=priority, spec=spec
+    issue = env.session.tracker(write=True).create(
+        title, issue_type=issue_type, actor=env.session.actor, priority=priority, spec=spec
     )
     env.out.emit({"id": issue.id}, issue.id)
 
@@ -142,7 +142,7 @@ def update(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
     ) and not (claim or unclaim or labels):
         raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     if claim or unclaim:
         from pensa.changes import Changes
         from pensa.errors import InvalidArgument
@@ -160,11 +160,11 @@ def update(
             labels=labels,
         )
         take_or_give_back = tracker.claim if claim else tracker.release
-        issue = take_or_give_back(issue_id, actor=env.actor, changes=changes)
+        issue = take_or_give_back(issue_id, actor=env.session.actor, changes=changes)
     else:
         issue = tracker.update(
             issue_id,
-            actor=env.actor,
+            actor=env.session.actor,
             title=title,
             status=status,
             priority=priority,
@@ -196,8 +196,8 @@ def close(env: Env, issue_ids: tuple[str, ...], reason: str | None, force: bool)
         pn close pn-1a2b3c4d --reason "implemented in auth.py"
         pn close 1a2b 5e6f -r "duplicates"
     """
-    done = env.tracker(write=True).close_many(
-        issue_ids, actor=env.actor, reason=reason, force=force
+    done = env.session.tracker(write=True).close_many(
+        issue_ids, actor=env.session.actor, reason=reason, force=force
     )
     if env.out.as_json:
         env.out.emit(
@@ -219,7 +219,9 @@ def reopen(env: Env, issue_ids: tuple[str, ...], reason: str | None) -> None:
     """Reopen closed issues, all or none (clears closed_at and close_reason).
 
     With one ID, --json prints the issue; with several, an array of them."""
-    issues = env.tracker(write=True).reopen_many(issue_ids, actor=env.actor, reason=reason)
+    issues = env.session.tracker(write=True).reopen_many(
+        issue_ids, actor=env.session.actor, reason=reason
+    )
     if len(issue_ids) > 1:
         env.out.issues(issues)
     else:
@@ -262,16 +264,16 @@ def release(
         raise InvalidArgument("give either ID or --held-by ACTOR")
     if interrupted_since is not None and held_by is None:
         raise InvalidArgument("--interrupted-since goes with --held-by")
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     if held_by is not None:
         since = None if interrupted_since is None else parse_since(interrupted_since)
         released = tracker.release_held(
-            held_by, actor=env.actor, reason=reason, cut_short_since=since
+            held_by, actor=env.session.actor, reason=reason, cut_short_since=since
         )
         env.out.issues(released)
         return
     assert issue_id is not None
-    env.out.issue(tracker.release(issue_id, actor=env.actor))
+    env.out.issue(tracker.release(issue_id, actor=env.session.actor))
 
 
 @cli.command()
@@ -281,7 +283,7 @@ def release(
 @pass_env
 def delete(env: Env, issue_id: str, force: bool) -> None:
     """Delete an issue (refused while it has deps, dependents or comments, unless --force)."""
-    env.tracker(write=True).delete(issue_id, actor=env.actor, force=force)
+    env.session.tracker(write=True).delete(issue_id, actor=env.session.actor, force=force)
     env.out.emit({"deleted": issue_id}, f"deleted {issue_id}")
 
 
