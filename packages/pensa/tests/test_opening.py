@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pensa import jsonl, opening
+from pensa import opening
+from pensa.committed import jsonl
 from pensa.models import IssueType
 from pensa.project import at
 from pensa.store import Store

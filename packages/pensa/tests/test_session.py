@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pensa import gitsetup
+from pensa.committed.snapshot import render_db
 from pensa.errors import PensaError
 from pensa.models import IssueType, Status
 from pensa.session import Session, Skipped
-from pensa.snapshot import render_db
 
 from .conftest import BIN, git
 

@@ -28,14 +28,21 @@ def loaded(args: list[str], cwd: Path) -> set[str]:
 @pytest.mark.parametrize("command", [["import"], ["sync"], ["export"]])
 def test_the_file_commands_load_neither_tracker_nor_views(repo: Path, command: list[str]) -> None:
     modules = loaded(command, repo)
-    assert "pensa.jsonl" in modules or "pensa.sync" in modules
+    assert "pensa.committed.jsonl" in modules or "pensa.committed.sync" in modules
     assert not {"pensa.tracker", "pensa.views", "pensa.graph"} & modules
 
 
 def test_ready_loads_no_write_path(repo: Path) -> None:
     modules = loaded(["ready", "--json"], repo)
     assert "pensa.views" in modules
-    heavy = {"pensa.tracker", "pensa.jsonl", "pensa.sync", "sqlite_utils", "rich", "yaml"}
+    heavy = {
+        "pensa.tracker",
+        "pensa.committed.jsonl",
+        "pensa.committed.sync",
+        "sqlite_utils",
+        "rich",
+        "yaml",
+    }
     assert not heavy & modules
 
 

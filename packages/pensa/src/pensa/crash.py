@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pensa.files import write_atomically
+from pensa.committed.files import write_atomically
 
 TOOL = "pn"
 

@@ -8,7 +8,8 @@ import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa import integrity, jsonl
+from pensa import integrity
+from pensa.committed import jsonl
 from pensa.cycles import cycles_among
 from pensa.errors import PensaError
 from pensa.models import parse_timestamp, timestamp
@@ -257,8 +258,8 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
     pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():
         return []
-    from pensa.freshness import FILES, MISSING, fingerprint
-    from pensa.snapshot import parse
+    from pensa.committed.freshness import FILES, MISSING, fingerprint
+    from pensa.committed.snapshot import parse
 
     # A file whose fingerprint is the last sync's is that sync's base: nothing new in it. The
     # usual case (the hook exported and synced) costs four stat calls, not a render of the
@@ -389,7 +390,7 @@ def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) 
     ]
     if not fix or project is None or error.path != project.db:
         return Report(findings, [])  # (a shared database is rebuilt where it lives)
-    from pensa import rebuild
+    from pensa.committed import rebuild
 
     project.ensure()
     rebuild.remove_leftovers(project)

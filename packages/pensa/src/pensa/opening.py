@@ -31,7 +31,7 @@ class Choice(NamedTuple):
 
 def choose(found: Project | None, *, write: bool, shared: str | None = None) -> Choice:
     """The store a command with these needs opens. `shared` (PN_SHARED_DB) is the main
-    checkout's database a worktree loop uses instead of its own (pensa.shared)."""
+    checkout's database a worktree loop uses instead of its own (pensa.committed.shared)."""
     if found is None:
         return Choice(on_disk=False, first_use=False)
     db = os.path.abspath(shared) if shared else found.db
@@ -51,11 +51,11 @@ def catch_up(
     """Merge the committed JSONL in when it changed since the last sync; a line to show the
     user, if any. A bad committed line is said once and the database used as it is: it must
     not stop every agent's claim-next (`pn sync` and `pn export` refuse until it is fixed)."""
-    from pensa.freshness import is_stale
+    from pensa.committed.freshness import is_stale
 
     if not is_stale(store, found):
         return None
-    from pensa import sync
+    from pensa.committed import sync
     from pensa.errors import InvalidData, ReadOnly
 
     try:

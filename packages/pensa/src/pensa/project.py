@@ -73,7 +73,7 @@ class Project(_ProjectFields):
         """Create the directory if missing, and its .gitignore for the database (also in a
         fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
         must never commit db.sqlite)."""
-        from pensa.files import write_atomically
+        from pensa.committed.files import write_atomically
 
         ignore = os.path.join(self.dir, ".gitignore")
         self.refuse_links()
@@ -93,8 +93,8 @@ class Project(_ProjectFields):
         """`UnsafePath` if the directory, or a file in it that pensa reads or writes, is a
         symbolic link: the sandboxed agent can plant one to make pn on the host write (or read)
         elsewhere. Eleven `lstat` calls, made before every command touches the files."""
-        from pensa.files import refuse_links
-        from pensa.freshness import FILES
+        from pensa.committed.files import refuse_links
+        from pensa.committed.freshness import FILES
 
         db = self.db
         names = (*FILES, ".gitignore")

@@ -2,9 +2,9 @@
 
 `Session` is what the `pn` commands drive and what a Python caller uses: it finds the
 project, opens (and catches up) the database, and owns the rules that choose between paths:
-the shared database of a worktree loop (`PN_SHARED_DB`, `pensa.shared`), local or git claims
+the shared database of a worktree loop (`PN_SHARED_DB`, `committed.shared`), local or git claims
 (`PN_CLAIMS`, `pensa.gitclaims`), staging in a commit hook, and the write-back that keeps
-`.pensa/*.jsonl` current after a change (`pensa.writeback`). It prints nothing: what a user
+`.pensa/*.jsonl` current after a change (`committed.writeback`). It prints nothing: what a user
 should hear goes to `say` (the CLI sends it to stderr).
 
     with Session(cwd=".", environ=os.environ) as pensa:
@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
+    from pensa.committed.jsonl import Summary
+    from pensa.committed.sync import Synced
     from pensa.graph import Graph
-    from pensa.jsonl import Summary
     from pensa.models import Issue, IssueType, Priority
     from pensa.project import Project
     from pensa.store import Store
-    from pensa.sync import Synced
     from pensa.tracker import Tracker
 
 
@@ -96,8 +96,8 @@ class Session:
         return projects.locate(self.cwd, self.environ)
 
     def shared(self) -> bool:
-        """Whether this run uses a database shared by worktree loops (`pensa.shared`)."""
-        from pensa import shared
+        """Whether this run uses a database shared by worktree loops (`pensa.committed.shared`)."""
+        from pensa.committed import shared
 
         return shared.database(self.environ) is not None
 
@@ -109,7 +109,7 @@ class Session:
         from pensa.store import Store
 
         found = self.project(create=write)
-        # A worktree loop's database is the main checkout's (pensa.shared): never caught up.
+        # A worktree loop's database is the main checkout's (committed.shared): never caught up.
         shared = self.environ.get("PN_SHARED_DB")
         choice = opening.choose(found, write=write, shared=shared)
         if found is None or not choice.on_disk:
@@ -132,13 +132,13 @@ class Session:
 
     def write_back(self) -> None:
         """After a command that changed the tracker: in a repository set up for pensa, the
-        JSONL written out and staged (`pensa.writeback`)."""
+        JSONL written out and staged (`pensa.committed.writeback`)."""
         if self._written is None:
             return
         store, found = self._written
         if store.conn.total_changes == 0:
             return
-        from pensa import writeback
+        from pensa.committed import writeback
 
         if not writeback.set_up(found):
             return
@@ -210,7 +210,8 @@ class Session:
         """Write `.pensa/*.jsonl` from the database (None without a project), staged when
         asked or when run as a commit hook. A worktree loop writes its shared database out as
         it is; otherwise edits made to the files are merged in first."""
-        from pensa import git, jsonl, shared
+        from pensa import git
+        from pensa.committed import jsonl, shared
 
         found = self.project(create=False)
         if found is None:
@@ -231,8 +232,8 @@ class Session:
         """Merge `.pensa/*.jsonl` into the database (the git hooks), or say why not: no
         project, a shared database, or `adopt` (the files are this database's own exports and
         become the sync base unmerged)."""
-        from pensa import shared
-        from pensa import sync as syncing
+        from pensa.committed import shared
+        from pensa.committed import sync as syncing
 
         found = self.project(create=False)
         if found is None or not found.exists():
@@ -248,8 +249,8 @@ class Session:
     def import_(self, *, discard_local: bool = False) -> Summary | None:
         """Rebuild the database from the JSONL files, all or nothing; None without them.
         Refused under a shared database: it would replace every loop's database."""
-        from pensa import jsonl
-        from pensa.shared import refuse_import
+        from pensa.committed import jsonl
+        from pensa.committed.shared import refuse_import
 
         found = self.project(create=False)
         refuse_import(self.environ)

@@ -111,7 +111,7 @@ class Store:
                 f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
             )
         if path is not None:
-            from pensa.files import refuse_links
+            from pensa.committed.files import refuse_links
             from pensa.project import DB_SUFFIXES
 
             refuse_links((os.path.dirname(os.path.abspath(path)), *(path + s for s in DB_SUFFIXES)))

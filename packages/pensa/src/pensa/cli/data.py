@@ -120,7 +120,7 @@ def merge_driver(env: Env, base: str, ours: str, theirs: str, path: str) -> None
     merge by id and field, edges as a set, comments and tombstones as unions. The result is
     sorted canonical JSONL, and the exit code 0, so no conflict is left for a human.
     """
-    from pensa import mergefile
+    from pensa.committed import mergefile
 
     written = mergefile.merge_paths(base, ours, theirs, path)
     env.out.emit(

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pensa.records import Record
-from pensa.snapshot import DepKey, Snapshot
+from pensa.committed.records import Record
+from pensa.committed.snapshot import DepKey, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

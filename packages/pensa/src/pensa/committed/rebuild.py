@@ -6,7 +6,7 @@ exist are kept. Unknown fields go to each row's `extra` column.
 
 Issue 12 asks for 100k issues in 2 s (bench/bench_pensa.py; it took 4 to 5 s before).
 What each step buys is noted where it is spent: the files are read once, on short paths,
-into checked rows (`pensa.records`, `pensa.contents`), which go in 200 to a statement, in a
+into checked rows (`committed.records`, `committed.contents`), which go in 200 to a statement, in a
 transaction with settings only a rebuild of already-checked data can afford
 (`_REBUILD_PRAGMAS`), while the garbage collector waits and a second thread frees the
 records as SQLite finishes.
@@ -23,16 +23,16 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.contents import Contents, read_contents
+from pensa.committed.contents import Contents, read_contents
+from pensa.committed.files import new_file
+from pensa.committed.freshness import fingerprints
+from pensa.committed.localwork import refuse_if_unsaved
+from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
+from pensa.committed.snapshot import split_extra
+from pensa.committed.sync import record_base
 from pensa.errors import StorageError
-from pensa.files import new_file
-from pensa.freshness import fingerprints
-from pensa.localwork import refuse_if_unsaved
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
-from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
-from pensa.snapshot import split_extra
 from pensa.store import Store
-from pensa.sync import record_base
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -60,7 +60,7 @@ def rebuild(
     insert: a concurrent write either lands before (and is replaced, as `import` means) or
     waits and lands in the rebuilt database, never in a file that is about to vanish (the
     old temp-file swap acknowledged such writes and then lost them). A write that landed
-    before and that the files lack is refused unless `discard_local` (`pensa.localwork`).
+    before and that the files lack is refused unless `discard_local` (`pensa.committed.localwork`).
     `committed` (what HEAD holds) becomes the next sync's base, else the files. Only a
     database too damaged to open is rebuilt beside it and swapped in.
     """
@@ -81,7 +81,7 @@ def _rebuild(
         _rebuild_settings(store.conn),
         store.write() as conn,
     ):
-        prints = fingerprints(project)  # under the lock, as sync reads (pensa.sync)
+        prints = fingerprints(project)  # under the lock, as sync reads (pensa.committed.sync)
         contents = read_contents(project)
         if not discard_local:
             refuse_if_unsaved(conn, contents)
@@ -136,7 +136,7 @@ def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
 # commit: the rollback journal and `synchronous` stay as they are. (Figures: the whole
 # import of 100k issues and 50k deps with the setting left at its default.)
 _REBUILD_PRAGMAS = {
-    # `pensa.contents` has already proven every reference (deps, comments, fixes), so
+    # `pensa.committed.contents` has already proven every reference (deps, comments, fixes), so
     # SQLite need not look them up again, four child tables for each issue deleted and the
     # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages:
     # +1.0 s with them on.

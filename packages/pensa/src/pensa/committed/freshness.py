@@ -1,8 +1,8 @@
 """Has the committed JSONL changed since the last sync? Asked by every `pn` command.
 
-Kept apart from `pensa.sync` so the question costs four `stat` calls and one indexed SELECT,
+Kept apart from `committed.sync` so the question costs four `stat` calls and one indexed SELECT,
 and no import of json or the merge code: `pn ready` must stay within 1.3x of
-`python -c "import click"` (issue 8's benchmark), and `pensa.sync` with its imports costs
+`python -c "import click"` (issue 8's benchmark), and `pensa.committed.sync` with its imports costs
 about 6 ms of that.
 """
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.freshness import FILES
+from pensa.committed.freshness import FILES
+from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
-from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 
 if TYPE_CHECKING:
     import sqlite3
