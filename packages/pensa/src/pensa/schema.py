@@ -1,7 +1,9 @@
 """Versioned schema: small named migrations applied in order, each recorded (llm style).
 
-`PRAGMA user_version` holds how many have run, so opening a current database costs one
-pragma; the `migrations` table records their names and when they ran.
+A migration is declared once, by `@migration` on its function: the decorator appends it to
+`MIGRATIONS`, whose length is the schema version. `PRAGMA user_version` holds how many have
+run, so opening a current database costs one pragma; the `migrations` table records their
+names and when they ran.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable
 
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
 
+
+def migration(step: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register `step` as the next migration (the order of declaration is the order run)."""
+    MIGRATIONS.append(step)
+    return step
+
+
+@migration
 def m001_initial(conn: sqlite3.Connection) -> None:
     """Issues, deps, comments, events; `seq` keeps creation order exact."""
     for statement in (
@@ -65,6 +76,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+@migration
 def m002_sync(conn: sqlite3.Connection) -> None:
     """Unknown JSONL fields kept per record, tombstones, and the base of the merging sync."""
     for statement in (
@@ -89,6 +101,7 @@ def m002_sync(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+@migration
 def m003_labels(conn: sqlite3.Connection) -> None:
     """Labels (issue 13): a sorted JSON array per issue, NULL for none.
 
@@ -106,6 +119,7 @@ def m003_labels(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE issues SET labels = NULL WHERE labels = '[]'")
 
 
+@migration
 def m004_status_indexes(conn: sqlite3.Connection) -> None:
     """Covering indexes for `pn status` (issue 12): counting by type, status and assignee
     reads one index instead of the table, and the open or in-progress issues' ids (the
@@ -114,6 +128,7 @@ def m004_status_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX issues_status_id ON issues (status, id)")
 
 
+@migration
 def m005_ready_indexes(conn: sqlite3.Connection) -> None:
     """Indexes for `pn ready --json` (issue 12: <= 2x the start-up floor at 100k issues).
 
@@ -144,6 +159,7 @@ ISSUE_JSON_M006 = (
 )
 
 
+@migration
 def m006_issue_json(conn: sqlite3.Connection) -> None:
     """Indexes that answer `pn ready --json` and `pn status` by themselves (issue 12).
 
@@ -180,13 +196,3 @@ def m006_issue_json(conn: sqlite3.Connection) -> None:
         "CREATE INDEX issues_unclosed ON issues (id, status, issue_type, assignee) "
         "WHERE status > 'closed'"
     )
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    m001_initial,
-    m002_sync,
-    m003_labels,
-    m004_status_indexes,
-    m005_ready_indexes,
-    m006_issue_json,
-)

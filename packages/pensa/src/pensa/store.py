@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pensa import foreign, ids
 from pensa.errors import Busy, NotFound, PensaError, ReadOnly, StorageError
 from pensa.models import Issue, timestamp, utcnow
+from pensa.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -29,8 +30,6 @@ ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
     "created_at, updated_at, closed_at, close_reason, labels"
 )
-# How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
-SCHEMA_VERSION = 6
 # The oldest SQLite that reads pensa's schema: m006's generated column needs 3.31 (2020).
 OLDEST_SQLITE = (3, 31, 0)
 BUSY_TIMEOUT_MS = 5000
@@ -153,11 +152,8 @@ class Store:
 
     def migrate(self) -> None:
         """Apply pending migrations, each in its own transaction, and record them."""
-        if self.version() == SCHEMA_VERSION:
+        if self.version() == len(MIGRATIONS):
             return
-        from pensa.schema import MIGRATIONS  # only a new or older database needs them
-
-        assert len(MIGRATIONS) == SCHEMA_VERSION
         if self.path is not None:
             foreign.check_before_migrating(self.conn, self.path)
         if self.version() > len(MIGRATIONS):
