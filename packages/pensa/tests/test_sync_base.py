@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa.committed.freshness import FILES
+from pensa.committed.disk import FILES
 from pensa.committed.sync import BLOB_SLICE, record_base
 from pensa.store import Store
 

@@ -258,7 +258,7 @@ def _drift(store: Store, project: Project | None) -> list[Finding]:
     pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():
         return []
-    from pensa.committed.freshness import FILES, MISSING, fingerprint
+    from pensa.committed.disk import FILES, MISSING, fingerprint
     from pensa.committed.snapshot import parse
 
     # A file whose fingerprint is the last sync's is that sync's base: nothing new in it. The

@@ -227,7 +227,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     """Set the git repository around `cwd` up for pensa; return what was done."""
     from pensa import project as projects
     from pensa.committed import sync
-    from pensa.committed.freshness import FILES
+    from pensa.committed.disk import FILES
     from pensa.store import Store
 
     top = git.toplevel(cwd, env)

@@ -51,7 +51,7 @@ def catch_up(
     """Merge the committed JSONL in when it changed since the last sync; a line to show the
     user, if any. A bad committed line is said once and the database used as it is: it must
     not stop every agent's claim-next (`pn sync` and `pn export` refuse until it is fixed)."""
-    from pensa.committed.freshness import is_stale
+    from pensa.committed.disk import is_stale
 
     if not is_stale(store, found):
         return None

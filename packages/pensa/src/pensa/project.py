@@ -93,8 +93,8 @@ class Project(_ProjectFields):
         """`UnsafePath` if the directory, or a file in it that pensa reads or writes, is a
         symbolic link: the sandboxed agent can plant one to make pn on the host write (or read)
         elsewhere. Eleven `lstat` calls, made before every command touches the files."""
+        from pensa.committed.disk import FILES
         from pensa.committed.files import refuse_links
-        from pensa.committed.freshness import FILES
 
         db = self.db
         names = (*FILES, ".gitignore")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from operator import eq, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
+from pensa.committed.disk import read_file
 from pensa.committed.records import COMMENT_FIELDS, Table, read_table
-from pensa.committed.sync import read_file
 from pensa.cycles import find_cycles
 from pensa.errors import InvalidData
 from pensa.models import ISSUE_FIELDS

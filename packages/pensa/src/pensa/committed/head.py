@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pensa.committed.freshness import FILES
+from pensa.committed.disk import FILES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from pensa.committed.freshness import FILES
+from pensa.committed.disk import FILES
 from pensa.committed.snapshot import Snapshot, parse
 from pensa.errors import InvalidArgument
 

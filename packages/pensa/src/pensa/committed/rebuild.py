@@ -24,8 +24,8 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.committed.contents import Contents, read_contents
+from pensa.committed.disk import fingerprints
 from pensa.committed.files import new_file
-from pensa.committed.freshness import fingerprints
 from pensa.committed.localwork import refuse_if_unsaved
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra

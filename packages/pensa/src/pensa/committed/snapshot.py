@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.committed.freshness import FILES
+from pensa.committed.disk import FILES
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
 

@@ -18,10 +18,9 @@ a concurrent `pn claim-next` sees the state before or after, never half of it.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from pensa.committed.freshness import FILES, MISSING, fingerprints
+from pensa.committed.disk import FILES, MISSING, fingerprints, read_files, write_files
 from pensa.committed.records import COMMENT_FIELDS, Record
 from pensa.committed.snapshot import Snapshot, issue_row, split_extra
 from pensa.errors import InvalidData
@@ -51,25 +50,6 @@ class Synced(NamedTuple):
             "removed": self.removed,
             "changed": self.changed,
         }
-
-
-def read_files(project: Project) -> dict[str, bytes]:
-    """The committed files' bytes (missing: empty); a directory in the way is an error."""
-    return {name: read_file(project, name) for name in FILES}
-
-
-def read_file(project: Project, name: str) -> bytes:
-    """One committed file's bytes (missing: empty); a directory in the way is an error."""
-    path = os.path.join(project.dir, name)
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return b""
-    except IsADirectoryError as e:
-        raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
-    except OSError as e:
-        raise InvalidData(f"cannot read {path}: {e.strerror or e}") from e
 
 
 def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
@@ -355,25 +335,6 @@ def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:
     )
     touched = (len(new) + len(changed) + len(gone)) > 0 or ours != result
     return Synced(len(new), len(changed), len(gone), changed=touched)
-
-
-def write_files(project: Project, texts: dict[str, str]) -> dict[str, bytes]:
-    """Write the committed files atomically (unchanged ones are not touched)."""
-    from pathlib import Path
-
-    from pensa.committed.files import write_atomically
-
-    project.ensure()
-    out = {}
-    for name in FILES:
-        data = texts[name]
-        path = os.path.join(project.dir, name)
-        if name == "deleted.jsonl" and not data and not os.path.exists(path):
-            out[name] = b""  # no tombstones yet: no file to commit
-            continue
-        write_atomically(Path(path), data)
-        out[name] = data.encode()
-    return out
 
 
 def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> dict[str, str]:
