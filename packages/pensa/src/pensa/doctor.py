@@ -4,14 +4,12 @@ repair. Every finding is one line that ends with what to do about it (issue 13).
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import integrity
-from pensa.committed import jsonl
+from pensa.committed.drift import drift
 from pensa.cycles import cycles_among
-from pensa.errors import PensaError
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
@@ -232,7 +230,7 @@ def diagnose(
         path = " -> ".join([*cycle, cycle[0]])
         fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
         found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
-    found.extend(_drift(store, project))
+    found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
     if full:
         verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
     else:
@@ -246,62 +244,6 @@ def diagnose(
                 "`pn import` rebuilds it from the JSONL (work not yet exported is in the old file)",
             )
         )
-    return found
-
-
-def _drift(store: Store, project: Project | None) -> list[Finding]:
-    """The files on disk hold lines neither the database nor the last sync's base has.
-
-    The database being ahead of the files is the normal state between commits (work not yet
-    exported; the pre-commit hook exports it), so it is not reported (issue 13). What is
-    reported is what `pn sync` (or the merge in `pn export`) would bring in: a hand edit, a
-    pull or checkout whose hook did not run, or a line the sync refused."""
-    if project is None or not project.exists():
-        return []
-    from pensa.committed.disk import FILES, MISSING, fingerprint
-    from pensa.committed.snapshot import parse
-
-    # A file whose fingerprint is the last sync's is that sync's base: nothing new in it. The
-    # usual case (the hook exported and synced) costs four stat calls, not a render of the
-    # whole export (0.64 s and 191 MB at 100k issues).
-    stored: dict[str, str] = dict(store.rows("SELECT name, fingerprint FROM sync_base"))
-    changed = [
-        name
-        for name in FILES
-        if (fp := fingerprint(os.path.join(project.dir, name))) != MISSING
-        and fp != stored.get(name)
-    ]
-    if not changed:
-        return []
-    bases: dict[str, bytes] = {
-        str(name): bytes(content)
-        for name, content in store.rows("SELECT name, content FROM sync_base")
-        if name in changed
-    }
-    rendered = jsonl.render(store)
-    found = []
-    for name in changed:
-        current = _read(os.path.join(project.dir, name))
-        if current is None:
-            continue  # a missing file holds nothing the database lacks
-        known = set(bases.get(name, b"").splitlines())
-        known.update(rendered[name].encode().splitlines())
-        new = [line for line in current.splitlines() if line.strip() and line not in known]
-        if not new:
-            continue
-        count = f"{len(new)} line{'s' if len(new) > 1 else ''}"
-        try:
-            parse({name: current})
-        except PensaError as e:
-            message = (
-                f"{name} has {count} the database lacks, and {e}: fix that line, then `pn sync`"
-            )
-        else:
-            message = (
-                f"{name} has {count} the database lacks (changed since the last sync): "
-                "`pn sync` merges them in"
-            )
-        found.append(Finding("jsonl_drift", message))
     return found
 
 
@@ -400,11 +342,3 @@ def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) 
         f"{done.deps} deps, {done.comments} comments (work not exported is gone with it)"
     )
     return Report(findings, [Finding("foreign_schema", message)])
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, IsADirectoryError):
-        return None

@@ -7,5 +7,6 @@ planted link; `records` and `contents` check what was read; `snapshot` holds the
 plain records and renders them; `merge` and `mergefile` merge three versions; `sync` merges
 the files into the database; `rebuild` and `localwork` are `pn import`; `jsonl` is export and
 import's entry; `writeback` keeps the files current after a write; `head` reads what the last
-commit holds; `shared` is the rule for a database shared by worktree loops.
+commit holds; `shared` is the rule for a database shared by worktree loops; `drift` finds
+lines the files hold that the database lacks (`pn doctor`).
 """
