@@ -2,7 +2,7 @@
 
 `pn close A B C` closes all three in one transaction or none (an unknown id or a refused
 close changes nothing). The result names the bugs closed because their last fix closed and
-the issues the closes made ready, so a person sees what they unblocked (issue 13).
+the issues the closes made ready, so a person sees what they unblocked.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Dependency cycles, found in plain data: no database, no tracker.
 
 Kept apart from `pensa.graph` (which needs the tracker and the views) so that import, sync,
-merge and doctor, which only ask "is there a cycle?", load nothing more (issue 12).
+merge and doctor, which only ask "is there a cycle?", load nothing more.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Health checks: claims (stale ones as problems), orphaned deps and comments, dangling
 `fixes`, cycles, database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to
-repair. Every finding is one line that ends with what to do about it (issue 13)."""
+repair. Every finding is one line that ends with what to do about it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 STALE_AFTER = timedelta(minutes=30)
 
 # Every `check` a finding can carry. `claim` is informational: a loop that ran out of
-# iterations mid-task leaves a fresh claim that a person must be able to see (issue #5,
+# iterations mid-task leaves a fresh claim that a person must be able to see (ralph's
 # "Exhausted"); only once it is stale does it become a problem `--fix` releases.
 CHECKS = {
     "claim": "an issue in progress: who claimed it, how long ago (information, not a problem)",

@@ -87,7 +87,7 @@ PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
         "stages": ["post-commit", "post-merge", "post-checkout", "post-rewrite"],
     },
 )
-# Ids earlier versions installed (`pn import` replaced the database: issue 8).
+# Ids earlier versions installed (when the hooks ran `pn import`, which replaced the database).
 OLD_HOOK_IDS = ("pensa-import",)
 
 

@@ -49,7 +49,7 @@ def short_id(value: uuid.UUID, prefix: str = PREFIX) -> str:
 def new_id(taken: Callable[[str], bool], *, prefix: str = PREFIX) -> str:
     """A fresh id that `taken` says is unused; a collision is regenerated, never reused.
 
-    Comments use `pc-` so they cannot be mistaken for issues (issue 13)."""
+    Comments use `pc-` so they cannot be mistaken for issues."""
     for _ in range(ATTEMPTS):
         candidate = short_id(uuid7(), prefix)
         if not taken(candidate):

@@ -1,6 +1,6 @@
 """Which database a command opens, and catching it up with the committed JSONL first.
 
-The policy every `pn` command follows (issue 12 moved it out of the click layer):
+The policy every `pn` command follows (moved it out of the click layer):
 - a write opens (creating) the project's database;
 - a read never creates files: without a database it sees an empty in-memory one, except in a
   fresh clone (`.pensa/` with JSONL but no database), where the first use imports the files;

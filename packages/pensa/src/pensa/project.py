@@ -143,7 +143,7 @@ def actor_lookup(flag: str | None, cwd: str, env: Mapping[str, str]) -> Callable
 
     Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process of
     ~1.5 ms that a write command starts first and collects when it logs its event: git runs
-    while pn opens the database (issue 12, `pn create` <= 1.2x the start-up floor)."""
+    while pn opens the database (`pn create` <= 1.2x the start-up floor)."""
     if flag or env.get("PN_ACTOR"):
         name = flag or env["PN_ACTOR"]
         return lambda: name

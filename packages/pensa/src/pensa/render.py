@@ -1,7 +1,7 @@
 """Output at the edge: JSON for agents, aligned plain text when piped or NO_COLOR, rich
 tables and colours on a terminal (rich is imported only then).
 
-For people (issue 13): list tables carry a header, fit the terminal by shortening titles
+For people: list tables carry a header, fit the terminal by shortening titles
 (ids, loop ids and other single words are never split), and times read "3 min ago"; JSON
 keeps the exact stamps and the canonical words.
 """

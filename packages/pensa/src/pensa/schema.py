@@ -103,7 +103,7 @@ def m002_sync(conn: sqlite3.Connection) -> None:
 
 @migration
 def m003_labels(conn: sqlite3.Connection) -> None:
-    """Labels (issue 13): a sorted JSON array per issue, NULL for none.
+    """Labels: a sorted JSON array per issue, NULL for none.
 
     One column rather than a table: `pn ready --json` builds each issue's JSON in SQLite,
     and a per-row subquery would cost start-up time on 10,000 issues. Labels a newer pensa
@@ -121,7 +121,7 @@ def m003_labels(conn: sqlite3.Connection) -> None:
 
 @migration
 def m004_status_indexes(conn: sqlite3.Connection) -> None:
-    """Covering indexes for `pn status` (issue 12): counting by type, status and assignee
+    """Covering indexes for `pn status`: counting by type, status and assignee
     reads one index instead of the table, and the open or in-progress issues' ids (the
     blockers of `blocked`) come from another. At 100k issues: 0.63 s of queries -> 0.04 s."""
     conn.execute("CREATE INDEX issues_type_status ON issues (issue_type, status, assignee)")
@@ -130,7 +130,7 @@ def m004_status_indexes(conn: sqlite3.Connection) -> None:
 
 @migration
 def m005_ready_indexes(conn: sqlite3.Connection) -> None:
-    """Indexes for `pn ready --json` (issue 12: <= 2x the start-up floor at 100k issues).
+    """Indexes for `pn ready --json` (<= 2x the start-up floor at 100k issues).
 
     `issues_open` holds every column of the JSON, for open issues only, in ready's order: the
     open issues are read in order from ~3.5 MB of index rather than fetched row by row from
@@ -161,7 +161,7 @@ ISSUE_JSON_M006 = (
 
 @migration
 def m006_issue_json(conn: sqlite3.Connection) -> None:
-    """Indexes that answer `pn ready --json` and `pn status` by themselves (issue 12).
+    """Indexes that answer `pn ready --json` and `pn status` by themselves.
 
     Building the JSON of 11.5k issues from issues_open's 14 columns took 12 of the ready
     query's 23 ms at 100k issues, and the process sat at 1.9-2.1x the start-up floor (target

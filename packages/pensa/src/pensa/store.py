@@ -36,7 +36,7 @@ BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
 LOCK_RETRIES = 8
-# Writers take turns on `<db>.lock` before BEGIN IMMEDIATE (issue 12). SQLite's busy handler
+# Writers take turns on `<db>.lock` before BEGIN IMMEDIATE. SQLite's busy handler
 # sleeps longer the longer a writer has waited (up to 100 ms a try), so newcomers overtook
 # old waiters: 32 concurrent claim-next had a p99 of 4.2 s. Polling the lock at a constant
 # short interval gives every waiter the same chance (bench/bench_claims.py).

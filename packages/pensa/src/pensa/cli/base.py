@@ -114,7 +114,7 @@ def _set_actor(ctx: click.Context, _: click.Parameter, value: str | None) -> Non
 
 
 def priority_option(*, only: bool = False, default: str | None = None) -> Callable[[F], F]:
-    """`-p/--priority`, declared once: a filter (`only`) or a value to set (issue 12)."""
+    """`-p/--priority`, declared once: a filter (`only`) or a value to set."""
     from pensa.models import Priority
 
     what = "Only this priority" if only else "The priority"

@@ -18,7 +18,7 @@ def drift(store: Store, project: Project | None) -> list[str]:
     """The files on disk hold lines neither the database nor the last sync's base has.
 
     The database being ahead of the files is the normal state between commits (work not yet
-    exported; the pre-commit hook exports it), so it is not reported (issue 13). What is
+    exported; the pre-commit hook exports it), so it is not reported. What is
     reported is what `pn sync` (or the merge in `pn export`) would bring in: a hand edit, a
     pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():

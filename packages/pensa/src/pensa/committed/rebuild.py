@@ -4,12 +4,11 @@ Every line is checked inside one write transaction that then replaces the databa
 contents, so a bad line leaves the database exactly as it was; events of issues that still
 exist are kept. Unknown fields go to each row's `extra` column.
 
-Issue 12 asks for 100k issues in 2 s (bench/bench_pensa.py; it took 4 to 5 s before).
-What each step buys is noted where it is spent: the files are read once, on short paths,
-into checked rows (`committed.records`, `committed.contents`), which go in 200 to a statement, in a
-transaction with settings only a rebuild of already-checked data can afford
-(`_REBUILD_PRAGMAS`), while the garbage collector waits and a second thread frees the
-records as SQLite finishes.
+The import has a target in bench/bench_pensa.py (100k issues). What each step buys is noted
+where it is spent: the files are read once, on short paths, into checked rows
+(`committed.records`, `committed.contents`), which go in 200 to a statement, in a transaction
+with settings only a rebuild of already-checked data can afford (`_REBUILD_PRAGMAS`), while
+the garbage collector waits and a second thread frees the records as SQLite finishes.
 """
 
 from __future__ import annotations
@@ -169,7 +168,7 @@ def _rebuild_settings(conn: sqlite3.Connection) -> Iterator[None]:
 def _indexes_rebuilt(conn: sqlite3.Connection) -> Iterator[None]:
     """Drop the emptied tables' own indexes, and create them again after the inserts, inside
     the caller's transaction: one sort per index instead of updating each one row by row
-    while 100k rows go in (issue 12). A failure rolls the drop back too."""
+    while 100k rows go in. A failure rolls the drop back too."""
     tables = ("issues", "deps", "comments", "tombstones")
     marks = ", ".join("?" * len(tables))
     found = conn.execute(

@@ -1,4 +1,4 @@
-"""One database for several checkouts of a repository: sgf's worktree loops (issue 14).
+"""One database for several checkouts of a repository: sgf's worktree loops.
 
 `PN_SHARED_DB` names the database file of the main checkout, so claims stay atomic across
 every loop. A loop's worktree still has its own `.pensa/*.jsonl`: they travel in its commits

@@ -1,4 +1,4 @@
-"""The merging sync between the database and the committed JSONL (issue 8).
+"""The merging sync between the database and the committed JSONL.
 
 `pn import` used to replace the database with the JSONL, so a `git switch` or a
 `git pull --rebase` silently dropped uncommitted issues and claims. Now every path that brings
