@@ -1,9 +1,9 @@
 """Compact JSON for what pensa prints, without importing `json`.
 
 `pn claim-next --json`, `show --json` and `count --json` print one small object, and
-importing the `json` module took 1.3 ms of the ~7 ms such a command may spend beyond the
-start-up floor. The values pensa prints (dicts with string keys, lists, tuples,
-strings, ints, booleans, None) are written here exactly as
+importing the `json` module is a large part of what such a command may spend beyond the
+start-up floor (bench/bench_pensa.py prints the figure). The values pensa prints (dicts
+with string keys, lists, tuples, strings, ints, booleans, None) are written here exactly as
 `json.dumps(data, ensure_ascii=False, separators=(",", ":"))` writes them (a test holds the
 two equal on random data); anything else is left to `json` itself.
 """

@@ -26,7 +26,7 @@ GITIGNORE = (
 DB_SUFFIXES = ("", "-journal", "-wal", "-shm", ".lock")
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _ProjectFields = NamedTuple(  # noqa: UP014
     "_ProjectFields",
     [
@@ -141,9 +141,9 @@ def actor_lookup(flag: str | None, cwd: str, env: Mapping[str, str]) -> Callable
     """Who is acting, started now and known by calling the result (again: the same name):
     `--actor` > `PN_ACTOR` > `git config user.name` > `$USER` > "unknown".
 
-    Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process of
-    ~1.5 ms that a write command starts first and collects when it logs its event: git runs
-    while pn opens the database (`pn create` <= 1.2x the start-up floor)."""
+    Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process
+    that a write command starts first and collects when it logs its event: git runs
+    while pn opens the database."""
     if flag or env.get("PN_ACTOR"):
         name = flag or env["PN_ACTOR"]
         return lambda: name

@@ -37,8 +37,8 @@ BUSY_TIMEOUT_MS = 5000
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
 LOCK_RETRIES = 8
 # Writers take turns on `<db>.lock` before BEGIN IMMEDIATE. SQLite's busy handler
-# sleeps longer the longer a writer has waited (up to 100 ms a try), so newcomers overtook
-# old waiters: 32 concurrent claim-next had a p99 of 4.2 s. Polling the lock at a constant
+# sleeps longer the longer a writer has waited, so newcomers overtook old waiters and the
+# slowest of many concurrent claim-next waited far too long. Polling the lock at a constant
 # short interval gives every waiter the same chance (bench/bench_claims.py).
 WRITER_POLL_S = 0.001
 
@@ -187,8 +187,8 @@ class Store:
         """Run a read query of one text column and return each value's UTF-8 bytes as
         SQLite holds them, not decoded (megabytes of JSON on their way to stdout).
 
-        The garbage collector pauses meanwhile: the 11k rows of `pn ready` at 100k issues
-        set off collections that free nothing (0.7 ms)."""
+        The garbage collector pauses meanwhile: the thousands of rows of `pn ready` set off
+        collections that free nothing."""
         import gc
 
         collecting = gc.isenabled()

@@ -105,7 +105,7 @@ def _rebuild(
 def _no_collection() -> Iterator[None]:
     """Hold off Python's cyclic garbage collector while the records are built and used. They
     are plain dicts of strings (no cycles to find), but each new batch of them started
-    another pass over all the earlier ones: 0.07 s of the whole import at 100k issues.
+    another pass over all the earlier ones.
     Leave it only once they are gone: the first collection after it would walk them all."""
     was_enabled = gc.isenabled()
     gc.disable()
@@ -119,9 +119,9 @@ def _no_collection() -> Iterator[None]:
 @contextlib.contextmanager
 def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
     """Free what `garbage` holds (its last references) on a second thread until the block
-    ends: 100k records take 0.09 s of Python to free, while building the indexes and
-    committing take 0.3 s inside SQLite, which lets go of the GIL meanwhile; with a second
-    core free, the freeing costs nothing."""
+    ends: freeing the records is Python work, while building the indexes and committing
+    happen inside SQLite, which lets go of the GIL meanwhile; with a second core free, the
+    freeing costs nothing."""
     thread = threading.Thread(target=garbage.clear, name="pensa-import-free")
     thread.start()
     try:
@@ -137,16 +137,15 @@ def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
 _REBUILD_PRAGMAS = {
     # `pensa.committed.contents` has already proven every reference (deps, comments, fixes), so
     # SQLite need not look them up again, four child tables for each issue deleted and the
-    # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages:
-    # +1.0 s with them on.
+    # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages.
     "foreign_keys": 0,
     # Likewise the CHECK constraints (the three vocabularies, no self-dependency), each an
-    # IN list tested per row: +0.2 s. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
+    # IN list tested per row. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
     # fails when the schema gains a CHECK the import does not make itself.
     "ignore_check_constraints": 1,
-    # Changed pages (about 50 MB) stay in memory until COMMIT instead of being spilled to
-    # the file once the 2 MB cache is full: each spill waits for an fsync of the journal
-    # (+0.03 s on an idle disk, the insert from 1 s to 6 s on a busy one) and takes
+    # Changed pages stay in memory until COMMIT instead of being spilled to
+    # the file once the cache is full: each spill waits for an fsync of the journal (slow
+    # on a busy disk) and takes
     # SQLite's EXCLUSIVE lock early, shutting readers out for the rest of the import.
     "cache_spill": 0,
 }
@@ -232,7 +231,7 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
 
 # Rows per INSERT statement. Each run of a statement has a fixed cost (Python's set-up of
 # the run, and AUTOINCREMENT's read and write of sqlite_sequence): one run per 200 rows
-# instead of one per row takes 0.2 s off the import at 100k issues.
+# instead of one per row is what keeps the import within its bench target.
 ROWS_PER_INSERT = 200
 
 

@@ -59,8 +59,8 @@ def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
     }
 
 
-# Blobs are compared a slice at a time: reading a 38 MB issues.jsonl back whole made a
-# second copy of it, page by page (0.02 s more in `pn import` at 100k issues).
+# Blobs are compared a slice at a time: reading a large issues.jsonl back whole made a
+# second copy of it, page by page.
 BLOB_SLICE = 1 << 20
 
 
@@ -115,7 +115,7 @@ def reconcile(
     Only the lines that differ from the base are parsed and merged: a record whose line is
     the same in the base and in the files merges to the database's own version (`committed.merge`:
     changed on our side only), so the cost follows the size of the change, not of the
-    tracker (the hooks' budget: 0.5 s for 100 changed issues out of 10,000)."""
+    tracker (the hooks' target in bench/bench_pensa.py)."""
     stored = _base(conn)
     base_files = {n: content for n, (content, _) in stored.items()}
     nothing_came = stored and (
