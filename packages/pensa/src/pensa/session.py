@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from pensa.beads import Summary as BeadsSummary
     from pensa.committed.jsonl import Summary
     from pensa.committed.sync import Synced
+    from pensa.doctor import Report
+    from pensa.gitsetup import Step
     from pensa.graph import Graph
     from pensa.models import Issue, IssueType, Priority
     from pensa.project import Project
@@ -263,3 +265,30 @@ class Session:
         from pensa.beads_import import import_beads
 
         return import_beads(self.store(write=True), path, actor=self.actor, now=self.now)
+
+    def init(self) -> list[Step]:
+        """Set the git repository around the working directory up for pensa (idempotent)."""
+        from pensa import gitsetup
+
+        return gitsetup.init(self.cwd, self.environ)
+
+    def doctor(self, *, fix: bool = False, full: bool = False) -> Report:
+        """Every health check; with `fix`, the safe repairs. A database pensa refused to open
+        (a foreign schema) is reported, and with `fix` rebuilt from the committed JSONL."""
+        from pensa import doctor as checks
+        from pensa.errors import ForeignSchema
+
+        found = self.project(create=False)
+        try:
+            store = self.store(write=fix and found is not None)
+        except ForeignSchema as e:
+            return checks.foreign_schema(found, e, fix=fix)
+        return checks.run(
+            store,
+            found,
+            now=self.now(),
+            fix=fix,
+            actor=self.actor if fix else "",
+            setup=checks.git_setup(self.cwd, self.environ),
+            full=full,
+        )

@@ -138,9 +138,7 @@ def init(env: Env) -> None:
     .pre-commit-config.yaml, installs the git hooks, writes `.pensa/*.jsonl merge=pensa` to
     .gitattributes and registers the merge driver in .git/config.
     """
-    from pensa import gitsetup
-
-    steps = gitsetup.init(env.cwd, env.environ)
+    steps = env.session.init()
     width = max(len(s.path) for s in steps)
     env.out.emit(
         [s.to_json() for s in steps], "\n".join(f"{s.path:<{width}}  {s.action}" for s in steps)
@@ -168,25 +166,7 @@ def doctor(env: Env, fix: bool, full: bool) -> None:
     database not yet exported is normal, not drift. Findings are data: doctor exits 0
     whenever it could run.
     """
-    from pensa import doctor as checks
-    from pensa.errors import ForeignSchema
-
-    found = env.session.project(create=False)
-    try:
-        store = env.session.store(write=fix and found is not None)
-    except ForeignSchema as e:
-        report = checks.foreign_schema(found, e, fix=fix)
-    else:
-        setup = checks.git_setup(env.cwd, env.environ)
-        report = checks.run(
-            store,
-            found,
-            now=env.now(),
-            fix=fix,
-            actor=env.session.actor if fix else "",
-            setup=setup,
-            full=full,
-        )
+    report = env.session.doctor(fix=fix, full=full)
     lines = [f"[{f.check}] {f.message}" for f in report.findings]
     if not any(f.is_problem for f in report.findings):
         lines.append("no problems found")
