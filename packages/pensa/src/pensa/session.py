@@ -7,6 +7,13 @@ the shared database of a worktree loop (`PN_SHARED_DB`, `committed.shared`), loc
 `.pensa/*.jsonl` current after a change (`committed.writeback`). It prints nothing: what a user
 should hear goes to `say` (the CLI sends it to stderr).
 
+Which database a command opens, and catching it up with the committed JSONL first:
+- a write opens (creating) the project's database;
+- a read never creates files: without a database it sees an empty in-memory one, except in a
+  fresh clone (`.pensa/` with JSONL but no database), where the first use imports the files;
+- before working, the database merges in JSONL changed since the last sync (a checkout whose
+  hook did not run, a teammate without pensa); a read that cannot write reads as it is.
+
     with Session(cwd=".", environ=os.environ) as pensa:
         issue = pensa.claim_next(spec="auth")
         pensa.write_back()
@@ -15,6 +22,7 @@ should hear goes to `say` (the CLI sends it to stderr).
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import project as projects
@@ -34,6 +42,59 @@ if TYPE_CHECKING:
     from pensa.project import Project
     from pensa.store import Store
     from pensa.tracker import Tracker
+
+
+class Choice(NamedTuple):
+    """Whether to open a database file (else an in-memory store), which one, and whether this
+    is a fresh clone's first use."""
+
+    on_disk: bool
+    first_use: bool
+    db: str = ""
+
+
+def choose(found: Project | None, *, write: bool, shared: str | None = None) -> Choice:
+    """The store a command with these needs opens. `shared` (PN_SHARED_DB) is the main
+    checkout's database a worktree loop uses instead of its own (pensa.committed.shared)."""
+    if found is None:
+        return Choice(on_disk=False, first_use=False)
+    db = os.path.abspath(shared) if shared else found.db
+    exists = os.path.exists(db)
+    first_use = not shared and not exists and os.path.exists(found.issues_jsonl)
+    return Choice(on_disk=write or first_use or exists, first_use=first_use, db=db)
+
+
+def merge_changed_files(
+    store: Store,
+    found: Project,
+    *,
+    first_use: bool,
+    write: bool,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """Merge the committed JSONL in when it changed since the last sync; a line to show the
+    user, if any. A bad committed line is said once and the database used as it is: it must
+    not stop every agent's claim-next (`pn sync` and `pn export` refuse until it is fixed)."""
+    from pensa.committed.disk import is_stale
+
+    if not is_stale(store, found):
+        return None
+    from pensa.committed import sync
+    from pensa.errors import InvalidData, ReadOnly
+
+    try:
+        done = sync.sync(store, found, env)
+    except ReadOnly:
+        if write:
+            raise
+        return None
+    except InvalidData as e:
+        from pensa.inert import inert
+
+        return f"pn: warning: .pensa/*.jsonl not merged: {inert(str(e))}"
+    if first_use:
+        return f"pn: first use here: imported {done.added} issues from {found.dir}"
+    return None
 
 
 class Skipped(NamedTuple):
@@ -104,16 +165,15 @@ class Session:
         return shared.database(self.environ) is not None
 
     def store(self, *, write: bool = False, catch_up: bool = True, tracked: bool = True) -> Store:
-        """The project database, opened and caught up as `pensa.opening` says. A `write`
-        store is `tracked` unless the command only brings the files in (`pn sync`): then
-        `write_back` keeps the files current after the command."""
-        from pensa import opening
+        """The project database, opened as `choose` says and caught up by
+        `merge_changed_files`. A `write` store is `tracked` unless the command only brings the
+        files in (`pn sync`): then `write_back` keeps the files current after the command."""
         from pensa.store import Store
 
         found = self.project(create=write)
         # A worktree loop's database is the main checkout's (committed.shared): never caught up.
         shared = self.environ.get("PN_SHARED_DB")
-        choice = opening.choose(found, write=write, shared=shared)
+        choice = choose(found, write=write, shared=shared)
         if found is None or not choice.on_disk:
             return self._resources.enter_context(Store.open(None))
         found.ensure()
@@ -122,7 +182,7 @@ class Session:
             catch_up
             and not shared
             and (
-                said := opening.catch_up(
+                said := merge_changed_files(
                     store, found, first_use=choice.first_use, write=write, env=self.environ
                 )
             )
