@@ -18,7 +18,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from pensa import foreign, ids
+from pensa import foreign
 from pensa.errors import Busy, NotFound, PensaError, ReadOnly, StorageError
 from pensa.models import Issue, timestamp, utcnow
 from pensa.schema import MIGRATIONS
@@ -286,6 +286,8 @@ def fetch_issue(conn: sqlite3.Connection, issue_id: str) -> Row | None:
 
 def not_found(issue_id: str) -> NotFound:
     """The error for an unknown id, with a hint when the id is misspelt."""
+    from pensa import ids  # only lookups need it: `pn ready` never pays for its imports
+
     return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
 
 
@@ -299,6 +301,8 @@ def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
 
 def find(conn: sqlite3.Connection, text: str) -> Issue:
     """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
+    from pensa import ids
+
     issue_id = ids.resolve(conn, text)
     if issue_id is None:
         raise not_found(text)
@@ -307,6 +311,8 @@ def find(conn: sqlite3.Connection, text: str) -> Issue:
 
 def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
     """The id an option such as `--dep` names, or NotFound saying which option."""
+    from pensa import ids
+
     issue_id = ids.resolve(conn, text)
     if issue_id is None:
         raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
