@@ -28,3 +28,17 @@ def test_the_check_sees_a_long_module_and_accepts_its_reason(tmp_path: Path) -> 
     (tmp_path / "long.py").write_text("x = 1\n" * (LIMIT + 1))
     (tmp_path / "whole.py").write_text("# Stays whole: one state machine.\n" + "x = 1\n" * LIMIT)
     assert oversized(tmp_path) == [f"long.py: {LIMIT + 1} lines"]
+
+
+def test_no_issue_numbers_in_the_source() -> None:
+    """The git log keeps the history; the source says why, not which ticket."""
+    import re
+
+    cited = re.compile(r"\b[Ii]ssues? #?\d+")
+    found = [
+        f"{path.relative_to(SOURCE)}:{number}"
+        for path in sorted(SOURCE.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if cited.search(line)
+    ]
+    assert found == []
