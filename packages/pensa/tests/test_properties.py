@@ -219,7 +219,7 @@ def test_status_counts_agree_with_a_plain_python_oracle(
 
     assert report.blocked == sum(blocked(i) for i in ids)
     assert report.ready == sum(
-        s == "open" and k != "bug" and who != "human" and not blocked(i)
+        s == "open" and k != "bug" and who is None and not blocked(i)  # ready: claimable
         for i, (k, s, who) in state.items()
     )
     assert report.needs_human == sum(s == "open" and who == "human" for k, s, who in rows)
