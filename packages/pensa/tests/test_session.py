@@ -68,19 +68,20 @@ def test_sync_says_why_it_did_nothing(repo: Path, main: Path) -> None:
 
 
 def test_sync_adopt_records_the_files_as_the_base_without_merging_them(main: Path) -> None:
-    line = {"id": "pn-0badc0de", "title": "from a loop"}
     with Session(cwd=str(main), environ=environ()) as pensa:
-        pensa.tracker(write=True).create("mine", issue_type=IssueType.TASK, actor="me")
+        mine = pensa.tracker(write=True).create("mine", issue_type=IssueType.TASK, actor="me")
         pensa.write_back()
     issues = main / ".pensa" / "issues.jsonl"
-    exported = issues.read_text()
+    line = json.loads(issues.read_text())
+    issues.write_text(issues.read_text() + json.dumps({**line, "id": "pn-0badc0de"}) + "\n")
     with Session(cwd=str(main), environ=environ()) as pensa:
         assert pensa.sync(adopt=True) == Skipped("adopted: the files are the sync base now")
         synced = pensa.sync()
+        with pytest.raises(PensaError):
+            pensa.tracker().get("pn-0badc0de")  # adopted, not merged in
+        assert pensa.tracker().get(mine.id).title == "mine"
     assert not isinstance(synced, Skipped)
     assert not synced.changed
-    assert issues.read_text() == exported
-    assert line["id"] not in exported
 
 
 def test_import_is_refused_on_a_shared_database(main: Path) -> None:
