@@ -281,9 +281,6 @@ def measure_100k(label: str, env: dict[str, str]) -> None:
             Case("pn status --json", [pn, "status", "--json"], "scan"),
             Case("pn doctor --json", [pn, "doctor", "--json"], "doctor"),
             Case("pn import", [pn, "import", "--discard-local"], "import"),
-            # What pensa's own replacements save: the import each would otherwise add.
-            Case("import click, uuid6", [sys.executable, "-c", "import click, uuid6"], "probe"),
-            Case("import click, json", [sys.executable, "-c", "import click, json"], "probe"),
         ]
         for warm in ([pn, "export"], [pn, "ready"], [sys.executable, "-c", "import click"]):
             run(warm, project, env)
