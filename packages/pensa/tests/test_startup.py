@@ -46,14 +46,6 @@ def test_ready_loads_no_write_path(repo: Path) -> None:
     assert not heavy & modules
 
 
-@pytest.mark.parametrize("command", [["count", "--json"], ["claim-next", "--json"]])
-def test_small_json_answers_do_not_load_the_json_module(repo: Path, command: list[str]) -> None:
-    """pensa.jsontext writes them: importing json cost 1.3 ms of claim-next's budget."""
-    modules = loaded(command, repo)
-    assert "pensa.jsontext" in modules
-    assert "json" not in modules
-
-
 def test_create_loads_no_read_views(repo: Path) -> None:
     """pensa.views is ~0.3 ms of import that `pn create` never uses (issue 12)."""
     modules = loaded(["create", "t", "-t", "bug"], repo)

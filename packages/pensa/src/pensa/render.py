@@ -41,9 +41,9 @@ IOV_MAX = max(16, os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names e
 
 def dumps(data: Any) -> str:
     """Compact JSON, UTF-8 as is: the stdout contract of `--json`."""
-    from pensa import jsontext  # not `json`: see pensa.jsontext
+    import json
 
-    return jsontext.dumps(data)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_all(
