@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pensa import doctor, jsonl
+from pensa import doctor
+from pensa.committed import jsonl
 from pensa.models import IssueType, Status
 from pensa.project import at
 from pensa.store import Store
@@ -233,7 +234,7 @@ def test_lines_on_disk_the_database_lacks_are_drift_with_the_fix(
                 "`pn sync` merges them in",
             )
         ]
-        from pensa import sync
+        from pensa.committed import sync
 
         sync.sync(store, project)
         assert doctor.diagnose(store, project, now=clock.now) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa import jsonl
+from pensa.committed import jsonl
 from pensa.errors import InvalidData
 from pensa.graph import Graph
 from pensa.models import IssueType

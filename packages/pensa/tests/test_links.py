@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pensa import crash, mergefile
+from pensa import crash
+from pensa.committed import mergefile
+from pensa.committed.files import new_file, write_atomically
 from pensa.errors import UnsafePath
-from pensa.files import new_file, write_atomically
 from pensa.store import Store
 
 from .conftest import Pn

@@ -1,4 +1,4 @@
-"""The three-way merge rules (pensa.merge), on plain records: one test per rule."""
+"""The three-way merge rules (pensa.committed.merge), on plain records: one test per rule."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pensa.merge import merge, merge_file, merge_issue
-from pensa.snapshot import Snapshot, parse
+from pensa.committed.merge import merge, merge_file, merge_issue
+from pensa.committed.snapshot import Snapshot, parse
 
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"
 

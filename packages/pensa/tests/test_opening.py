@@ -1,4 +1,4 @@
-"""pensa.opening: which store a command opens, and the catch-up before it works."""
+"""pensa.session's opening rules: which store a command opens, and the catch-up before it works."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pensa import jsonl, opening
+from pensa import session as opening
+from pensa.committed import jsonl
 from pensa.models import IssueType
 from pensa.project import at
 from pensa.store import Store
@@ -57,9 +58,11 @@ def test_catch_up_merges_changed_files_and_says_a_first_use(tmp_path: Path, cloc
     for name in ("issues.jsonl", "deps.jsonl", "comments.jsonl"):
         (Path(clone.dir) / name).write_bytes((Path(source.dir) / name).read_bytes())
     with Store.open(clone.db) as store:
-        said = opening.catch_up(store, clone, first_use=True, write=False)
+        said = opening.merge_changed_files(store, clone, first_use=True, write=False)
         assert said == f"pn: first use here: imported 1 issues from {clone.dir}"
-        assert opening.catch_up(store, clone, first_use=False, write=False) is None  # in step
+        assert (
+            opening.merge_changed_files(store, clone, first_use=False, write=False) is None
+        )  # in step
 
 
 def test_a_bad_committed_line_is_said_once_and_the_database_used(
@@ -69,6 +72,6 @@ def test_a_bad_committed_line_is_said_once_and_the_database_used(
     project.ensure()
     Path(project.issues_jsonl).write_text("not json\n")
     with Store.open(project.db) as store:
-        said = opening.catch_up(store, project, first_use=False, write=True)
+        said = opening.merge_changed_files(store, project, first_use=False, write=True)
     assert said is not None
     assert said.startswith("pn: warning: .pensa/*.jsonl not merged: issues.jsonl:1:")

@@ -84,7 +84,7 @@ def test_a_missing_program_answers_127_at_once(tmp_path: Path) -> None:
 def test_a_tracker_write_starts_finding_the_actor_and_the_run_s_end_reaps_git(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pensa.cli.base import Env
+    from pensa.session import Session
 
     order: list[str] = []
     lookup = project.actor_lookup
@@ -100,7 +100,7 @@ def test_a_tracker_write_starts_finding_the_actor_and_the_run_s_end_reaps_git(
         return answered
 
     monkeypatch.setattr(project, "actor_lookup", spy)
-    env = Env(cwd=str(repo), environ={**os.environ, "PN_ACTOR": ""}, as_json=True, color=False)
+    env = Session(cwd=str(repo), environ={**os.environ, "PN_ACTOR": ""})
     env.store(write=True)  # `pn sync` writes without an actor: no git for it
     assert order == []
     env.tracker(write=True)

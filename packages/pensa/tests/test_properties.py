@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pensa import jsonl
+from pensa.committed import jsonl
 from pensa.cycles import find_cycles
 from pensa.errors import CycleDetected, InvalidArgument
 from pensa.graph import Graph

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from pensa import jsonl, rebuild
+from pensa.committed import jsonl, rebuild
+from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
 from pensa.project import Project, at
-from pensa.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.store import Store
 
 STAMP = "2026-01-02T03:04:05.000000Z"
@@ -69,8 +69,8 @@ def checks(sql: str) -> Iterator[str]:
 
 def test_the_schema_checks_only_what_the_import_checks_itself(tmp_path: Path) -> None:
     """The rebuild turns SQLite's CHECK constraints off (`_REBUILD_PRAGMAS`): each must be a
-    rule `pensa.records` or `pensa.rebuild` already enforces, with a file:line message. A new
-    CHECK fails this test until the import checks it too."""
+    rule `committed.records` or `committed.rebuild` already enforces, with a file:line
+    message. A new CHECK fails this test until the import checks it too."""
     with Store.open(tmp_path / "db.sqlite") as store:
         tables = store.rows("SELECT sql FROM sqlite_master WHERE type = 'table'")
     assert sorted(c for (sql,) in tables for c in checks(sql)) == [
@@ -82,7 +82,7 @@ def test_the_schema_checks_only_what_the_import_checks_itself(tmp_path: Path) ->
 
 
 def test_the_schema_references_only_what_the_import_checks_itself(tmp_path: Path) -> None:
-    """The rebuild turns foreign keys off: every reference must be one `pensa.contents` proves
+    """The rebuild turns foreign keys off: every reference must be one `committed.contents` proves
     (dangling deps and comments, fixes naming a bug)."""
     with Store.open(tmp_path / "db.sqlite") as store:
         names = [n for (n,) in store.rows("SELECT name FROM sqlite_master WHERE type='table'")]

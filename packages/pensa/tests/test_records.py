@@ -11,9 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pensa.errors import InvalidArgument, InvalidData
-from pensa.models import LIST_FIELDS, IssueType, Priority, Status, parse_timestamp
-from pensa.records import (
+from pensa.committed.records import (
     CONFLICT_MARKERS,
     FIELDS,
     MAX_DEPTH,
@@ -26,6 +24,8 @@ from pensa.records import (
     parse_file,
     read_table,
 )
+from pensa.errors import InvalidArgument, InvalidData
+from pensa.models import LIST_FIELDS, IssueType, Priority, Status, parse_timestamp
 
 # --- the oracle: the line-by-line reading as it was before any short path -----------------
 

@@ -28,23 +28,22 @@ def loaded(args: list[str], cwd: Path) -> set[str]:
 @pytest.mark.parametrize("command", [["import"], ["sync"], ["export"]])
 def test_the_file_commands_load_neither_tracker_nor_views(repo: Path, command: list[str]) -> None:
     modules = loaded(command, repo)
-    assert "pensa.jsonl" in modules or "pensa.sync" in modules
+    assert "pensa.committed.jsonl" in modules or "pensa.committed.sync" in modules
     assert not {"pensa.tracker", "pensa.views", "pensa.graph"} & modules
 
 
 def test_ready_loads_no_write_path(repo: Path) -> None:
     modules = loaded(["ready", "--json"], repo)
     assert "pensa.views" in modules
-    heavy = {"pensa.tracker", "pensa.jsonl", "pensa.sync", "sqlite_utils", "rich", "yaml"}
+    heavy = {
+        "pensa.tracker",
+        "pensa.committed.jsonl",
+        "pensa.committed.sync",
+        "sqlite_utils",
+        "rich",
+        "yaml",
+    }
     assert not heavy & modules
-
-
-@pytest.mark.parametrize("command", [["count", "--json"], ["claim-next", "--json"]])
-def test_small_json_answers_do_not_load_the_json_module(repo: Path, command: list[str]) -> None:
-    """pensa.jsontext writes them: importing json cost 1.3 ms of claim-next's budget."""
-    modules = loaded(command, repo)
-    assert "pensa.jsontext" in modules
-    assert "json" not in modules
 
 
 def test_create_loads_no_read_views(repo: Path) -> None:

@@ -109,10 +109,10 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_commits(tmp_path: Path) 
         assert check.rows("SELECT event_type FROM events ORDER BY seq") == [("h",), ("w",)]
 
 
-def test_the_schema_version_constant_counts_the_migrations() -> None:
-    from pensa.store import SCHEMA_VERSION
-
-    assert len(MIGRATIONS) == SCHEMA_VERSION
+def test_each_migration_is_declared_once_in_order() -> None:
+    names = [step.__name__ for step in MIGRATIONS]
+    assert names == sorted(set(names))
+    assert [name[:4] for name in names] == [f"m{n:03}" for n in range(1, len(names) + 1)]
 
 
 def test_writers_take_turns_on_a_lock_file_git_ignores(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pensa.freshness import FILES
+from pensa.committed.disk import FILES
+from pensa.committed.sync import BLOB_SLICE, record_base
 from pensa.store import Store
-from pensa.sync import BLOB_SLICE, record_base
 
 BIG = bytes(range(256)) * (3 * BLOB_SLICE // 256 + 7)  # several slices, and a short one
 

@@ -111,7 +111,7 @@ def test_a_sync_waiting_for_the_lock_does_not_undo_the_export_that_held_it(
     """Two loops in one checkout: one exports (its pre-commit hook) while the other's sync
     waits for the write lock. Files read before the wait were older than the base the export
     then recorded, and the merge took them for a checkout without the new issue: deleted."""
-    from pensa import sync
+    from pensa.committed import sync
     from pensa.project import at
     from pensa.store import Store
     from pensa.tracker import Tracker

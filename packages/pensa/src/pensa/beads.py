@@ -137,7 +137,7 @@ def locate(path: str) -> str:
 
 def read(path: str) -> list[tuple[int, Record]]:
     """Every JSON object of the export with its line number (blank lines skipped)."""
-    from pensa.records import parse_line
+    from pensa.committed.records import parse_line
 
     with open(path, "rb") as f:
         data = f.read()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pensa.models import Issue
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _ChangesFields = NamedTuple(  # noqa: UP014
     "_ChangesFields",
     [

@@ -1,8 +1,8 @@
 """claim-next: ready + claim in one `BEGIN IMMEDIATE` transaction.
 
 Under any number of concurrent processes each issue is claimed once: the write lock is taken
-before the ready issue is chosen, so no two transactions can choose the same one (the beads
-race, issue corpus #3570, came from choosing outside the transaction). This module is kept
+before the ready issue is chosen, so no two transactions can choose the same one (beads had
+that race: it chose outside the transaction). This module is kept
 apart from the tracker because the work loop runs it every iteration: start-up counts.
 """
 

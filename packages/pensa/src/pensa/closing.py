@@ -2,7 +2,7 @@
 
 `pn close A B C` closes all three in one transaction or none (an unknown id or a refused
 close changes nothing). The result names the bugs closed because their last fix closed and
-the issues the closes made ready, so a person sees what they unblocked (issue 13).
+the issues the closes made ready, so a person sees what they unblocked.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import Conflict, InvalidStatusTransition
 from pensa.models import Issue, Status
-from pensa.store import log_event, set_fields
-from pensa.tracker import find, get
+from pensa.store import find, get, log_event, set_fields
 from pensa.views import READY
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Dependency cycles, found in plain data: no database, no tracker.
 
 Kept apart from `pensa.graph` (which needs the tracker and the views) so that import, sync,
-merge and doctor, which only ask "is there a cycle?", load nothing more (issue 12).
+merge and doctor, which only ask "is there a cycle?", load nothing more.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ def cycles_among(pairs: Sequence[tuple[str, str]]) -> list[list[str]]:
     A node without edges of its own reaches no cycle, and neither does one whose edges all
     lead to such nodes, so dropping them (a few rounds of set lookups) leaves the search the
     same cycles to find in the same order (a test holds the two answers equal). A graph
-    without cycles, the usual case, is gone before the search starts: `pn doctor` at 100k
-    issues spent 70 ms on its 50k edges, now 4 ms."""
+    without cycles, the usual case, is gone before the search starts."""
     for _ in range(PRUNE_ROUNDS):
         has_edges = {child for child, _ in pairs}
         kept = [pair for pair in pairs if pair[1] in has_edges]

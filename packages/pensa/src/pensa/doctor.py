@@ -1,16 +1,15 @@
 """Health checks: claims (stale ones as problems), orphaned deps and comments, dangling
 `fixes`, cycles, database/JSONL drift and SQLite integrity; `fix=True` repairs what is safe to
-repair. Every finding is one line that ends with what to do about it (issue 13)."""
+repair. Every finding is one line that ends with what to do about it."""
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa import integrity, jsonl
+from pensa import integrity
+from pensa.committed.drift import drift
 from pensa.cycles import cycles_among
-from pensa.errors import PensaError
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 STALE_AFTER = timedelta(minutes=30)
 
 # Every `check` a finding can carry. `claim` is informational: a loop that ran out of
-# iterations mid-task leaves a fresh claim that a person must be able to see (issue #5,
+# iterations mid-task leaves a fresh claim that a person must be able to see (ralph's
 # "Exhausted"); only once it is stale does it become a problem `--fix` releases.
 CHECKS = {
     "claim": "an issue in progress: who claimed it, how long ago (information, not a problem)",
@@ -54,8 +53,7 @@ CHECKS = {
 }
 INFORMATIONAL = frozenset({"claim"})
 # Issues whose `fixes` names no bug. `likelihood` (a no-op) tells the planner that few
-# issues have `fixes`, so it reads them from issues_fixes instead of scanning the table:
-# 9 ms -> 0.1 ms at 100k issues.
+# issues have `fixes`, so it reads them from issues_fixes instead of scanning the table.
 DANGLING_FIXES = (
     "issues WHERE likelihood(fixes IS NOT NULL, 0.001) AND fixes NOT IN "
     "(SELECT id FROM issues WHERE issue_type = 'bug')"
@@ -170,7 +168,7 @@ def orphaned_deps(store: Store) -> list[tuple[str, str]]:
 
     One query per end, each reading deps in the order of the ids it looks up (the table by
     child, deps_parent by parent), so that the lookups walk the id index in order rather
-    than all over it: 34 ms -> 16 ms at 100k issues."""
+    than all over it."""
     children = store.rows(
         "SELECT issue_id, depends_on_id FROM deps "
         "WHERE issue_id NOT IN (SELECT id FROM issues) ORDER BY issue_id"
@@ -187,8 +185,8 @@ def diagnose(
 ) -> list[Finding]:
     """Every check, read-only; each in-progress issue gives one `claim` or `stale_claim`.
 
-    SQLite's `quick_check` runs by default (0.07 s at 100k issues, `pensa.integrity`); `full`
-    runs the complete `integrity_check` (0.49 s), which also checks that every index matches
+    SQLite's `quick_check` runs by default (`pensa.integrity`); `full` runs the complete,
+    slower `integrity_check`, which also checks that every index matches
     its table."""
     found = [c.finding(now) for c in claims(store)]
     for issue_id, who in idle_assignees(store, now):
@@ -231,7 +229,7 @@ def diagnose(
         path = " -> ".join([*cycle, cycle[0]])
         fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
         found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
-    found.extend(_drift(store, project))
+    found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
     if full:
         verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
     else:
@@ -245,62 +243,6 @@ def diagnose(
                 "`pn import` rebuilds it from the JSONL (work not yet exported is in the old file)",
             )
         )
-    return found
-
-
-def _drift(store: Store, project: Project | None) -> list[Finding]:
-    """The files on disk hold lines neither the database nor the last sync's base has.
-
-    The database being ahead of the files is the normal state between commits (work not yet
-    exported; the pre-commit hook exports it), so it is not reported (issue 13). What is
-    reported is what `pn sync` (or the merge in `pn export`) would bring in: a hand edit, a
-    pull or checkout whose hook did not run, or a line the sync refused."""
-    if project is None or not project.exists():
-        return []
-    from pensa.freshness import FILES, MISSING, fingerprint
-    from pensa.snapshot import parse
-
-    # A file whose fingerprint is the last sync's is that sync's base: nothing new in it. The
-    # usual case (the hook exported and synced) costs four stat calls, not a render of the
-    # whole export (0.64 s and 191 MB at 100k issues).
-    stored: dict[str, str] = dict(store.rows("SELECT name, fingerprint FROM sync_base"))
-    changed = [
-        name
-        for name in FILES
-        if (fp := fingerprint(os.path.join(project.dir, name))) != MISSING
-        and fp != stored.get(name)
-    ]
-    if not changed:
-        return []
-    bases: dict[str, bytes] = {
-        str(name): bytes(content)
-        for name, content in store.rows("SELECT name, content FROM sync_base")
-        if name in changed
-    }
-    rendered = jsonl.render(store)
-    found = []
-    for name in changed:
-        current = _read(os.path.join(project.dir, name))
-        if current is None:
-            continue  # a missing file holds nothing the database lacks
-        known = set(bases.get(name, b"").splitlines())
-        known.update(rendered[name].encode().splitlines())
-        new = [line for line in current.splitlines() if line.strip() and line not in known]
-        if not new:
-            continue
-        count = f"{len(new)} line{'s' if len(new) > 1 else ''}"
-        try:
-            parse({name: current})
-        except PensaError as e:
-            message = (
-                f"{name} has {count} the database lacks, and {e}: fix that line, then `pn sync`"
-            )
-        else:
-            message = (
-                f"{name} has {count} the database lacks (changed since the last sync): "
-                "`pn sync` merges them in"
-            )
-        found.append(Finding("jsonl_drift", message))
     return found
 
 
@@ -389,7 +331,7 @@ def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) 
     ]
     if not fix or project is None or error.path != project.db:
         return Report(findings, [])  # (a shared database is rebuilt where it lives)
-    from pensa import rebuild
+    from pensa.committed import rebuild
 
     project.ensure()
     rebuild.remove_leftovers(project)
@@ -399,11 +341,3 @@ def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) 
         f"{done.deps} deps, {done.comments} comments (work not exported is gone with it)"
     )
     return Report(findings, [Finding("foreign_schema", message)])
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, IsADirectoryError):
-        return None

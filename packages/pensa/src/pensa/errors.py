@@ -109,7 +109,7 @@ class UnsafePath(PensaError):
 class ForeignSchema(StorageError):
     """The database holds a trigger, view, table, index or column pensa did not create.
 
-    A StorageError, so that `pn import` (pensa.rebuild) rebuilds it beside, like a damaged
+    A StorageError, so that `pn import` (pensa.committed.rebuild) rebuilds it beside, like a damaged
     file, rather than writing into it."""
 
     code = "foreign_schema"

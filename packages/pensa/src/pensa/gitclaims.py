@@ -38,9 +38,9 @@ from pensa.gitremote import Tip, Upstream, checkout, upstream
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
+    from pensa.committed.records import Record
     from pensa.models import Issue
     from pensa.project import Project
-    from pensa.records import Record
     from pensa.store import Store
 
 ENV = "PN_CLAIMS"
@@ -187,7 +187,7 @@ def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
     try:  # O_NOFOLLOW: the sandboxed agent can write the git directory's top
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as e:
-        from pensa.files import link_refusal
+        from pensa.committed.files import link_refusal
 
         if os.path.islink(path):
             raise link_refusal(path) from e
@@ -213,8 +213,8 @@ def _publish(
     where: Upstream, store: Store, tip: Tip, held: Issue, actor: str, env: Mapping[str, str]
 ) -> str | None:
     """Push a child of the tip claiming `held`; its commit, or None when the remote moved."""
+    from pensa.committed.snapshot import canonical, read_issues
     from pensa.models import ISSUE_FIELDS
-    from pensa.snapshot import canonical, read_issues
 
     with store.snapshot() as conn:
         ours = read_issues(conn, {held.id})[held.id]
@@ -247,7 +247,7 @@ def _catch_up(
 
     A rebase that fails is undone and the branch left where it was: the claim is published
     either way, and ralph's push after the work pulls with rebase and stops on a conflict."""
-    from pensa import sync
+    from pensa.committed import sync
 
     # A fast-forward (the usual case: nothing local to replay) never detaches HEAD
     forward = where.git("merge", "-q", "--ff-only", commit, env=env)
@@ -261,8 +261,8 @@ def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: boo
 
     A lost race also takes back its `claimed` event: the claim never took effect, and
     `--stuck-after` counts claims, so lost races would hand a task to a human."""
-    from pensa.snapshot import Snapshot, read_issues
-    from pensa.sync import apply
+    from pensa.committed.snapshot import Snapshot, read_issues
+    from pensa.committed.sync import apply
 
     with store.write() as conn:
         ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})

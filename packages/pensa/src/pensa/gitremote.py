@@ -16,8 +16,8 @@ from pensa.errors import GitFailed, PensaError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pensa.committed.records import Record
     from pensa.project import Project
-    from pensa.records import Record
 
 
 class Upstream(NamedTuple):
@@ -80,7 +80,7 @@ def upstream(project: Project, top: str, env: Mapping[str, str]) -> Upstream:
 
 def deleted_on(where: Upstream, tip: Tip, issue_id: str, env: Mapping[str, str]) -> bool:
     """Whether `tip` holds a tombstone for the issue (only asked when it lacks the issue)."""
-    from pensa.records import parse_file
+    from pensa.committed.records import parse_file
 
     if issue_id in tip.issues:
         return False
@@ -106,7 +106,7 @@ def last_line(text: str) -> str:
 
 def fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
     """Fetch the remote branch and read its issues, from the one commit fetched."""
-    from pensa.records import parse_file
+    from pensa.committed.records import parse_file
 
     ref = f"refs/remotes/{where.remote}/{where.branch}"
     where.must(

@@ -4,7 +4,7 @@ What it puts in place, and why:
 - `.pensa/` with its `.gitignore`, the database and the committed JSONL files;
 - `.pre-commit-config.yaml` entries (merged into an existing file): `pn export` before each
   commit, `pn sync` after commit (which moves the sync's base on to what was committed,
-  `pensa.committed`), checkout, merge and rewrite. Each entry is a tiny `sh` guard, so a
+  `pensa.committed.head`), checkout, merge and rewrite. Each entry is a tiny `sh` guard, so a
   commit made where `pn` is not on PATH (an IDE, a teammate without pensa) prints one warning
   line and goes on instead of failing;
 - the five git hooks, installed by the pre-commit framework;
@@ -87,7 +87,7 @@ PRECOMMIT_HOOKS: tuple[dict[str, Any], ...] = (
         "stages": ["post-commit", "post-merge", "post-checkout", "post-rewrite"],
     },
 )
-# Ids earlier versions installed (`pn import` replaced the database: issue 8).
+# Ids earlier versions installed (when the hooks ran `pn import`, which replaced the database).
 OLD_HOOK_IDS = ("pensa-import",)
 
 
@@ -185,7 +185,7 @@ def _update(path: str, new: str, old: str | None) -> Step:
     name = os.path.basename(path)
     if old == new:
         return Step(name, "kept")
-    from pensa.files import write_atomically
+    from pensa.committed.files import write_atomically
 
     write_atomically(path, new)
     return Step(name, "created" if old is None else "updated")
@@ -226,8 +226,8 @@ def missing_setup(top: str, env: Mapping[str, str]) -> list[str]:
 def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     """Set the git repository around `cwd` up for pensa; return what was done."""
     from pensa import project as projects
-    from pensa import sync
-    from pensa.freshness import FILES
+    from pensa.committed import sync
+    from pensa.committed.disk import FILES
     from pensa.store import Store
 
     top = git.toplevel(cwd, env)

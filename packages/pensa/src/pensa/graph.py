@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pensa.cycles import cycles_among
 from pensa.errors import CycleDetected, InvalidArgument, NotFound
 from pensa.models import Issue, timestamp, utcnow
-from pensa.store import log_event
-from pensa.tracker import find
+from pensa.store import find, log_event
 from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select
 
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ The leading digits of a UUIDv7 are its millisecond timestamp, so ids minted in t
 millisecond would share them; the last 8 are random bits (springfield notes §4.3).
 
 The UUIDv7 is built here with the standard library, to the RFC 9562 layout the `uuid6`
-package uses (`tests/test_ids.py` checks the two agree): importing `uuid6` costs ~30 ms
-(it loads `importlib.metadata`), more than `pn create` may spend in total.
+package uses (`tests/test_ids.py` checks the two agree): importing `uuid6` loads
+`importlib.metadata`; bench/bench_pensa.py prints what `pn create` would cost with it.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def short_id(value: uuid.UUID, prefix: str = PREFIX) -> str:
 def new_id(taken: Callable[[str], bool], *, prefix: str = PREFIX) -> str:
     """A fresh id that `taken` says is unused; a collision is regenerated, never reused.
 
-    Comments use `pc-` so they cannot be mistaken for issues (issue 13)."""
+    Comments use `pc-` so they cannot be mistaken for issues."""
     for _ in range(ATTEMPTS):
         candidate = short_id(uuid7(), prefix)
         if not taken(candidate):

@@ -1,4 +1,4 @@
-"""Hostile text made inert for a terminal (issue 9).
+"""Hostile text made inert for a terminal.
 
 Titles, comments, actors and reasons come from users, agents and the model. Printed raw,
 `pn create $'x\\e]0;pwned\\a\\e[2J' -t task; pn list` retitles and clears the terminal. Every

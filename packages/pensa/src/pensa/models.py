@@ -207,8 +207,8 @@ def encode_labels(labels: Iterable[str] | None) -> str | None:
 @functools.cache
 def _labels_encoder() -> Callable[[object], str]:
     """`json.dumps(..., ensure_ascii=False, separators=(",", ":"))`, its encoder built once:
-    `dumps` builds one per call with these arguments (1.2 us instead of 2 us a row, when
-    `pn import` writes 100k issues' labels)."""
+    `dumps` builds one per call with these arguments, once per row when `pn import`
+    writes every issue's labels."""
     import json
 
     return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -224,7 +224,7 @@ def decode_labels(column: str | None) -> tuple[str, ...]:
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _IssueFields = NamedTuple(  # noqa: UP014
     "_IssueFields",
     [
@@ -296,7 +296,7 @@ class Issue(_IssueFields):
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _CommentFields = NamedTuple(  # noqa: UP014
     "_CommentFields",
     [
@@ -326,7 +326,7 @@ class Comment(_CommentFields):
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _EventFields = NamedTuple(  # noqa: UP014
     "_EventFields",
     [
@@ -355,7 +355,7 @@ class Event(_EventFields):
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _IssueDetailFields = NamedTuple(  # noqa: UP014
     "_IssueDetailFields",
     [

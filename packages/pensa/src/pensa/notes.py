@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pensa import ids
 from pensa.models import Comment, Event
-from pensa.store import log_event
+from pensa.store import log_event, not_found
 
 if TYPE_CHECKING:
     import sqlite3
@@ -43,8 +43,6 @@ def comments(store: Store, issue_id: str) -> list[Comment]:
 def history(store: Store, text: str) -> list[Event]:
     """The audit log of the issue `text` names, newest first. A deleted issue keeps its
     events, so its full id (in any case, `pn-` optional) still finds them."""
-    from pensa.tracker import not_found
-
     issue_id = ids.resolve(store.conn, text)
     if issue_id is None:
         issue_id = ids.PREFIX + text.strip().lower().removeprefix(ids.PREFIX)

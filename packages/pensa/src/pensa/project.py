@@ -26,7 +26,7 @@ GITIGNORE = (
 DB_SUFFIXES = ("", "-journal", "-wal", "-shm", ".lock")
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _ProjectFields = NamedTuple(  # noqa: UP014
     "_ProjectFields",
     [
@@ -73,7 +73,7 @@ class Project(_ProjectFields):
         """Create the directory if missing, and its .gitignore for the database (also in a
         fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
         must never commit db.sqlite)."""
-        from pensa.files import write_atomically
+        from pensa.committed.files import write_atomically
 
         ignore = os.path.join(self.dir, ".gitignore")
         self.refuse_links()
@@ -93,8 +93,8 @@ class Project(_ProjectFields):
         """`UnsafePath` if the directory, or a file in it that pensa reads or writes, is a
         symbolic link: the sandboxed agent can plant one to make pn on the host write (or read)
         elsewhere. Eleven `lstat` calls, made before every command touches the files."""
-        from pensa.files import refuse_links
-        from pensa.freshness import FILES
+        from pensa.committed.disk import FILES
+        from pensa.committed.files import refuse_links
 
         db = self.db
         names = (*FILES, ".gitignore")
@@ -141,9 +141,9 @@ def actor_lookup(flag: str | None, cwd: str, env: Mapping[str, str]) -> Callable
     """Who is acting, started now and known by calling the result (again: the same name):
     `--actor` > `PN_ACTOR` > `git config user.name` > `$USER` > "unknown".
 
-    Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process of
-    ~1.5 ms that a write command starts first and collects when it logs its event: git runs
-    while pn opens the database (issue 12, `pn create` <= 1.2x the start-up floor)."""
+    Without `--actor` or PN_ACTOR the name comes from `git config user.name`, a process
+    that a write command starts first and collects when it logs its event: git runs
+    while pn opens the database."""
     if flag or env.get("PN_ACTOR"):
         name = flag or env["PN_ACTOR"]
         return lambda: name

@@ -1,7 +1,7 @@
 """Output at the edge: JSON for agents, aligned plain text when piped or NO_COLOR, rich
 tables and colours on a terminal (rich is imported only then).
 
-For people (issue 13): list tables carry a header, fit the terminal by shortening titles
+For people: list tables carry a header, fit the terminal by shortening titles
 (ids, loop ids and other single words are never split), and times read "3 min ago"; JSON
 keeps the exact stamps and the canonical words.
 """
@@ -41,9 +41,9 @@ IOV_MAX = max(16, os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names e
 
 def dumps(data: Any) -> str:
     """Compact JSON, UTF-8 as is: the stdout contract of `--json`."""
-    from pensa import jsontext  # not `json`: its import alone cost 1.3 ms (pensa.jsontext)
+    import json
 
-    return jsontext.dumps(data)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_all(
@@ -51,8 +51,8 @@ def write_all(
 ) -> None:
     """Write the pieces to `fd`, in order, in as few system calls as the kernel allows.
 
-    `pn ready --json` prints 11k issues at 100k: one `writev` takes up to IOV_MAX pieces as
-    they are, where joining them first built 4.6 MB more (2 ms). A short write (a signal, a
+    `pn ready --json` may print thousands of issues: one `writev` takes up to IOV_MAX pieces
+    as they are, where joining them first built a second copy. A short write (a signal, a
     full pipe) goes on from the byte where it stopped."""
     pending = list(pieces)
     done = 0

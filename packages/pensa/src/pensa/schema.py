@@ -1,7 +1,9 @@
 """Versioned schema: small named migrations applied in order, each recorded (llm style).
 
-`PRAGMA user_version` holds how many have run, so opening a current database costs one
-pragma; the `migrations` table records their names and when they ran.
+A migration is declared once, by `@migration` on its function: the decorator appends it to
+`MIGRATIONS`, whose length is the schema version. `PRAGMA user_version` holds how many have
+run, so opening a current database costs one pragma; the `migrations` table records their
+names and when they ran.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable
 
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
 
+
+def migration(step: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register `step` as the next migration (the order of declaration is the order run)."""
+    MIGRATIONS.append(step)
+    return step
+
+
+@migration
 def m001_initial(conn: sqlite3.Connection) -> None:
     """Issues, deps, comments, events; `seq` keeps creation order exact."""
     for statement in (
@@ -65,6 +76,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+@migration
 def m002_sync(conn: sqlite3.Connection) -> None:
     """Unknown JSONL fields kept per record, tombstones, and the base of the merging sync."""
     for statement in (
@@ -89,8 +101,9 @@ def m002_sync(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+@migration
 def m003_labels(conn: sqlite3.Connection) -> None:
-    """Labels (issue 13): a sorted JSON array per issue, NULL for none.
+    """Labels: a sorted JSON array per issue, NULL for none.
 
     One column rather than a table: `pn ready --json` builds each issue's JSON in SQLite,
     and a per-row subquery would cost start-up time on 10,000 issues. Labels a newer pensa
@@ -106,24 +119,25 @@ def m003_labels(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE issues SET labels = NULL WHERE labels = '[]'")
 
 
+@migration
 def m004_status_indexes(conn: sqlite3.Connection) -> None:
-    """Covering indexes for `pn status` (issue 12): counting by type, status and assignee
+    """Covering indexes for `pn status`: counting by type, status and assignee
     reads one index instead of the table, and the open or in-progress issues' ids (the
-    blockers of `blocked`) come from another. At 100k issues: 0.63 s of queries -> 0.04 s."""
+    blockers of `blocked`) come from another."""
     conn.execute("CREATE INDEX issues_type_status ON issues (issue_type, status, assignee)")
     conn.execute("CREATE INDEX issues_status_id ON issues (status, id)")
 
 
+@migration
 def m005_ready_indexes(conn: sqlite3.Connection) -> None:
-    """Indexes for `pn ready --json` (issue 12: <= 2x the start-up floor at 100k issues).
+    """Indexes for `pn ready --json` (<= 2x the start-up floor at 100k issues).
 
     `issues_open` holds every column of the JSON, for open issues only, in ready's order: the
-    open issues are read in order from ~3.5 MB of index rather than fetched row by row from
+    open issues are read in order from the index rather than fetched row by row from
     all over the table. It leads with `status` so that the planner, which has no statistics,
     prefers it to issues_status for `status = 'open'`; SQLite uses a partial index only when
     the query repeats its WHERE term (views.READY does). `issues_unclosed` answers "is this
-    dependency still open?" (views.BLOCKED) from 0.5 MB of index, without the issue's row.
-    At 100k issues the ready query goes from 48 to 23 ms, for 4 MB more in the file."""
+    dependency still open?" (views.BLOCKED) from the index, without the issue's row."""
     conn.execute(
         "CREATE INDEX issues_open ON issues (status, priority, seq, id, title, description, "
         "issue_type, spec, fixes, assignee, created_at, updated_at, closed_at, close_reason, "
@@ -144,21 +158,22 @@ ISSUE_JSON_M006 = (
 )
 
 
+@migration
 def m006_issue_json(conn: sqlite3.Connection) -> None:
-    """Indexes that answer `pn ready --json` and `pn status` by themselves (issue 12).
+    """Indexes that answer `pn ready --json` and `pn status` by themselves.
 
-    Building the JSON of 11.5k issues from issues_open's 14 columns took 12 of the ready
-    query's 23 ms at 100k issues, and the process sat at 1.9-2.1x the start-up floor (target
-    2x). `issue_json` is a VIRTUAL generated column: nothing stores it in the table and no
-    write path sets it, but issues_ready holds its value for every open issue, computed when
-    the row is written, and SQLite reads it from there (the query drops to 14 ms). The index
-    keeps the columns ready's filters test, so no filter sends the query to the table.
+    Building the JSON of every ready issue from issues_open's 14 columns took half the ready
+    query's time and kept the process at its bench target's edge. `issue_json` is a VIRTUAL
+    generated column: nothing stores it in the table and no write path sets it, but
+    issues_ready holds its value for every open issue, computed when the row is written, and
+    SQLite reads it from there. The index keeps the columns ready's filters test, so no
+    filter sends the query to the table.
     It is NULL unless the issue is open: `PRAGMA quick_check` (`pn doctor`) computes every
-    row's virtual columns, and the JSON of all 100k issues cost it 75 ms (129 ms in all,
-    61 now). Generated columns need SQLite 3.31 (2020; store.OLDEST_SQLITE).
+    row's virtual columns, and the JSON of every issue more than doubled its time. Generated
+    columns need SQLite 3.31 (2020; store.OLDEST_SQLITE).
 
     issues_unclosed gains the type and assignee that `pn status` counts the blocked issues
-    by, so that count reads no row of the table either (16 -> 10 ms at 100k issues).
+    by, so that count reads no row of the table either.
 
     Labels that are not a JSON array (only a hand edit of the database makes them) would fail
     the index and so every command: each such value is kept whole as a single label."""
@@ -180,13 +195,3 @@ def m006_issue_json(conn: sqlite3.Connection) -> None:
         "CREATE INDEX issues_unclosed ON issues (id, status, issue_type, assignee) "
         "WHERE status > 'closed'"
     )
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
-    m001_initial,
-    m002_sync,
-    m003_labels,
-    m004_status_indexes,
-    m005_ready_indexes,
-    m006_issue_json,
-)

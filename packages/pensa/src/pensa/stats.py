@@ -45,7 +45,7 @@ def count(store: Store, filters: Filters, *, by: GroupKey | None = None) -> Coun
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _CountsFields = NamedTuple(  # noqa: UP014
     "_CountsFields",
     [
@@ -71,7 +71,7 @@ class Counts(_CountsFields):
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _StatusReportFields = NamedTuple(  # noqa: UP014
     "_StatusReportFields",
     [
@@ -83,10 +83,10 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
     ],
 )
 BAR_STATES = ("open", "in_progress", "blocked", "closed")
-# Two grouped counts instead of a correlated subquery per row (issue 12: 0.63 s -> 0.03 s at
-# 100k issues): every issue by type, status and assignee (m004's issues_type_status), then
-# the same for the blocked ones, not closed and waiting on one that is not closed either
-# (m006's issues_unclosed: `status > 'closed'` is "not closed" as that index says it).
+# Two grouped counts instead of a correlated subquery per row: every issue by type, status
+# and assignee (m004's issues_type_status), then the same for the blocked ones, not closed
+# and waiting on one that is not closed either (m006's issues_unclosed: `status > 'closed'`
+# is "not closed" as that index says it).
 EVERY_COUNTED = "SELECT issue_type, status, assignee, count(*) FROM issues GROUP BY 1, 2, 3"
 BLOCKED_COUNTED = (
     "SELECT issue_type, status, assignee, count(*) FROM issues "

@@ -1,4 +1,5 @@
-"""SQLite access: connections with pensa's pragmas, migrations, and write transactions.
+"""SQLite access: connections with pensa's pragmas, migrations, write transactions, and the
+lookups by id every module beside the tracker needs (`get`, `find`, `resolve`).
 
 Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and
 keeps SQLite's default DELETE journal: the file is shared with containers through a bind
@@ -18,8 +19,9 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from pensa import foreign
-from pensa.errors import Busy, PensaError, ReadOnly, StorageError
-from pensa.models import timestamp, utcnow
+from pensa.errors import Busy, NotFound, PensaError, ReadOnly, StorageError
+from pensa.models import Issue, timestamp, utcnow
+from pensa.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -28,17 +30,15 @@ ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
     "created_at, updated_at, closed_at, close_reason, labels"
 )
-# How many migrations a current database has had (`schema.MIGRATIONS`, checked on use).
-SCHEMA_VERSION = 6
 # The oldest SQLite that reads pensa's schema: m006's generated column needs 3.31 (2020).
 OLDEST_SQLITE = (3, 31, 0)
 BUSY_TIMEOUT_MS = 5000
 # busy_timeout already waits 5 s per attempt; these retries cover the cases SQLite does not
 # wait for (a lock lost between attempts), so concurrent claim-next never surfaces it.
 LOCK_RETRIES = 8
-# Writers take turns on `<db>.lock` before BEGIN IMMEDIATE (issue 12). SQLite's busy handler
-# sleeps longer the longer a writer has waited (up to 100 ms a try), so newcomers overtook
-# old waiters: 32 concurrent claim-next had a p99 of 4.2 s. Polling the lock at a constant
+# Writers take turns on `<db>.lock` before BEGIN IMMEDIATE. SQLite's busy handler
+# sleeps longer the longer a writer has waited, so newcomers overtook old waiters and the
+# slowest of many concurrent claim-next waited far too long. Polling the lock at a constant
 # short interval gives every waiter the same chance (bench/bench_claims.py).
 WRITER_POLL_S = 0.001
 
@@ -110,7 +110,7 @@ class Store:
                 f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
             )
         if path is not None:
-            from pensa.files import refuse_links
+            from pensa.committed.files import refuse_links
             from pensa.project import DB_SUFFIXES
 
             refuse_links((os.path.dirname(os.path.abspath(path)), *(path + s for s in DB_SUFFIXES)))
@@ -152,11 +152,8 @@ class Store:
 
     def migrate(self) -> None:
         """Apply pending migrations, each in its own transaction, and record them."""
-        if self.version() == SCHEMA_VERSION:
+        if self.version() == len(MIGRATIONS):
             return
-        from pensa.schema import MIGRATIONS  # only a new or older database needs them
-
-        assert len(MIGRATIONS) == SCHEMA_VERSION
         if self.path is not None:
             foreign.check_before_migrating(self.conn, self.path)
         if self.version() > len(MIGRATIONS):
@@ -190,8 +187,8 @@ class Store:
         """Run a read query of one text column and return each value's UTF-8 bytes as
         SQLite holds them, not decoded (megabytes of JSON on their way to stdout).
 
-        The garbage collector pauses meanwhile: the 11k rows of `pn ready` at 100k issues
-        set off collections that free nothing (0.7 ms)."""
+        The garbage collector pauses meanwhile: the thousands of rows of `pn ready` set off
+        collections that free nothing."""
         import gc
 
         collecting = gc.isenabled()
@@ -285,6 +282,41 @@ def fetch_issue(conn: sqlite3.Connection, issue_id: str) -> Row | None:
         f"SELECT {ISSUE_COLUMNS} FROM issues WHERE id = ?", (issue_id,)
     ).fetchone()
     return row
+
+
+def not_found(issue_id: str) -> NotFound:
+    """The error for an unknown id, with a hint when the id is misspelt."""
+    from pensa import ids  # only lookups need it: `pn ready` never pays for its imports
+
+    return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
+
+
+def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
+    """The issue with exactly this id, or NotFound."""
+    row = fetch_issue(conn, issue_id)
+    if row is None:
+        raise not_found(issue_id)
+    return Issue.from_row(row)
+
+
+def find(conn: sqlite3.Connection, text: str) -> Issue:
+    """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
+    from pensa import ids
+
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise not_found(text)
+    return get(conn, issue_id)
+
+
+def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
+    """The id an option such as `--dep` names, or NotFound saying which option."""
+    from pensa import ids
+
+    issue_id = ids.resolve(conn, text)
+    if issue_id is None:
+        raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
+    return issue_id
 
 
 def set_fields(

@@ -13,7 +13,6 @@ from pensa.errors import (
     AlreadyClaimed,
     InvalidArgument,
     InvalidStatusTransition,
-    NotFound,
 )
 from pensa.models import (
     Comment,
@@ -28,7 +27,14 @@ from pensa.models import (
     timestamp,
     utcnow,
 )
-from pensa.store import ISSUE_COLUMNS, fetch_issue, log_event, set_fields
+from pensa.store import (
+    fetch_issue,
+    find,
+    get,
+    log_event,
+    resolve,
+    set_fields,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -37,35 +43,6 @@ if TYPE_CHECKING:
 
     from pensa.closing import Closed
     from pensa.store import Store
-
-
-def not_found(issue_id: str) -> NotFound:
-    """The error for an unknown id, with a hint when the id is misspelt."""
-    return NotFound(f"no issue {issue_id}{ids.why_not_found(issue_id)}")
-
-
-def get(conn: sqlite3.Connection, issue_id: str) -> Issue:
-    """The issue with exactly this id, or NotFound."""
-    row = fetch_issue(conn, issue_id)
-    if row is None:
-        raise not_found(issue_id)
-    return Issue.from_row(row)
-
-
-def find(conn: sqlite3.Connection, text: str) -> Issue:
-    """The issue `text` names as a person may type it (`1a2b`, `PN-1A2B3C4D`), or NotFound."""
-    issue_id = ids.resolve(conn, text)
-    if issue_id is None:
-        raise not_found(text)
-    return get(conn, issue_id)
-
-
-def resolve(conn: sqlite3.Connection, text: str, *, flag: str) -> str:
-    """The id an option such as `--dep` names, or NotFound saying which option."""
-    issue_id = ids.resolve(conn, text)
-    if issue_id is None:
-        raise NotFound(f"{flag} names no issue: {text}{ids.why_not_found(text)}")
-    return issue_id
 
 
 def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> str:
@@ -417,4 +394,4 @@ def _is_closed(issue_id: str) -> InvalidStatusTransition:
     return InvalidStatusTransition(f"{issue_id} is closed; reopen it with `pn reopen {issue_id}`")
 
 
-__all__ = ["ISSUE_COLUMNS", "Tracker", "find", "get", "not_found"]
+__all__ = ["Tracker"]

@@ -74,7 +74,7 @@ _ORDER = {
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _FiltersFields = NamedTuple(  # noqa: UP014
     "_FiltersFields",
     [
@@ -133,7 +133,7 @@ ACTIVE = (Status.OPEN, Status.IN_PROGRESS)
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
-# import, ~2 ms of start-up that every `pn` run would pay.
+# import, start-up that every `pn` run would pay.
 _QueryFields = NamedTuple(  # noqa: UP014
     "_QueryFields",
     [
@@ -146,8 +146,7 @@ _QueryFields = NamedTuple(  # noqa: UP014
 )
 
 # An issue's JSON object, built by SQLite. A list column is NULL when empty, so `json()`
-# parses only the lists there are rather than a '[]' for every issue without labels (4 ms of
-# `pn ready --json` at 100k issues).
+# parses only the lists there are rather than a '[]' for every issue without labels.
 ISSUE_JSON = (
     "json_object("
     + ", ".join(
@@ -191,8 +190,8 @@ class Query(_QueryFields):
         the kernel in a few calls). Joined, identical to dumping `issues()` (a test proves
         it), and several times faster for the thousands of rows `pn ready --json` may print.
 
-        At 100k issues `pn ready --json` prints 4.6 MB: decoding it into 11k strings, joining
-        them and encoding the whole again on the way out cost 5 ms of a budget of ~35."""
+        Decoding megabytes into strings, joining them and encoding the whole again on the
+        way out was a large part of `pn ready --json`'s budget."""
         sql = self._sql(f"',' || {self.json_column}")  # each object after its separator
         pieces = store.utf8_column(sql, self.params)
         if not pieces:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pensa import project as projects
 from pensa.errors import InvalidArgument
 from pensa.models import Vocabulary, utcnow
 from pensa.render import Output
@@ -17,10 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from datetime import datetime
 
-    from pensa.graph import Graph
-    from pensa.project import Project
-    from pensa.store import Store
-    from pensa.tracker import Tracker
+    from pensa.session import Session
 
 F = TypeVar("F", bound="Callable[..., Any]")
 
@@ -64,7 +59,8 @@ NEAR_MISSES: dict[str, tuple[str, ...]] = {
 
 
 class Env:
-    """One run: where we are, how to print, and the database opened on first use."""
+    """What belongs to the terminal for one run: how to print, the `--actor` flag, and the
+    library's front door (`pensa.session.Session`), made on first use."""
 
     def __init__(
         self,
@@ -81,102 +77,32 @@ class Env:
         self.out = Output(as_json=as_json, color=color, width=width)
         self.now = now
         self.actor_flag: str | None = None
-        self._actor: Callable[[], str] | None = None
-        self._resources = contextlib.ExitStack()
-        self._written: tuple[Store, Project] | None = None
-
-    def close(self) -> None:
-        """Close the database and anything else opened for this run."""
-        self._resources.close()
+        self._session: Session | None = None
 
     @property
-    def actor(self) -> str:
-        """Who is acting, resolved on first use (reads never pay for it)."""
-        return self.expect_actor()()
+    def session(self) -> Session:
+        """The run's session; made after parsing, so `--actor` anywhere on the line counts."""
+        if self._session is None:
+            from pensa.session import Session
 
-    def expect_actor(self) -> Callable[[], str]:
-        """Start finding the actor (once): a command that logs events calls this before it
-        opens the database, so that `git config user.name` runs meanwhile
-        (`projects.actor_lookup`). The run's end collects git if nothing asked after all."""
-        if self._actor is None:
-            self._actor = projects.actor_lookup(self.actor_flag, self.cwd, self.environ)
-            self._resources.callback(self._actor)
-        return self._actor
-
-    def project(self, *, create: bool) -> Project | None:
-        """The project in use; with `create`, where a first write would put it."""
-        if create:
-            return projects.locate_or_new(self.cwd, self.environ)
-        return projects.locate(self.cwd, self.environ)
-
-    def store(self, *, write: bool = False, catch_up: bool = True, tracked: bool = True) -> Store:
-        """The project database, opened and caught up as `pensa.opening` says. A `write`
-        store is `tracked` unless the command only brings the files in (`pn sync`): then
-        `write_back` keeps the files current after the command."""
-        from pensa import opening
-        from pensa.store import Store
-
-        found = self.project(create=write)
-        # A worktree loop's database is the main checkout's (pensa.shared): never caught up.
-        shared = self.environ.get("PN_SHARED_DB")
-        choice = opening.choose(found, write=write, shared=shared)
-        if found is None or not choice.on_disk:
-            return self._resources.enter_context(Store.open(None))
-        found.ensure()
-        store = self._resources.enter_context(Store.open(choice.db))
-        if (
-            catch_up
-            and not shared
-            and (
-                said := opening.catch_up(
-                    store, found, first_use=choice.first_use, write=write, env=self.environ
-                )
+            self._session = Session(
+                cwd=self.cwd,
+                environ=self.environ,
+                actor=self.actor_flag,
+                now=self.now,
+                say=lambda line: click.echo(line, err=True),
             )
-        ):
-            click.echo(said, err=True)
-        if write and tracked:
-            self._written = (store, found)
-        return store
+        return self._session
 
     def write_back(self) -> None:
-        """After a command that changed the tracker: in a repository set up for pensa, the
-        JSONL written out and staged (`pensa.writeback`)."""
-        if self._written is None:
-            return
-        store, found = self._written
-        if store.conn.total_changes == 0:
-            return
-        from pensa import writeback
+        """The session's write-back, if a command opened one."""
+        if self._session is not None:
+            self._session.write_back()
 
-        if not writeback.set_up(found):
-            return
-        from pensa.errors import PensaError
-
-        shared = bool(self.environ.get("PN_SHARED_DB"))
-        try:
-            said = writeback.write_back(store, found, cwd=self.cwd, env=self.environ, shared=shared)
-        except (PensaError, OSError) as e:  # the write itself is done: say why the files lag
-            said = f"pn: warning: .pensa/*.jsonl not written: {e}"
-        if said:
-            from pensa.inert import inert
-
-            click.echo(inert(said), err=True)
-
-    def tracker(self, *, write: bool = False) -> Tracker:
-        """The issue lifecycle over this run's store."""
-        if write:
-            self.expect_actor()
-        from pensa.tracker import Tracker
-
-        return Tracker(self.store(write=write), now=self.now)
-
-    def graph(self, *, write: bool = False) -> Graph:
-        """The dependency graph over this run's store."""
-        if write:
-            self.expect_actor()
-        from pensa.graph import Graph
-
-        return Graph(self.store(write=write), now=self.now)
+    def close(self) -> None:
+        """Close the session, if a command opened one."""
+        if self._session is not None:
+            self._session.close()
 
 
 pass_env = click.make_pass_decorator(Env)
@@ -188,7 +114,7 @@ def _set_actor(ctx: click.Context, _: click.Parameter, value: str | None) -> Non
 
 
 def priority_option(*, only: bool = False, default: str | None = None) -> Callable[[F], F]:
-    """`-p/--priority`, declared once: a filter (`only`) or a value to set (issue 12)."""
+    """`-p/--priority`, declared once: a filter (`only`) or a value to set."""
     from pensa.models import Priority
 
     what = "Only this priority" if only else "The priority"

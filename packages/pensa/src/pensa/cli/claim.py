@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
-from pensa.models import Issue, IssueType, Priority
+from pensa.models import IssueType, Priority
 
 
 @cli.command("claim-next")
@@ -47,26 +47,11 @@ def claim_next(
         pn claim-next --spec auth --json
         pn claim-next -t task -t chore --json
     """
-    env.expect_actor()
-    from pensa import claims, gitclaims
-
-    store = env.store(write=True)
-
-    def claim() -> Issue | None:
-        return claims.claim_next(
-            store,
-            actor=env.actor,
-            now=env.now,
-            priority=priority,
-            issue_type=issue_types or None,
-            spec=spec,
-            stuck_after=stuck_after,
-            labels=labels,
-        )
-
-    project = env.project(create=True) if gitclaims.enabled(env.environ) else None
-    if project is not None:  # PN_CLAIMS=git: published before the work starts (issue 14)
-        issue = gitclaims.claim_next(store, project, actor=env.actor, env=env.environ, claim=claim)
-    else:
-        issue = claim()
+    issue = env.session.claim_next(
+        priority=priority,
+        issue_types=issue_types,
+        spec=spec,
+        labels=labels,
+        stuck_after=stuck_after,
+    )
     env.out.issue(issue, empty="(nothing ready)")

@@ -18,23 +18,10 @@ def export(env: Env, stage: bool) -> None:
     files, so the commit carries them next to the code. Without a .pensa directory it does
     nothing.
     """
-    from pensa import git, jsonl, shared
-
-    found = env.project(create=False)
-    if found is None:
+    summary = env.session.export(stage=stage)
+    if summary is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "staged": False}, "nothing to export")
         return
-    if shared.database(env.environ):  # a worktree loop's export: the database as it is
-        summary = jsonl.summary(shared.export(env.store(catch_up=False), found))
-    else:
-        # export merges edits made to the files by itself
-        summary = jsonl.export(env.store(catch_up=False), found, env.environ)
-    if stage or git.in_commit_hook(env.environ):
-        # From where pn runs (a hook's cwd is the work tree's top): in a linked worktree git
-        # hands its hooks GIT_DIR, and with GIT_DIR set git takes the cwd for the top, so
-        # from `.pensa/` the files were staged as `issues.jsonl` at the root (issue 14).
-        git.add(found.jsonl_files(), cwd=env.cwd, env=env.environ)
-        summary = summary._replace(staged=True)
     text = f"exported {summary.issues} issues, {summary.deps} deps, {summary.comments} comments"
     env.out.emit(summary.to_json(), text + (" (staged)" if summary.staged else ""))
 
@@ -70,22 +57,12 @@ def import_(env: Env, beads_path: str | None, discard_local: bool) -> None:
         pn import --from-beads .beads/issues.jsonl
     """
     if beads_path is not None:
-        from pensa.beads_import import import_beads
         from pensa.render import beads_text
 
-        done = import_beads(env.store(write=True), beads_path, actor=env.actor, now=env.now)
+        done = env.session.import_beads(beads_path)
         env.out.emit(done.to_json(), beads_text(done))
         return
-    from pensa import jsonl
-    from pensa.shared import refuse_import
-
-    found = env.project(create=False)
-    refuse_import(env.environ)
-    summary = (
-        jsonl.import_(found, env.environ, discard_local=discard_local)
-        if found is not None
-        else None
-    )
+    summary = env.session.import_(discard_local=discard_local)
     if summary is None:
         env.out.emit({"issues": 0, "deps": 0, "comments": 0, "events_kept": 0}, "nothing to import")
         return
@@ -115,22 +92,12 @@ def sync(env: Env, adopt: bool) -> None:
     Example:
         git switch feature && pn sync
     """
-    from pensa import shared
-    from pensa import sync as syncing
+    from pensa.session import Skipped
 
-    found = env.project(create=False)
-    nothing = {"added": 0, "updated": 0, "removed": 0, "changed": False}
-    if found is None or not found.exists():
-        env.out.emit(nothing, "nothing to sync")
+    done = env.session.sync(adopt=adopt)
+    if isinstance(done, Skipped):
+        env.out.emit({"added": 0, "updated": 0, "removed": 0, "changed": False}, done.reason)
         return
-    if shared.database(env.environ):
-        env.out.emit(nothing, f"nothing to sync: the database is shared ({shared.ENV})")
-        return
-    if adopt:
-        shared.adopt(env.store(write=True, catch_up=False, tracked=False), found)
-        env.out.emit(nothing, "adopted: the files are the sync base now")
-        return
-    done = syncing.sync(env.store(write=True, catch_up=False, tracked=False), found, env.environ)
     text = (
         f"synced: {done.added} added, {done.updated} updated, {done.removed} removed"
         if done.changed
@@ -153,7 +120,7 @@ def merge_driver(env: Env, base: str, ours: str, theirs: str, path: str) -> None
     merge by id and field, edges as a set, comments and tombstones as unions. The result is
     sorted canonical JSONL, and the exit code 0, so no conflict is left for a human.
     """
-    from pensa import mergefile
+    from pensa.committed import mergefile
 
     written = mergefile.merge_paths(base, ours, theirs, path)
     env.out.emit(
@@ -171,9 +138,7 @@ def init(env: Env) -> None:
     .pre-commit-config.yaml, installs the git hooks, writes `.pensa/*.jsonl merge=pensa` to
     .gitattributes and registers the merge driver in .git/config.
     """
-    from pensa import gitsetup
-
-    steps = gitsetup.init(env.cwd, env.environ)
+    steps = env.session.init()
     width = max(len(s.path) for s in steps)
     env.out.emit(
         [s.to_json() for s in steps], "\n".join(f"{s.path:<{width}}  {s.action}" for s in steps)
@@ -201,25 +166,7 @@ def doctor(env: Env, fix: bool, full: bool) -> None:
     database not yet exported is normal, not drift. Findings are data: doctor exits 0
     whenever it could run.
     """
-    from pensa import doctor as checks
-    from pensa.errors import ForeignSchema
-
-    found = env.project(create=False)
-    try:
-        store = env.store(write=fix and found is not None)
-    except ForeignSchema as e:
-        report = checks.foreign_schema(found, e, fix=fix)
-    else:
-        setup = checks.git_setup(env.cwd, env.environ)
-        report = checks.run(
-            store,
-            found,
-            now=env.now(),
-            fix=fix,
-            actor=env.actor if fix else "",
-            setup=setup,
-            full=full,
-        )
+    report = env.session.doctor(fix=fix, full=full)
     lines = [f"[{f.check}] {f.message}" for f in report.findings]
     if not any(f.is_problem for f in report.findings):
         lines.append("no problems found")
@@ -233,9 +180,9 @@ def doctor(env: Env, fix: bool, full: bool) -> None:
 @pass_env
 def where(env: Env) -> None:
     """Print the .pensa directory in use (or the one a first write would create)."""
-    found = env.project(create=False)
+    found = env.session.project(create=False)
     exists = found is not None
-    where = found if found is not None else env.project(create=True)
+    where = found if found is not None else env.session.project(create=True)
     assert where is not None  # create=True always answers
     env.out.emit({"path": where.dir, "exists": exists and where.exists()}, where.dir)
 

@@ -39,7 +39,7 @@ def dep_add(env: Env, child: str, parent: str) -> None:
     Example:
         pn dep add pn-child001 pn-parent01
     """
-    change = env.graph(write=True).add(child, parent, actor=env.actor)
+    change = env.session.graph(write=True).add(child, parent, actor=env.session.actor)
     env.out.emit(change.to_json(), f"dep {change.status}: {edge(change)}")
 
 
@@ -50,7 +50,7 @@ def dep_add(env: Env, child: str, parent: str) -> None:
 @pass_env
 def dep_remove(env: Env, child: str, parent: str) -> None:
     """Remove the dependency of CHILD on PARENT."""
-    change = env.graph(write=True).remove(child, parent, actor=env.actor)
+    change = env.session.graph(write=True).remove(child, parent, actor=env.session.actor)
     env.out.emit(change.to_json(), f"dep removed: {edge(change)}")
 
 
@@ -60,7 +60,7 @@ def dep_remove(env: Env, child: str, parent: str) -> None:
 @pass_env
 def dep_list(env: Env, issue_id: str) -> None:
     """List what ID depends on and what depends on ID."""
-    lists = env.graph().lists(issue_id)
+    lists = env.session.graph().lists(issue_id)
     text = "\n".join(
         [
             "depends on:",
@@ -85,7 +85,7 @@ def dep_list(env: Env, issue_id: str) -> None:
 @pass_env
 def dep_tree(env: Env, issue_id: str, direction: Literal["down", "up"]) -> None:
     """Show the dependency tree below (or above) ID; each issue once."""
-    nodes = env.graph().tree(issue_id, direction=direction)
+    nodes = env.session.graph().tree(issue_id, direction=direction)
     env.out.emit([n.to_json() for n in nodes], tree_text(nodes) or "(no dependencies)")
 
 
@@ -94,6 +94,6 @@ def dep_tree(env: Env, issue_id: str, direction: Literal["down", "up"]) -> None:
 @pass_env
 def dep_cycles(env: Env) -> None:
     """List dependency cycles (pn refuses to create them; import refuses them too)."""
-    cycles = env.graph().cycles()
+    cycles = env.session.graph().cycles()
     text = "\n".join(f"cycle {n}: {' -> '.join([*c, c[0]])}" for n, c in enumerate(cycles, start=1))
     env.out.emit(cycles, text or "no cycles")

@@ -34,7 +34,7 @@ def edit(env: Env, issue_id: str) -> None:
             "pn edit opens $EDITOR on a terminal and neither is here; set EDITOR, or change "
             "fields with `pn update ID --title ... -p ... --label ...`"
         )
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     issue = tracker.get(issue_id)
     text = click.edit(form.render(issue), editor=editor, extension=".txt", require_save=True)
     if text is None:
@@ -51,7 +51,7 @@ def edit(env: Env, issue_id: str) -> None:
     labels = changes.get("labels")
     updated = tracker.update(
         issue.id,
-        actor=env.actor,
+        actor=env.session.actor,
         title=edited.title if "title" in changes else None,
         priority=edited.priority if "priority" in changes else None,
         description=(edited.description or "") if "description" in changes else None,

@@ -85,10 +85,10 @@ def create(
         git log -1 --format=%b | pn create "follow up" --description-file -
     """
     description = read_description(description, description_file)
-    issue = env.tracker(write=True).create(
+    issue = env.session.tracker(write=True).create(
         title,
         issue_type=issue_type,
-        actor=env.actor,
+        actor=env.session.actor,
         priority=priority,
         assignee=assignee,
         spec=spec,
@@ -131,10 +131,10 @@ def q(
         pn q "flaky test in auth" -t bug
         pytest -x 2>&1 | tail -20 | pn q "auth test fails" -t bug --description-file -
     """
-    issue = env.tracker(write=True).create(
+    issue = env.session.tracker(write=True).create(
         title,
         issue_type=issue_type,
-        actor=env.actor,
+        actor=env.session.actor,
         priority=priority,
         spec=spec,
         description=read_description(None, description_file),
@@ -190,7 +190,7 @@ def update(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
     ) and not (claim or unclaim or labels):
         raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     if claim or unclaim:
         from pensa.changes import Changes
         from pensa.errors import InvalidArgument
@@ -208,11 +208,11 @@ def update(
             labels=labels,
         )
         take_or_give_back = tracker.claim if claim else tracker.release
-        issue = take_or_give_back(issue_id, actor=env.actor, changes=changes)
+        issue = take_or_give_back(issue_id, actor=env.session.actor, changes=changes)
     else:
         issue = tracker.update(
             issue_id,
-            actor=env.actor,
+            actor=env.session.actor,
             title=title,
             status=status,
             priority=priority,
@@ -244,8 +244,8 @@ def close(env: Env, issue_ids: tuple[str, ...], reason: str | None, force: bool)
         pn close pn-1a2b3c4d --reason "implemented in auth.py"
         pn close 1a2b 5e6f -r "duplicates"
     """
-    done = env.tracker(write=True).close_many(
-        issue_ids, actor=env.actor, reason=reason, force=force
+    done = env.session.tracker(write=True).close_many(
+        issue_ids, actor=env.session.actor, reason=reason, force=force
     )
     if env.out.as_json:
         env.out.emit(
@@ -267,7 +267,9 @@ def reopen(env: Env, issue_ids: tuple[str, ...], reason: str | None) -> None:
     """Reopen closed issues, all or none (clears closed_at and close_reason).
 
     With one ID, --json prints the issue; with several, an array of them."""
-    issues = env.tracker(write=True).reopen_many(issue_ids, actor=env.actor, reason=reason)
+    issues = env.session.tracker(write=True).reopen_many(
+        issue_ids, actor=env.session.actor, reason=reason
+    )
     if len(issue_ids) > 1:
         env.out.issues(issues)
     else:
@@ -310,16 +312,16 @@ def release(
         raise InvalidArgument("give either ID or --held-by ACTOR")
     if interrupted_since is not None and held_by is None:
         raise InvalidArgument("--interrupted-since goes with --held-by")
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     if held_by is not None:
         since = None if interrupted_since is None else parse_since(interrupted_since)
         released = tracker.release_held(
-            held_by, actor=env.actor, reason=reason, cut_short_since=since
+            held_by, actor=env.session.actor, reason=reason, cut_short_since=since
         )
         env.out.issues(released)
         return
     assert issue_id is not None
-    env.out.issue(tracker.release(issue_id, actor=env.actor))
+    env.out.issue(tracker.release(issue_id, actor=env.session.actor))
 
 
 @cli.command()
@@ -335,13 +337,13 @@ def delete(env: Env, issue_id: str, force: bool, yes: bool) -> None:
     """
     from pensa.inert import inert
 
-    tracker = env.tracker(write=True)
+    tracker = env.session.tracker(write=True)
     issue = tracker.get(issue_id)  # the full id, for the question and the answer
     if not yes and sys.stdin.isatty():
         asked = f'delete {issue.id} "{inert(issue.title)}"?'
         if not click.confirm(asked, default=False, err=True):
             raise click.ClickException(f"{issue.id} not deleted")
-    tracker.delete(issue.id, actor=env.actor, force=force)
+    tracker.delete(issue.id, actor=env.session.actor, force=force)
     env.out.emit({"deleted": issue.id}, f"deleted {issue.id}")
 
 

@@ -24,7 +24,9 @@ def label_add(env: Env, issue_id: str, labels: tuple[str, ...]) -> None:
     Example:
         pn label add pn-1a2b3c4d backend needs-review
     """
-    env.out.issue(env.tracker(write=True).relabel(issue_id, actor=env.actor, add=labels))
+    env.out.issue(
+        env.session.tracker(write=True).relabel(issue_id, actor=env.session.actor, add=labels)
+    )
 
 
 @label.command("remove")
@@ -34,7 +36,9 @@ def label_add(env: Env, issue_id: str, labels: tuple[str, ...]) -> None:
 @pass_env
 def label_remove(env: Env, issue_id: str, labels: tuple[str, ...]) -> None:
     """Remove labels from an issue and print it."""
-    env.out.issue(env.tracker(write=True).relabel(issue_id, actor=env.actor, remove=labels))
+    env.out.issue(
+        env.session.tracker(write=True).relabel(issue_id, actor=env.session.actor, remove=labels)
+    )
 
 
 @label.command("list")
@@ -44,7 +48,7 @@ def label_list(env: Env) -> None:
     """List every label in use with how many issues (open or closed) carry it."""
     from pensa import stats
 
-    counts = stats.labels(env.store())
+    counts = stats.labels(env.session.store())
     env.out.emit(
         [{"label": name, "count": n} for name, n in counts.items()],
         "\n".join(f"{name}  {n}" for name, n in counts.items()) or "(no labels)",

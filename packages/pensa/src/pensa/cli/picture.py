@@ -34,6 +34,6 @@ def graph(env: Env, issue_id: str | None, fmt: Format, all_: bool) -> None:
     """
     from pensa.diagram import render
 
-    picture = env.graph().picture(issue_id, include_closed=all_)
+    picture = env.session.graph().picture(issue_id, include_closed=all_)
     text = render(picture, fmt)
     env.out.emit({"format": fmt.value, "text": text}, text)

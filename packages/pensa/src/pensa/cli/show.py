@@ -15,7 +15,7 @@ from pensa.render import comment_line, detail_text, events_text
 @pass_env
 def show(env: Env, issue_id: str, short: bool) -> None:
     """Show an issue with its dependencies, dependents and comments."""
-    tracker = env.tracker()
+    tracker = env.session.tracker()
     if short:
         env.out.issue(tracker.get(issue_id))
         return
@@ -40,7 +40,7 @@ def comment_add(env: Env, issue_id: str, text: str) -> None:
     Example:
         pn comment add pn-1a2b3c4d "reproduced with an empty password only"
     """
-    c = env.tracker(write=True).add_comment(issue_id, text, actor=env.actor)
+    c = env.session.tracker(write=True).add_comment(issue_id, text, actor=env.session.actor)
     env.out.emit(c.to_json(), comment_line(c, env.now()))
 
 
@@ -50,7 +50,7 @@ def comment_add(env: Env, issue_id: str, text: str) -> None:
 @pass_env
 def comment_list(env: Env, issue_id: str) -> None:
     """List an issue's comments, oldest first."""
-    comments = env.tracker().comments(issue_id)
+    comments = env.session.tracker().comments(issue_id)
     now = env.now()
     env.out.emit(
         [c.to_json() for c in comments],
@@ -64,5 +64,5 @@ def comment_list(env: Env, issue_id: str) -> None:
 @pass_env
 def history(env: Env, issue_id: str) -> None:
     """Show an issue's audit log, newest first."""
-    events = env.tracker().history(issue_id)
+    events = env.session.tracker().history(issue_id)
     env.out.emit([e.to_json() for e in events], events_text(events, env.now()))

@@ -41,7 +41,7 @@ def count(
         flags = " and ".join(f"--by-{key.replace('_', '-')}" for key in sorted(set(by)))
         raise click.UsageError(f"group by one thing at a time, not {flags}")
     by_key = stats.GroupKey(by[0]) if by else None
-    counts = stats.count(env.store(), Filters(statuses, labels=labels), by=by_key)
+    counts = stats.count(env.session.store(), Filters(statuses, labels=labels), by=by_key)
     if counts.groups is None:
         text = f"count: {counts.total}"
     else:
@@ -61,7 +61,7 @@ def status(env: Env) -> None:
     from pensa import stats
     from pensa.render import table
 
-    report = stats.status(env.store())
+    report = stats.status(env.session.store())
     rows = [("type", *(s.value for s in Status))]
     rows += [(t, *(str(n) for n in by.values())) for t, by in report.by_type.items()]
     totals = report.totals()

@@ -29,7 +29,7 @@ def filter_options(func: click.decorators.FC) -> click.decorators.FC:
 
 def show_issues(env: Env, query: views.Query) -> None:
     """Print the issues `query` selects: JSON straight from SQLite, else records rendered."""
-    store = env.store()
+    store = env.session.store()
     if env.out.as_json:
         env.out.raw(query.json_utf8(store))
     else:
@@ -97,7 +97,7 @@ def blocked(env: Env) -> None:
     if env.out.as_json:
         show_issues(env, views.blocked_query())
         return
-    store = env.store()
+    store = env.session.store()
     issues = views.blocked_query().issues(store)
     waits = views.open_blockers(store, [i.id for i in issues])
     cells = {

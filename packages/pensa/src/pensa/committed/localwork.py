@@ -19,7 +19,7 @@ from pensa.models import ISSUE_FIELDS
 if TYPE_CHECKING:
     import sqlite3
 
-    from pensa.contents import Contents
+    from pensa.committed.contents import Contents
 
 _ID, _UPDATED = ISSUE_FIELDS.index("id"), ISSUE_FIELDS.index("updated_at")
 
@@ -45,8 +45,8 @@ def unsaved(conn: sqlite3.Connection, contents: Contents) -> int:
 
 
 def _base_edges(conn: sqlite3.Connection) -> set[tuple[str, ...]]:
-    """The edges of the last sync's base (`pensa.sync`)."""
-    from pensa.records import read_table
+    """The edges of the last sync's base (`pensa.committed.sync`)."""
+    from pensa.committed.records import read_table
 
     row = conn.execute("SELECT content FROM sync_base WHERE name = 'deps.jsonl'").fetchone()
     if row is None:

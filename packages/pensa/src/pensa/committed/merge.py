@@ -2,7 +2,7 @@
 
 `merge(base, ours, theirs)` is used by the merging sync (ours = the database, theirs = the
 JSONL on disk, base = what was last synced), by `pn export` before it writes, and by the git
-merge driver (the three versions of a file). The rules (issue 8):
+merge driver (the three versions of a file). The rules:
 
 - Per issue, per field: changed on one side only → that side; changed on both → the side
   with the later `updated_at` (ties broken by the text, so the result is the same whichever
@@ -16,7 +16,7 @@ merge driver (the three versions of a file). The rules (issue 8):
   with its edges and comments, and tombstones are never removed.
 - Comments are a union by id. Edges merge as a set against the base: an edge removed on one
   side stays removed. Edges that would close a cycle are dropped, newest-first.
-- Labels, too, merge as a set against the base (issue 13): a label added on either side is
+- Labels, too, merge as a set against the base: a label added on either side is
   kept, one removed on either side stays removed.
 """
 
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pensa.records import Record
-from pensa.snapshot import DepKey, Snapshot
+from pensa.committed.records import Record
+from pensa.committed.snapshot import DepKey, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

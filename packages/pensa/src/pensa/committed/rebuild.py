@@ -4,12 +4,11 @@ Every line is checked inside one write transaction that then replaces the databa
 contents, so a bad line leaves the database exactly as it was; events of issues that still
 exist are kept. Unknown fields go to each row's `extra` column.
 
-Issue 12 asks for 100k issues in 2 s (bench/bench_pensa.py; it took 4 to 5 s before).
-What each step buys is noted where it is spent: the files are read once, on short paths,
-into checked rows (`pensa.records`, `pensa.contents`), which go in 200 to a statement, in a
-transaction with settings only a rebuild of already-checked data can afford
-(`_REBUILD_PRAGMAS`), while the garbage collector waits and a second thread frees the
-records as SQLite finishes.
+The import has a target in bench/bench_pensa.py (100k issues). What each step buys is noted
+where it is spent: the files are read once, on short paths, into checked rows
+(`committed.records`, `committed.contents`), which go in 200 to a statement, in a transaction
+with settings only a rebuild of already-checked data can afford (`_REBUILD_PRAGMAS`), while
+the garbage collector waits and a second thread frees the records as SQLite finishes.
 """
 
 from __future__ import annotations
@@ -23,16 +22,16 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.contents import Contents, read_contents
+from pensa.committed.contents import Contents, read_contents
+from pensa.committed.disk import fingerprints
+from pensa.committed.files import new_file
+from pensa.committed.localwork import refuse_if_unsaved
+from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
+from pensa.committed.snapshot import split_extra
+from pensa.committed.sync import record_base
 from pensa.errors import StorageError
-from pensa.files import new_file
-from pensa.freshness import fingerprints
-from pensa.localwork import refuse_if_unsaved
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
-from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
-from pensa.snapshot import split_extra
 from pensa.store import Store
-from pensa.sync import record_base
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -60,7 +59,7 @@ def rebuild(
     insert: a concurrent write either lands before (and is replaced, as `import` means) or
     waits and lands in the rebuilt database, never in a file that is about to vanish (the
     old temp-file swap acknowledged such writes and then lost them). A write that landed
-    before and that the files lack is refused unless `discard_local` (`pensa.localwork`).
+    before and that the files lack is refused unless `discard_local` (`pensa.committed.localwork`).
     `committed` (what HEAD holds) becomes the next sync's base, else the files. Only a
     database too damaged to open is rebuilt beside it and swapped in.
     """
@@ -81,7 +80,7 @@ def _rebuild(
         _rebuild_settings(store.conn),
         store.write() as conn,
     ):
-        prints = fingerprints(project)  # under the lock, as sync reads (pensa.sync)
+        prints = fingerprints(project)  # under the lock, as sync reads (pensa.committed.sync)
         contents = read_contents(project)
         if not discard_local:
             refuse_if_unsaved(conn, contents)
@@ -106,7 +105,7 @@ def _rebuild(
 def _no_collection() -> Iterator[None]:
     """Hold off Python's cyclic garbage collector while the records are built and used. They
     are plain dicts of strings (no cycles to find), but each new batch of them started
-    another pass over all the earlier ones: 0.07 s of the whole import at 100k issues.
+    another pass over all the earlier ones.
     Leave it only once they are gone: the first collection after it would walk them all."""
     was_enabled = gc.isenabled()
     gc.disable()
@@ -120,9 +119,9 @@ def _no_collection() -> Iterator[None]:
 @contextlib.contextmanager
 def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
     """Free what `garbage` holds (its last references) on a second thread until the block
-    ends: 100k records take 0.09 s of Python to free, while building the indexes and
-    committing take 0.3 s inside SQLite, which lets go of the GIL meanwhile; with a second
-    core free, the freeing costs nothing."""
+    ends: freeing the records is Python work, while building the indexes and committing
+    happen inside SQLite, which lets go of the GIL meanwhile; with a second core free, the
+    freeing costs nothing."""
     thread = threading.Thread(target=garbage.clear, name="pensa-import-free")
     thread.start()
     try:
@@ -136,18 +135,17 @@ def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
 # commit: the rollback journal and `synchronous` stay as they are. (Figures: the whole
 # import of 100k issues and 50k deps with the setting left at its default.)
 _REBUILD_PRAGMAS = {
-    # `pensa.contents` has already proven every reference (deps, comments, fixes), so
+    # `pensa.committed.contents` has already proven every reference (deps, comments, fixes), so
     # SQLite need not look them up again, four child tables for each issue deleted and the
-    # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages:
-    # +1.0 s with them on.
+    # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages.
     "foreign_keys": 0,
     # Likewise the CHECK constraints (the three vocabularies, no self-dependency), each an
-    # IN list tested per row: +0.2 s. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
+    # IN list tested per row. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
     # fails when the schema gains a CHECK the import does not make itself.
     "ignore_check_constraints": 1,
-    # Changed pages (about 50 MB) stay in memory until COMMIT instead of being spilled to
-    # the file once the 2 MB cache is full: each spill waits for an fsync of the journal
-    # (+0.03 s on an idle disk, the insert from 1 s to 6 s on a busy one) and takes
+    # Changed pages stay in memory until COMMIT instead of being spilled to
+    # the file once the cache is full: each spill waits for an fsync of the journal (slow
+    # on a busy disk) and takes
     # SQLite's EXCLUSIVE lock early, shutting readers out for the rest of the import.
     "cache_spill": 0,
 }
@@ -169,7 +167,7 @@ def _rebuild_settings(conn: sqlite3.Connection) -> Iterator[None]:
 def _indexes_rebuilt(conn: sqlite3.Connection) -> Iterator[None]:
     """Drop the emptied tables' own indexes, and create them again after the inserts, inside
     the caller's transaction: one sort per index instead of updating each one row by row
-    while 100k rows go in (issue 12). A failure rolls the drop back too."""
+    while 100k rows go in. A failure rolls the drop back too."""
     tables = ("issues", "deps", "comments", "tombstones")
     marks = ", ".join("?" * len(tables))
     found = conn.execute(
@@ -233,7 +231,7 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
 
 # Rows per INSERT statement. Each run of a statement has a fixed cost (Python's set-up of
 # the run, and AUTOINCREMENT's read and write of sqlite_sequence): one run per 200 rows
-# instead of one per row takes 0.2 s off the import at 100k issues.
+# instead of one per row is what keeps the import within its bench target.
 ROWS_PER_INSERT = 200
 
 

@@ -1,14 +1,10 @@
-"""JSONL, the git-committed layer: deterministic export and an all-or-nothing import.
+"""`pn export` and `pn import` over the committed files, and what each reports.
 
-Export: one compact object per line, unset fields omitted, fixed key order, UTF-8 (no `\\u`
-escapes), issues sorted by id (random ids spread concurrent additions over the file so git
-merges rarely conflict), deps by (issue_id, depends_on_id), comments by (issue_id,
-created_at, id). Re-exporting an unchanged database gives byte-identical files.
-
-Import (`pn import`, the explicit rebuild, `pensa.rebuild`): every line is validated inside
-one write transaction that then replaces the database's contents, so a bad line leaves the
-database exactly as it was. The git hooks use the merging `pn sync` instead (`pensa.sync`).
-Unknown fields survive both: they are kept per record in an `extra` column.
+`export` merges edits made to the files in (`committed.sync`) and writes the database out as
+`committed.snapshot` renders it: deterministic, byte-identical for an unchanged database.
+`import_` hands the all-or-nothing rebuild to `committed.rebuild`, against what HEAD holds
+(`committed.head`). The file format itself (key order, sorting, escaping) is
+`committed.snapshot`'s; checking lines is `committed.records`'.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.snapshot import render_db
+from pensa.committed.snapshot import render_db
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -55,7 +51,7 @@ class Summary(NamedTuple):
 
 def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Summary:
     """Merge in edits made to the files on disk, then write the files of `project`."""
-    from pensa import sync
+    from pensa.committed import sync
 
     return summary(sync.export(store, project, env))
 
@@ -74,13 +70,13 @@ def summary(texts: dict[str, str]) -> Summary:
 def import_(
     project: Project, env: Mapping[str, str] | None = None, *, discard_local: bool = False
 ) -> Summary | None:
-    """Rebuild `project`'s database from its JSONL files (`pensa.rebuild`); None when there
+    """Rebuild `project`'s database from its JSONL files (`committed.rebuild`); None when there
     is nothing to import. It refuses to drop what only the database holds unless
-    `discard_local` (`pensa.localwork`)."""
+    `discard_local` (`pensa.committed.localwork`)."""
     if not os.path.exists(project.issues_jsonl):
         return None
-    from pensa import rebuild
-    from pensa.committed import head_files
+    from pensa.committed import rebuild
+    from pensa.committed.head import head_files
 
     project.ensure()
     rebuild.remove_leftovers(project)

@@ -1,6 +1,6 @@
 """What the last commit holds of `.pensa/`: the base of the merging sync in a git repository.
 
-The sync (`pensa.sync`) merges the files on disk into the database against a base. That base
+The sync (`committed.sync`) merges the files on disk into the database against a base. That base
 used to be the files as pensa last wrote them, so after a `pn export` (or the export of a
 commit another hook then aborted) a file put back to its committed version (`git checkout --`,
 `git restore`, `git reset --hard`, `git stash`) looked like a deletion of every issue, claim,
@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pensa.freshness import FILES
+from pensa.committed.disk import FILES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from pensa.project import Project
 
-# As in pensa.writeback: the repository's configuration chooses nothing that runs.
+# As in pensa.committed.writeback: the repository's configuration chooses nothing that runs.
 HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.freshness import FILES
+from pensa.committed.disk import FILES
+from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
-from pensa.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 
 if TYPE_CHECKING:
     import sqlite3
@@ -150,8 +150,8 @@ def _object(fields: tuple[str, ...]) -> str:
 
 # SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396) and
 # keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
-# separators=(",", ":")) (tests/test_jsonl.py proves both), so an export of 10,000 issues
-# stays far under its 0.5 s budget without building Python objects.
+# separators=(",", ":")) (tests/test_jsonl.py proves both), so an export stays within
+# its bench target without building Python objects.
 _RENDER_SQL = {
     "issues.jsonl": f"SELECT {_object(ISSUE_FIELDS)} FROM issues ORDER BY id",
     "deps.jsonl": f"SELECT {_object(DEP_FIELDS)} FROM deps ORDER BY issue_id, depends_on_id",

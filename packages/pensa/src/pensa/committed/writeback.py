@@ -66,8 +66,8 @@ def write_back(
 ) -> str | None:
     """Write the files out (merging edits made to them first) and stage them; a line to
     show when staging failed, else None."""
-    from pensa import shared as shared_db
-    from pensa import sync
+    from pensa.committed import shared as shared_db
+    from pensa.committed import sync
 
     if shared:  # a worktree loop's files are exports of the shared database, as it is
         shared_db.export(store, project)

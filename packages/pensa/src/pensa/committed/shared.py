@@ -1,4 +1,4 @@
-"""One database for several checkouts of a repository: sgf's worktree loops (issue 14).
+"""One database for several checkouts of a repository: sgf's worktree loops.
 
 `PN_SHARED_DB` names the database file of the main checkout, so claims stay atomic across
 every loop. A loop's worktree still has its own `.pensa/*.jsonl`: they travel in its commits
@@ -41,8 +41,8 @@ def database(env: Mapping[str, str]) -> str | None:
 
 def export(store: Store, project: Project) -> dict[str, str]:
     """Write the shared database out to `project`'s files as it is, in one transaction."""
-    from pensa.snapshot import render_db
-    from pensa.sync import write_files
+    from pensa.committed.disk import write_files
+    from pensa.committed.snapshot import render_db
 
     with store.write() as conn:
         texts = render_db(conn)
@@ -56,8 +56,8 @@ def adopt(store: Store, project: Project) -> None:
     Only for files that are exports of this database (a worktree loop's commits,
     fast-forwarded into the main checkout): whatever they hold, the database holds too, or
     something newer."""
-    from pensa.freshness import fingerprints
-    from pensa.sync import read_files, record_base
+    from pensa.committed.disk import fingerprints, read_files
+    from pensa.committed.sync import record_base
 
     with store.write() as conn:
         record_base(conn, read_files(project), fingerprints(project))

@@ -1,6 +1,6 @@
 """The committed files read once and checked as a whole, for `pn import`.
 
-Each file's records are checked on their own (`pensa.records`); then what spans records and
+Each file's records are checked on their own (`committed.records`); then what spans records and
 files: ids are unique, `fixes` names a bug, deps join two different existing issues once and
 close no cycle, comments are on existing issues with unique ids. Errors name file and line.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 from operator import eq, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
+from pensa.committed.disk import read_file
+from pensa.committed.records import COMMENT_FIELDS, Table, read_table
 from pensa.cycles import find_cycles
 from pensa.errors import InvalidData
 from pensa.models import ISSUE_FIELDS
-from pensa.records import COMMENT_FIELDS, Table, read_table
-from pensa.sync import read_file
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

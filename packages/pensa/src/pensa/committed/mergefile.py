@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
+from pensa.committed.disk import FILES
+from pensa.committed.snapshot import Snapshot, parse
 from pensa.errors import InvalidArgument
-from pensa.freshness import FILES
-from pensa.snapshot import Snapshot, parse
 
 
 def _kind(path: str, ours: str) -> str:
@@ -37,8 +37,8 @@ def _read(path: str, name: str, label: str) -> Snapshot:
 
 def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:
     """Merge the three files into `ours`; return how many lines it now holds."""
-    from pensa.files import write_atomically
-    from pensa.merge import merge_file
+    from pensa.committed.files import write_atomically
+    from pensa.committed.merge import merge_file
 
     name = _kind(path, ours)
     merged = merge_file(

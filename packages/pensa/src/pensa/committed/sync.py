@@ -1,11 +1,11 @@
-"""The merging sync between the database and the committed JSONL (issue 8).
+"""The merging sync between the database and the committed JSONL.
 
 `pn import` used to replace the database with the JSONL, so a `git switch` or a
 `git pull --rebase` silently dropped uncommitted issues and claims. Now every path that brings
 JSONL into the database merges instead: the JSONL on disk ("theirs") and the database
 ("ours") are merged against the files as they were at the last sync ("base", kept in the
 database's `sync_base` table, so it is written in the same transaction as the merge). The
-rules live in `pensa.merge`.
+rules live in `pensa.committed.merge`.
 
 It runs in the git hooks (post-checkout, post-merge, post-rewrite: `pn sync`), before every
 export (so a hand edit or a hand-resolved conflict is never overwritten), and on any `pn`
@@ -18,14 +18,13 @@ a concurrent `pn claim-next` sees the state before or after, never half of it.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, NamedTuple
 
+from pensa.committed.disk import FILES, MISSING, fingerprints, read_files, write_files
+from pensa.committed.records import COMMENT_FIELDS, Record
+from pensa.committed.snapshot import Snapshot, issue_row, split_extra
 from pensa.errors import InvalidData
-from pensa.freshness import FILES, MISSING, fingerprints
 from pensa.models import ISSUE_FIELDS
-from pensa.records import COMMENT_FIELDS, Record
-from pensa.snapshot import Snapshot, issue_row, split_extra
 
 if TYPE_CHECKING:
     import sqlite3
@@ -53,25 +52,6 @@ class Synced(NamedTuple):
         }
 
 
-def read_files(project: Project) -> dict[str, bytes]:
-    """The committed files' bytes (missing: empty); a directory in the way is an error."""
-    return {name: read_file(project, name) for name in FILES}
-
-
-def read_file(project: Project, name: str) -> bytes:
-    """One committed file's bytes (missing: empty); a directory in the way is an error."""
-    path = os.path.join(project.dir, name)
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return b""
-    except IsADirectoryError as e:
-        raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
-    except OSError as e:
-        raise InvalidData(f"cannot read {path}: {e.strerror or e}") from e
-
-
 def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
     return {
         name: (bytes(content), fp)
@@ -79,8 +59,8 @@ def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
     }
 
 
-# Blobs are compared a slice at a time: reading a 38 MB issues.jsonl back whole made a
-# second copy of it, page by page (0.02 s more in `pn import` at 100k issues).
+# Blobs are compared a slice at a time: reading a large issues.jsonl back whole made a
+# second copy of it, page by page.
 BLOB_SLICE = 1 << 20
 
 
@@ -126,16 +106,16 @@ def reconcile(
     committed: dict[str, bytes] | None = None,
 ) -> Synced:
     """Merge `files` (the JSONL on disk) into the database, inside the caller's transaction;
-    then `committed` (what HEAD holds, `pensa.committed`; None: the files) is the next base.
+    then `committed` (what HEAD holds, `pensa.committed.head`; None: the files) is the next base.
 
     Files whose fingerprints are the ones recorded are as pn last wrote or read them:
     nothing came in, and merging them against a committed base would bring back what was
     changed here since (an edge removed after the export that wrote it).
 
     Only the lines that differ from the base are parsed and merged: a record whose line is
-    the same in the base and in the files merges to the database's own version (`pensa.merge`:
+    the same in the base and in the files merges to the database's own version (`committed.merge`:
     changed on our side only), so the cost follows the size of the change, not of the
-    tracker (the hooks' budget: 0.5 s for 100 changed issues out of 10,000)."""
+    tracker (the hooks' target in bench/bench_pensa.py)."""
     stored = _base(conn)
     base_files = {n: content for n, (content, _) in stored.items()}
     nothing_came = stored and (
@@ -163,7 +143,7 @@ class _Diff(NamedTuple):
 
 
 def _diff(base: dict[str, bytes], theirs: dict[str, bytes]) -> _Diff:
-    from pensa.snapshot import parse
+    from pensa.committed.snapshot import parse
 
     old: dict[str, bytes] = {}
     new: dict[str, bytes] = {}
@@ -178,7 +158,7 @@ def _diff(base: dict[str, bytes], theirs: dict[str, bytes]) -> _Diff:
 
 
 def _parse_whole_on_error(files: dict[str, bytes], changed: dict[str, bytes]) -> Snapshot:
-    from pensa.snapshot import parse
+    from pensa.committed.snapshot import parse
 
     try:
         return parse(changed)
@@ -188,8 +168,8 @@ def _parse_whole_on_error(files: dict[str, bytes], changed: dict[str, bytes]) ->
 
 
 def _merge_changes(conn: sqlite3.Connection, diff: _Diff) -> Synced:
-    from pensa.merge import merge_issues
-    from pensa.snapshot import read_issues
+    from pensa.committed.merge import merge_issues
+    from pensa.committed.snapshot import read_issues
 
     touched = set(diff.base.issues) | set(diff.theirs.issues) | set(diff.theirs.deleted)
     ours = Snapshot(read_issues(conn, touched), {}, {}, {})
@@ -218,7 +198,7 @@ def _merge_changes(conn: sqlite3.Connection, diff: _Diff) -> Synced:
 
 def _apply_edges(conn: sqlite3.Connection, diff: _Diff) -> None:
     """Edges: one removed in the files stays removed; one added is added if both ends exist
-    and it closes no cycle (`pensa.merge`: edges merge as a set against the base)."""
+    and it closes no cycle (`pensa.committed.merge`: edges merge as a set against the base)."""
     gone = [k for k in diff.base.deps if k not in diff.theirs.deps]
     conn.executemany("DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", gone)
     added = [(k, r) for k, r in diff.theirs.deps.items() if k not in diff.base.deps]
@@ -276,8 +256,8 @@ def _clear_dangling_fixes(conn: sqlite3.Connection, ids: set[str]) -> None:
 
 def sync(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Synced:
     """Merge the committed JSONL into the database (the hooks' `pn sync`); with `env`, in a
-    git work tree, against what HEAD held at the last sync (`pensa.committed`)."""
-    from pensa.committed import head_files
+    git work tree, against what HEAD held at the last sync (`pensa.committed.head`)."""
+    from pensa.committed.head import head_files
 
     committed = head_files(project, env)
     with store.write() as conn:
@@ -357,34 +337,15 @@ def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:
     return Synced(len(new), len(changed), len(gone), changed=touched)
 
 
-def write_files(project: Project, texts: dict[str, str]) -> dict[str, bytes]:
-    """Write the committed files atomically (unchanged ones are not touched)."""
-    from pathlib import Path
-
-    from pensa.files import write_atomically
-
-    project.ensure()
-    out = {}
-    for name in FILES:
-        data = texts[name]
-        path = os.path.join(project.dir, name)
-        if name == "deleted.jsonl" and not data and not os.path.exists(path):
-            out[name] = b""  # no tombstones yet: no file to commit
-            continue
-        write_atomically(Path(path), data)
-        out[name] = data.encode()
-    return out
-
-
 def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Reconcile with the files on disk, then write the database out; one transaction.
-    With `env`, in a git work tree, the base stays what HEAD holds (`pensa.committed`).
+    With `env`, in a git work tree, the base stays what HEAD holds (`pensa.committed.head`).
 
     Holding the write lock from the first read to the last write gives the export one
     snapshot: a `pn create --dep X` committing meanwhile can no longer produce a deps.jsonl
     naming an issue missing from issues.jsonl."""
-    from pensa.committed import head_files, in_git
-    from pensa.snapshot import render_db
+    from pensa.committed.head import head_files, in_git
+    from pensa.committed.snapshot import render_db
 
     git_base = env is not None and in_git(project)
     with store.write() as conn:
