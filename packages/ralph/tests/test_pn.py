@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph import pn
+from ralph import pncli
 
 
 @pytest.fixture
@@ -26,13 +26,13 @@ def test_the_list_pn_prints_is_the_answer_and_json_is_asked_for(
     fake_pn: Path, tmp_path: Path
 ) -> None:
     fake_pn.write_text('#!/bin/sh\nprintf \'["%s", "%s", "%s", {}]\' "$@"\n')
-    answer = pn.listing(["list", "--all"], cwd=tmp_path, env=dict(os.environ))
+    answer = pncli.listing(["list", "--all"], cwd=tmp_path, env=dict(os.environ))
     assert answer == ["list", "--all", "--json", {}]
 
 
 def test_no_pn_on_path_is_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert pn.listing(["list"], cwd=tmp_path, env=dict(os.environ)) is None
+    assert pncli.listing(["list"], cwd=tmp_path, env=dict(os.environ)) is None
 
 
 @pytest.mark.parametrize(
@@ -49,4 +49,4 @@ def test_anything_but_a_json_list_is_no_answer(
     fake_pn: Path, tmp_path: Path, script: str, why: str
 ) -> None:
     fake_pn.write_text(script)
-    assert pn.listing(["list"], cwd=tmp_path, env=dict(os.environ), timeout=0.5) is None, why
+    assert pncli.listing(["list"], cwd=tmp_path, env=dict(os.environ), timeout=0.5) is None, why

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sgf import claude, sandbox
+from sgf import claude, sandboximage
 
 SGF = Path(sys.executable).parent / "sgf"
 Image = Callable[..., str]
@@ -107,13 +107,13 @@ def test_a_missing_image_is_a_problem(
 def test_an_image_older_than_the_installed_pn_is_a_problem(
     shop: Path, tool_env: dict[str, str], labelled: Image
 ) -> None:
-    old = labelled(**{sandbox.PN_LABEL: "0.0.1", sandbox.CLAUDE_LABEL: claude.VERSION})
+    old = labelled(**{sandboximage.PN_LABEL: "0.0.1", sandboximage.CLAUDE_LABEL: claude.VERSION})
     use_image(shop, old)
     code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
     assert code == 1
     image = found["image"]
     assert image["level"] == "problem"
-    assert f"has pn 0.0.1, this machine has pn {sandbox.host_pn_version()}" in image["message"]
+    assert f"has pn 0.0.1, this machine has pn {sandboximage.host_pn_version()}" in image["message"]
     assert image["fix"] == "run `sgf sandbox build`"
 
 
@@ -121,8 +121,10 @@ def test_an_image_older_than_the_installed_pn_is_a_problem(
 def test_a_ready_project_has_no_problem(
     shop: Path, tool_env: dict[str, str], labelled: Image, base_image: str
 ) -> None:
-    pn = sandbox.host_pn_version() or ""
-    use_image(shop, labelled(**{sandbox.PN_LABEL: pn, sandbox.CLAUDE_LABEL: claude.VERSION}))
+    pn = sandboximage.host_pn_version() or ""
+    use_image(
+        shop, labelled(**{sandboximage.PN_LABEL: pn, sandboximage.CLAUDE_LABEL: claude.VERSION})
+    )
     env = {**tool_env, "ANTHROPIC_API_KEY": "k", "SPRINGFIELD_BASE_IMAGE": base_image}
     code, found = doctor(shop, env)
     assert {k: f["level"] for k, f in found.items() if k != "disk"} == {

@@ -146,9 +146,13 @@ def build_with_image_labels(
 def test_build_warns_when_the_sandbox_image_is_stale(
     project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
 ) -> None:
-    from sgf import sandbox
+    from sgf import sandboximage
 
-    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
+    labels = {
+        sandboximage.HASH_LABEL: "0" * 32,
+        sandboximage.BASE_LABEL: "b",
+        sandboximage.CLAUDE_LABEL: "1",
+    }
     done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
     image = sgf_config.load(project).docker_template
     expected = f"sgf: warning: the sandbox image {image} is stale"
@@ -159,12 +163,12 @@ def test_build_warns_when_the_sandbox_image_is_stale(
 def test_build_warns_when_the_images_pn_differs_from_the_hosts(
     project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
 ) -> None:
-    from sgf import sandbox
+    from sgf import sandboximage
 
-    labels = {sandbox.HASH_LABEL: "0" * 32, sandbox.PN_LABEL: "0.0.1"}
+    labels = {sandboximage.HASH_LABEL: "0" * 32, sandboximage.PN_LABEL: "0.0.1"}
     done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
     image = sgf_config.load(project).docker_template
-    host = sandbox.host_pn_version()
+    host = sandboximage.host_pn_version()
     expected = (
         f"sgf: warning: the sandbox image {image} has pn 0.0.1 but this machine has pn {host}"
     )

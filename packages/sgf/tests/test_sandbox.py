@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 
-from sgf import claude, resources, sandbox, stacks
+from sgf import claude, resources, sandboximage, stacks
 from sgf.errors import SgfError
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -30,29 +30,31 @@ def copy_pensa(dest: Path) -> Path:
 
 
 def test_pensa_source_is_found_from_the_editable_install() -> None:
-    assert sandbox.pensa_source() == PENSA
+    assert sandboximage.pensa_source() == PENSA
 
 
 def test_explicit_pensa_source_must_be_a_project(tmp_path: Path) -> None:
     with pytest.raises(SgfError, match=r"has no pyproject\.toml"):
-        sandbox.pensa_source(tmp_path)
-    assert sandbox.pensa_source(PENSA) == PENSA
+        sandboximage.pensa_source(tmp_path)
+    assert sandboximage.pensa_source(PENSA) == PENSA
 
 
 def test_content_hash_is_stable_and_follows_every_input(tmp_path: Path) -> None:
     src = copy_pensa(tmp_path / "pensa")
-    first = sandbox.content_hash(base="b", claude_version="1", pensa_src=src)
-    assert first == sandbox.content_hash(base="b", claude_version="1", pensa_src=src)
-    assert first != sandbox.content_hash(base="c", claude_version="1", pensa_src=src)
-    assert first != sandbox.content_hash(base="b", claude_version="2", pensa_src=src)
+    first = sandboximage.content_hash(base="b", claude_version="1", pensa_src=src)
+    assert first == sandboximage.content_hash(base="b", claude_version="1", pensa_src=src)
+    assert first != sandboximage.content_hash(base="c", claude_version="1", pensa_src=src)
+    assert first != sandboximage.content_hash(base="b", claude_version="2", pensa_src=src)
     (src / "src" / "pensa" / "__init__.py").write_text("# changed\n")
-    assert first != sandbox.content_hash(base="b", claude_version="1", pensa_src=src)
+    assert first != sandboximage.content_hash(base="b", claude_version="1", pensa_src=src)
 
 
 def test_content_hash_follows_the_stack_packages() -> None:
-    go = sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=["golang-go"])
-    assert go != sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA)
-    assert go != sandbox.content_hash(
+    go = sandboximage.content_hash(
+        base="b", claude_version="1", pensa_src=PENSA, packages=["golang-go"]
+    )
+    assert go != sandboximage.content_hash(base="b", claude_version="1", pensa_src=PENSA)
+    assert go != sandboximage.content_hash(
         base="b", claude_version="1", pensa_src=PENSA, packages=["golang-go", "make"]
     )
 
@@ -60,7 +62,7 @@ def test_content_hash_follows_the_stack_packages() -> None:
 @pytest.mark.parametrize("name", stacks.names())
 def test_build_argv_passes_the_stack_packages_and_labels_the_stack(name: str) -> None:
     stack = stacks.get(name)
-    argv = sandbox.build_argv(
+    argv = sandboximage.build_argv(
         Path("/ctx"), image="img:1", stack=stack, base="b", claude_version="9", digest="d"
     )
     assert argv[:4] == ["docker", "build", "--tag", "img:1"]
@@ -68,8 +70,8 @@ def test_build_argv_passes_the_stack_packages_and_labels_the_stack(name: str) ->
     pairs = [f"{f} {v}" for f, v in zip(argv[4:-1:2], argv[5:-1:2], strict=True)]
     assert f"--build-arg PACKAGES={' '.join(stack.packages)}" in pairs
     assert "--build-arg BASE=b" in pairs
-    assert f"--label {sandbox.STACK_LABEL}={name}" in pairs
-    assert f"--label {sandbox.HASH_LABEL}=d" in pairs
+    assert f"--label {sandboximage.STACK_LABEL}={name}" in pairs
+    assert f"--label {sandboximage.HASH_LABEL}=d" in pairs
 
 
 def test_dockerfile_installs_the_packages_before_the_wheels_and_claude() -> None:
@@ -100,7 +102,7 @@ def test_target_prefers_options_then_the_project_then_the_stack_default(
     image: str | None,
     expected: tuple[str, str],
 ) -> None:
-    chosen, tag = sandbox.target(configured=configured, stack=stack, image=image)
+    chosen, tag = sandboximage.target(configured=configured, stack=stack, image=image)
     assert (chosen.name, tag) == expected
 
 
@@ -114,29 +116,37 @@ def fake_docker_with_labels(bin_dir: Path, labels: dict[str, str] | None) -> dic
 
 
 def test_staleness_warns_only_for_our_images_with_changed_inputs(tmp_path: Path) -> None:
-    current = sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA)
-    ours = {sandbox.HASH_LABEL: current, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
+    current = sandboximage.content_hash(base="b", claude_version="1", pensa_src=PENSA)
+    ours = {
+        sandboximage.HASH_LABEL: current,
+        sandboximage.BASE_LABEL: "b",
+        sandboximage.CLAUDE_LABEL: "1",
+    }
     env = fake_docker_with_labels(tmp_path / "a", ours)
-    assert sandbox.staleness(tmp_path, "img", env=env) == []
-    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandbox.HASH_LABEL: "old"})
-    (warning,) = sandbox.staleness(tmp_path, "img", env=env)
+    assert sandboximage.staleness(tmp_path, "img", env=env) == []
+    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandboximage.HASH_LABEL: "old"})
+    (warning,) = sandboximage.staleness(tmp_path, "img", env=env)
     assert "img is stale" in warning
     assert "sgf sandbox build" in warning
     env = fake_docker_with_labels(tmp_path / "c", {"maintainer": "someone"})
-    assert sandbox.staleness(tmp_path, "img", env=env) == []
+    assert sandboximage.staleness(tmp_path, "img", env=env) == []
     env = fake_docker_with_labels(tmp_path / "d", None)
-    assert sandbox.staleness(tmp_path, "img", env=env) == []
+    assert sandboximage.staleness(tmp_path, "img", env=env) == []
 
 
 def test_staleness_follows_the_stack_packages_of_the_image(tmp_path: Path) -> None:
     go = stacks.get("go").packages
-    current = sandbox.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=go)
-    ours = {sandbox.HASH_LABEL: current, sandbox.BASE_LABEL: "b", sandbox.CLAUDE_LABEL: "1"}
-    env = fake_docker_with_labels(tmp_path / "a", {**ours, sandbox.STACK_LABEL: "go"})
-    assert sandbox.staleness(tmp_path, "img", env=env) == []
+    current = sandboximage.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=go)
+    ours = {
+        sandboximage.HASH_LABEL: current,
+        sandboximage.BASE_LABEL: "b",
+        sandboximage.CLAUDE_LABEL: "1",
+    }
+    env = fake_docker_with_labels(tmp_path / "a", {**ours, sandboximage.STACK_LABEL: "go"})
+    assert sandboximage.staleness(tmp_path, "img", env=env) == []
     # the same image seen as another stack's: its package list differs, so it is stale
-    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandbox.STACK_LABEL: "rust"})
-    assert len(sandbox.staleness(tmp_path, "img", env=env)) == 1
+    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandboximage.STACK_LABEL: "rust"})
+    assert len(sandboximage.staleness(tmp_path, "img", env=env)) == 1
 
 
 def test_claude_binary_is_reused_from_the_cache(tmp_path: Path) -> None:
@@ -194,7 +204,7 @@ def sandbox_image(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> 
     """The sandbox image built once per session from the real inputs (reused when current)."""
     src = copy_pensa(tmp_path_factory.mktemp("pensa-snapshot") / "pensa")
     generic = stacks.get("generic").packages
-    digest = sandbox.content_hash(
+    digest = sandboximage.content_hash(
         base=base_image, claude_version=claude.VERSION, pensa_src=src, packages=generic
     )
     image = f"{TEST_IMAGE}-{digest[:12]}"
@@ -238,22 +248,22 @@ def test_sandbox_image_is_labelled_and_a_rebuild_is_skipped(
             capture_output=True, text=True, check=True,
         ).stdout
     )  # fmt: skip
-    expected = sandbox.content_hash(
+    expected = sandboximage.content_hash(
         base=base_image,
         claude_version=claude.VERSION,
         pensa_src=PENSA,
         packages=stacks.get("generic").packages,
     )
-    assert labels[sandbox.HASH_LABEL] == expected
-    assert labels[sandbox.BASE_LABEL] == base_image
-    assert labels[sandbox.STACK_LABEL] == "generic"  # outside a project, without --stack
+    assert labels[sandboximage.HASH_LABEL] == expected
+    assert labels[sandboximage.BASE_LABEL] == base_image
+    assert labels[sandboximage.STACK_LABEL] == "generic"  # outside a project, without --stack
     again = subprocess.run(
         [str(Path(sys.executable).parent / "sgf"), "sandbox", "build", "--image", image,
          "--base", base_image, "--pensa-source", str(src), "--claude-binary", sys.executable],
         env=_real_cache(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
-    assert f"{image} up to date ({sandbox.HASH_LABEL}={expected})" in again.stdout
+    assert f"{image} up to date ({sandboximage.HASH_LABEL}={expected})" in again.stdout
 
 
 GO_PROJECT = {
@@ -277,7 +287,7 @@ def test_go_project_builds_its_stack_image_and_backpressure_runs_in_it(
         (repo / name).write_text(text)
     src = copy_pensa(tmp_path / "pensa")
     go = stacks.get("go")
-    digest = sandbox.content_hash(
+    digest = sandboximage.content_hash(
         base=base_image, claude_version=claude.VERSION, pensa_src=src, packages=go.packages
     )
     image = f"springfield-sandbox-go:sgf-test-{digest[:12]}"
@@ -310,22 +320,22 @@ def test_go_project_builds_its_stack_image_and_backpressure_runs_in_it(
 
 
 def test_source_version_is_pensas_pyproject_version() -> None:
-    assert sandbox.source_version(PENSA) == sandbox.host_pn_version()
+    assert sandboximage.source_version(PENSA) == sandboximage.host_pn_version()
 
 
 def test_source_version_of_a_tree_that_states_its_version(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "pensa"\nversion = "9.8.7"\n')
-    assert sandbox.source_version(tmp_path) == "9.8.7"
+    assert sandboximage.source_version(tmp_path) == "9.8.7"
 
 
 @pytest.mark.parametrize(("inside", "warned"), [("0.0.1", True), (None, False), ("same", False)])
 def test_version_mismatch_warns_only_when_the_images_pn_differs(
     inside: str | None, *, warned: bool
 ) -> None:
-    host = sandbox.host_pn_version()
+    host = sandboximage.host_pn_version()
     assert host is not None
-    found = {} if inside is None else {sandbox.PN_LABEL: host if inside == "same" else inside}
-    warnings = sandbox.version_mismatch(found, "img:tag")
+    found = {} if inside is None else {sandboximage.PN_LABEL: host if inside == "same" else inside}
+    warnings = sandboximage.version_mismatch(found, "img:tag")
     assert bool(warnings) is warned
     if warned:
         assert warnings == [

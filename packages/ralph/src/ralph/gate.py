@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph import pn, proc
+from ralph import pncli, proc
 from ralph import sandbox as sandboxes
 from ralph.integrate import IntegrationFailed
 from ralph.models import Config
@@ -100,9 +100,9 @@ def reopen(
     done = []
     for issue in issues:
         reason = "the merge check failed on the rebased branch; see the comment"
-        if pn.run(["reopen", issue, "--reason", reason], cwd=project, env=env):
+        if pncli.run(["reopen", issue, "--reason", reason], cwd=project, env=env):
             comment = f"Merge check failed (exit {failed.status}):\n{failed.output}"
-            pn.run(["comment", "add", issue, comment], cwd=project, env=env)
+            pncli.run(["comment", "add", issue, comment], cwd=project, env=env)
             done.append(issue)
     return done
 

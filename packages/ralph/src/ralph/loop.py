@@ -403,11 +403,11 @@ def _release_claims(
 ) -> None:
     """Give back what this loop still holds, however it ended; those claimed `since` the
     attempt the stop cut short began are released as interrupted."""
-    from ralph import claims
+    from ralph import handback
 
     actor = config.loop_env(env)["PN_ACTOR"]
     why = why or _WHY.get(ended, "error")
-    released = claims.release(
+    released = handback.release(
         config.project, loop_id=config.loop_id, actor=actor, why=why, env=env, cut_short_since=since
     )
     if released:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ralph import pn, safefile
+from ralph import pncli, safefile
 
 
 def now_iso() -> str:
@@ -45,7 +45,7 @@ class Record:
 
 def held(project: Path, actor: str, env: Mapping[str, str]) -> dict[str, str] | None:
     """The status of every issue assigned to `actor` ({id: status}); None without pn."""
-    issues = pn.listing(["list", "--all", "-a", actor], cwd=project, env=env)
+    issues = pncli.listing(["list", "--all", "-a", actor], cwd=project, env=env)
     if issues is None:
         return None
     return {str(i["id"]): str(i["status"]) for i in issues if isinstance(i, dict)}

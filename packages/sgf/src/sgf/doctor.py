@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from sgf import claude, preflight, proc, sandbox
+from sgf import claude, preflight, proc, sandboximage
 from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
@@ -81,7 +81,7 @@ def _ralph(env: Mapping[str, str]) -> Finding:
 
 def _images(root: Path, config: config_mod.Config, env: Mapping[str, str]) -> list[Finding]:
     image = config.docker_template
-    base = env.get("SPRINGFIELD_BASE_IMAGE") or sandbox.DEFAULT_BASE
+    base = env.get("SPRINGFIELD_BASE_IMAGE") or sandboximage.DEFAULT_BASE
     build = "run `sgf sandbox build`"
     out = []
     if preflight.image_exists(root, base, env):
@@ -96,18 +96,18 @@ def _images(root: Path, config: config_mod.Config, env: Mapping[str, str]) -> li
                 "`--base IMAGE` or SPRINGFIELD_BASE_IMAGE",
             )
         )
-    labels = sandbox.labels(root, image, env)
+    labels = sandboximage.labels(root, image, env)
     if labels is None:
         return [
             *out,
             Finding("image", Level.PROBLEM, f"the sandbox image {image} is missing", build),
         ]
     stale = []
-    inside, host = labels.get(sandbox.PN_LABEL), sandbox.host_pn_version()
+    inside, host = labels.get(sandboximage.PN_LABEL), sandboximage.host_pn_version()
     if inside and host and inside != host:
         stale.append(f"has pn {inside}, this machine has pn {host}")
     want = env.get("CLAUDE_CODE_VERSION") or claude.VERSION
-    if (has := labels.get(sandbox.CLAUDE_LABEL)) and has != want:
+    if (has := labels.get(sandboximage.CLAUDE_LABEL)) and has != want:
         stale.append(f"has claude {has}, sgf pins claude {want}")
     if stale:
         message = f"the sandbox image {image} is out of date: {'; '.join(stale)}"

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from sgf import config as config_mod
 from sgf import (
-    claiming,
     git,
+    gitclaims,
     preflight,
     prompts,
     recovery,
     runs,
-    sandbox,
+    sandboximage,
     worktree,
 )
-from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
@@ -157,11 +157,11 @@ def prepare(
     if kind is SandboxKind.NONE:
         warnings.append(OUTSIDE_DOCKER)
     if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
-        warnings += sandbox.staleness(root, template, env=env)
+        warnings += sandboximage.staleness(root, template, env=env)
     report = recovery.prepare(
         root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now, isolated=isolated
     )
-    loop_env = claiming.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
+    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
     tree = worktree.create(root, str(loop_id), env=env) if isolated else None
     extra = tree.ralph_flags(root) if tree else []
     if tree is not None:

@@ -62,7 +62,7 @@ def check(
             problems.append(f"the sandbox image {template} is missing; run `sgf sandbox build`")
         elif agent != "claude":
             from sgf import agents
-            from sgf import sandbox as images
+            from sgf import sandboximage as images
 
             problems += agents.missing(images.labels(root, template, env) or {}, [agent], template)
     if agent in AGENT_KEYS:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sgf import config, git, pensa, protected, runs, worktree
+from sgf import config, git, pncli, protected, runs, worktree
 from sgf.errors import DirtyTree, SgfError
 from sgf.loops import LoopId
 
@@ -149,8 +149,8 @@ def _loop_of(assignee: str | None) -> str:
 
 
 def crashed_claims(
-    claims: list[pensa.Issue], crashed: list[str], since: datetime
-) -> list[pensa.Issue]:
+    claims: list[pncli.Issue], crashed: list[str], since: datetime
+) -> list[pncli.Issue]:
     """The claims the crashed loops left behind.
 
     ralph sets PN_ACTOR to the loop id, so a loop's claims name it: those of a crashed loop
@@ -211,10 +211,10 @@ def prepare(
     since = min(p.started for p in pid_files).replace(microsecond=0)
     released: list[str] = []
     try:
-        for issue in crashed_claims(pensa.in_progress(root, env), crashed, since):
-            pensa.release(root, env, issue.id)
+        for issue in crashed_claims(pncli.in_progress(root, env), crashed, since):
+            pncli.release(root, env, issue.id)
             released.append(issue.id)
-        pensa.doctor_fix(root, env)
+        pncli.doctor_fix(root, env)
     except SgfError as e:
         warnings.append(f"could not release claims: {e}")
     return Report(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sgf import ending, loopindex, proc, recovery, relaunch, runs, safefile, sandbox, worktree
+from sgf import ending, loopindex, proc, recovery, relaunch, runs, safefile, sandboximage, worktree
 from sgf.errors import SgfError
 from sgf.launch import OUTCOMES, Prepared, meaning
 from sgf.loops import ExitCode
@@ -90,7 +90,7 @@ def _keep_stopped(
         if code not in ending.RALPH_CODES:
             # ralph died without stopping its agent: a container still writing into the tree
             # would dirty it again after the stash, so it goes first
-            sandbox.remove_orphans(root, env)
+            sandboximage.remove_orphans(root, env)
         kept = recovery.keep_stopped(root, loop_id, now=now)
     except SgfError as e:
         return f"warning: the stopped loop's changes stay in the tree: {e}"

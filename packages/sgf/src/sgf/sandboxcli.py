@@ -1,4 +1,4 @@
-"""`sgf sandbox build`: the command line of the image ralph runs agents in (sandbox.py)."""
+"""`sgf sandbox build`: the command line of the image ralph runs agents in (sandboximage.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sgf import agents, claude, config, safefile, sandbox, stacks
+from sgf import agents, claude, config, safefile, sandboximage, stacks
 from sgf.commandenv import Env
 from sgf.errors import InsideGitDir, NotAGitRepo, NotInitialised, SgfError
 
@@ -33,7 +33,7 @@ def sandbox_group() -> None:
 @click.option(
     "--base",
     envvar="SPRINGFIELD_BASE_IMAGE",
-    default=sandbox.DEFAULT_BASE,
+    default=sandboximage.DEFAULT_BASE,
     show_default=True,
     help="Base image (env SPRINGFIELD_BASE_IMAGE).",
 )
@@ -72,9 +72,9 @@ def sandbox_build(
     from sgf import render
 
     configured = _configured(env)
-    chosen, tag = sandbox.target(configured=configured, stack=stack, image=image)
+    chosen, tag = sandboximage.target(configured=configured, stack=stack, image=image)
     version = claude_version or env.environ.get("CLAUDE_CODE_VERSION") or claude.VERSION
-    src = sandbox.pensa_source(pensa_source)
+    src = sandboximage.pensa_source(pensa_source)
     binary = claude_binary or claude.binary(version, env=env.environ)
     extra = {name: agents.binary(name, env=env.environ) for name in _configured_agents(env)}
     log_dir = env.root() / ".sgf" / "logs" if configured else Path(tempfile.gettempdir())
@@ -82,7 +82,7 @@ def sandbox_build(
     opened = safefile.truncate(log_path, root=env.root() if configured else log_dir)
     with opened as log, render.build_view(log, verbose=verbose) as out:
         try:
-            built = sandbox.build(
+            built = sandboximage.build(
                 env.cwd,
                 image=tag,
                 stack=chosen,
@@ -102,7 +102,7 @@ def sandbox_build(
     if not verbose and not built.skipped:
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"
-    click.echo(f"{built.image} {state} ({sandbox.HASH_LABEL}={built.content_hash})")
+    click.echo(f"{built.image} {state} ({sandboximage.HASH_LABEL}={built.content_hash})")
 
 
 def _configured_agents(env: Env) -> list[str]:

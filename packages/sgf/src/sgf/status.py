@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sgf import git, pensa, runs
+from sgf import git, pncli, runs
 from sgf.errors import SgfError
 from sgf.loops import LoopId
 from sgf.loopstate import Progress
@@ -45,7 +45,7 @@ class Status:
     running: list[Running]
     stale: list[str]  # PID files of crashed loops (the next launch recovers them)
     recent: list[runs.Outcome]
-    pensa: pensa.Picture | None
+    pensa: pncli.Picture | None
     pensa_error: str | None = None
     warnings: list[str] = field(default_factory=list)  # e.g. the image's pn is not the host's
     removed: list[str] = field(default_factory=list)  # orphan containers of killed loops
@@ -95,17 +95,17 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         )
     running = _grouped(root, running)
     try:
-        picture: pensa.Picture | None = pensa.picture(root, env)
+        picture: pncli.Picture | None = pncli.picture(root, env)
         error = None
         if running:
-            running = _with_tasks(running, pensa.in_progress(root, env))
+            running = _with_tasks(running, pncli.in_progress(root, env))
     except SgfError as e:
         picture, error = None, str(e)
     history = runs.history(root)
     totals = {o.loop_id: _totals(runs.read_record(root, o.loop_id)) for o in history}
-    from sgf import sandbox
+    from sgf import sandboximage
 
-    removed = sandbox.remove_orphans(root, env)
+    removed = sandboximage.remove_orphans(root, env)
     return Status(
         running,
         stale,
@@ -113,7 +113,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         picture,
         error,
         removed=removed,
-        warnings=[*sandbox.image_warnings(root, env), *_quarantined(root)],
+        warnings=[*sandboximage.image_warnings(root, env), *_quarantined(root)],
         totals={k: v for k, v in totals.items() if v},
     )
 
@@ -177,7 +177,7 @@ def guardrails(events: list[dict[str, Any]]) -> str:
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)
 
 
-def _with_tasks(running: list[Running], working: list[pensa.Issue]) -> list[Running]:
+def _with_tasks(running: list[Running], working: list[pncli.Issue]) -> list[Running]:
     """Each loop's current task: the in-progress issue its loop id holds."""
     from dataclasses import replace
 

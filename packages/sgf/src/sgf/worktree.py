@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgf import git, gitguard, pensa, safefile
+from sgf import git, gitguard, pncli, safefile
 from sgf.errors import SgfError, UnsafeRepository
 
 WORKTREES = Path(".sgf") / "worktrees"
@@ -106,7 +106,7 @@ def create(root: Path, loop_id: str, *, env: Mapping[str, str]) -> Worktree:
     if not ignore.exists():
         safefile.replace(ignore, SELF_IGNORING.encode(), root=root)
     # The loops claim from this database: it must exist and hold this checkout's files.
-    pensa.sync(root, env)
+    pncli.sync(root, env)
     path = path_of(root, loop_id)
     branch = BRANCH_PREFIX + loop_id
     git.worktree_add(root, path, branch, "HEAD")

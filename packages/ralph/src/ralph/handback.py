@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import pn
+from ralph import pncli
 
 
 def release(
@@ -41,7 +41,9 @@ def release(
     if cut_short_since is not None:
         since = cut_short_since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         args += ["--interrupted-since", since]
-    released = pn.listing([*args, "--reason", f"loop {loop_id} ended: {why}"], cwd=project, env=env)
+    released = pncli.listing(
+        [*args, "--reason", f"loop {loop_id} ended: {why}"], cwd=project, env=env
+    )
     if released is None:
         return None
     return [str(issue["id"]) for issue in released if isinstance(issue, dict)]
