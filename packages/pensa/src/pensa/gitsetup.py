@@ -56,8 +56,8 @@ SUBMODULE_SAFETY = (
 
 def _guarded(command: str, skipped: str) -> str:
     """An entry that runs `pn COMMAND`; when pn is missing, it says so in one line on the
-    terminal (pre-commit shows a hook's own output only when it fails: issue 24, one line per
-    hook when all is well) and lets git go on."""
+    terminal (pre-commit shows a hook's own output only when it fails, so one line per hook
+    when all is well) and lets git go on."""
     return (
         "sh -c 'if command -v pn >/dev/null 2>&1; then exec pn "
         + command

@@ -1,4 +1,4 @@
-"""Claude Code's user config for the agent's per-run HOME: no first-run screens (issue 11).
+"""Claude Code's user config for the agent's per-run HOME: no first-run screens.
 
 Claude Code keeps onboarding, theme and per-folder trust in `~/.claude.json` (outside
 `~/.claude/`; see the reference notes, "Where credentials live"). A fresh HOME without it shows

@@ -392,7 +392,7 @@ def undecodable(
     """What in argv or the named environment variables is not valid UTF-8, or None.
 
     Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
-    write, as a traceback (issue 9); they are refused here, in one line, before anything runs.
+    write, as a traceback; they are refused here, in one line, before anything runs.
     """
     for index, arg in enumerate(args, start=1):
         if not _encodable(arg):

@@ -1,7 +1,7 @@
 """The last resort for a bug: one line on stderr naming a crash log that holds the traceback.
 
 pre-commit's `error_handler` is the model: a user sees what went wrong and where the details are,
-never a wall of traceback, and a bug report can carry the whole log (issue 12).
+never a wall of traceback, and a bug report can carry the whole log.
 """
 
 from __future__ import annotations

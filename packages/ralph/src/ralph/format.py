@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-BASH_WIDTH = 100  # Bash commands are cut here (issue 3)
+BASH_WIDTH = 100  # Bash commands are cut here
 OTHER_WIDTH = 80  # other tools' most telling argument is cut here
 ERROR_WIDTH = 100
 
@@ -29,7 +29,7 @@ _INERT.update({cp: f"\\u{cp:04x}" for cp in _BIDI})
 
 
 def inert(text: str) -> str:
-    """Model and tool text made harmless for a terminal (issue 9): escape sequences, C1
+    """Model and tool text made harmless for a terminal: escape sequences, C1
     controls, CR and bidirectional overrides become visible escapes; tab and newline stay.
     (pensa has the same few lines: packages share no code.)"""
     return text.translate(_INERT)

@@ -137,7 +137,7 @@ def _last_line(text: str) -> str:
 
 def push(cwd: Path, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
     """Push the current branch; when rejected, `git pull --rebase` and push again, up to
-    `tries` rounds (loops on other machines push too: issue 14)."""
+    `tries` rounds (loops on other machines push too)."""
     names = remotes(cwd, env=env)
     if not names:
         return Pushed(PushStatus.NO_REMOTE)

@@ -1,4 +1,4 @@
-"""Where a checkout's git directories are, and which of them the sandbox mounts how (issue 14).
+"""Where a checkout's git directories are, and which of them the sandbox mounts how.
 
 A linked worktree (`git worktree add`, or a loop's `.sgf/worktrees/<loop-id>`) holds a `.git`
 *file* naming its private git directory (`<common>/worktrees/<name>`), which names the
@@ -9,7 +9,7 @@ is mounted too, read-write, as the shared tree's `.git` is.
 These files are read here without running git: the agent writes the work tree, and git
 follows whatever they say. So the pointers themselves are mounted read-only (the `.git` file,
 `commondir`, `gitdir`, a per-worktree `config.worktree`) along with the common directory's
-`config`, `hooks` and `info` (issue 9), and a `commondir` file inside a repository's own
+`config`, `hooks` and `info`, and a `commondir` file inside a repository's own
 `.git` directory, where git never writes one, is refused: git would take its configuration
 from wherever it points.
 

@@ -1,4 +1,4 @@
-"""A loop that governs itself (issue 10): a circuit breaker for failing iterations, and
+"""A loop that governs itself: a circuit breaker for failing iterations, and
 budgets of cost, tokens and wall time, each with a stop reason people can read.
 
 Pure bookkeeping: the loop reports each finished iteration and asks, before starting the
@@ -89,7 +89,7 @@ class Governor:
         """The reason a loop that ran out of iterations failed (exit 1), or None.
 
         Fewer iterations than --max-failed-iterations, every one failed: "work may remain; run
-        again" would be advice that is not true (issue 10)."""
+        again" would be advice that is not true."""
         if self.iterations and self.failed_in_a_row == self.iterations:
             return f"every iteration failed ({self.iterations}); the last: {self.last_failure}"
         return None

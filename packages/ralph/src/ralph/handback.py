@@ -1,4 +1,4 @@
-"""Claims end with the loop (issue 10): whatever way a loop ends, its tasks go back.
+"""Claims end with the loop: whatever way a loop ends, its tasks go back.
 
 Agents claim with `pn` as the loop's `PN_ACTOR` (the loop id). A loop that stops with a task
 still `in_progress` (Ctrl+C, SIGTERM/SIGHUP, an error, the watchdog, iterations exhausted)
@@ -33,7 +33,7 @@ def release(
 
     Only a loop's own actor is released: a `PN_ACTOR` the user chose names claims ralph
     cannot tell apart from the user's own. `<loop-id>@<machine>` is the loop's own too: sgf
-    names loops that publish claims through git so (issue 14), as two machines may start
+    names loops that publish claims through git so, as two machines may start
     loops with one id in the same second."""
     if actor.split("@", 1)[0] != loop_id:
         return None

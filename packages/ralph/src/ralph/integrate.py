@@ -1,4 +1,4 @@
-"""A worktree loop's commits reach the target branch after every iteration (issue 14).
+"""A worktree loop's commits reach the target branch after every iteration.
 
 sgf runs an isolated loop in `.sgf/worktrees/<loop-id>` on branch `sgf/<loop-id>` and asks
 ralph to `--integrate` it into the branch the main checkout had: after each iteration that

@@ -1,4 +1,4 @@
-"""Host agents a killed ralph left running, found again and stopped (issue 9).
+"""Host agents a killed ralph left running, found again and stopped.
 
 A ralph stopped by `kill -9` cannot stop its agent: under `--sandbox none` the agent, in its
 own process group, would keep editing the tree. So each host agent is recorded in a per-user

@@ -39,7 +39,7 @@ class Timeouts:
     backoff_tries: int = 5  # 429s without reset time before the iteration counts as failed
     ding_poll: float = 0.1  # how often interactive mode looks for `.ralph-ding`
     # Interactive: the agent wrote its sentinel; its session ends this much later, so the
-    # developer reads its last words and nobody has to quit Claude Code by hand (issue 12).
+    # developer reads its last words and nobody has to quit Claude Code by hand.
     sentinel_grace: float = 3.0
 
 
@@ -88,7 +88,7 @@ class Config:
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
-    # A worktree loop (issue 14): after each iteration with commits, rebase onto this branch
+    # A worktree loop: after each iteration with commits, rebase onto this branch
     # and fast-forward it, in `integrate_checkout` when that checkout has it (integrate.py).
     integrate: str | None = None
     integrate_checkout: Path | None = None
@@ -110,8 +110,8 @@ class Config:
             # pn claim-next hands a task claimed this often without a close to a human
             "PN_STUCK_AFTER": str(self.stuck_threshold),
         }
-        # a worktree loop claims from the main checkout's pn; claims published through git
-        # (issue 14), with their retry knobs
+        # a worktree loop claims from the main checkout's pn; claims published through git,
+        # with their retry knobs
         for name in ("PN_SHARED_DB", "PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
             if host.get(name):
                 env[name] = host[name]

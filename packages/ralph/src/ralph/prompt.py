@@ -49,7 +49,7 @@ def load(spec: str, *, cwd: Path) -> Prompt:
         raise PromptNotFound(spec)
     if len(spec) <= _NAME_MAX and not any(ch.isspace() for ch in spec.strip()):
         # `ralph version`, `ralph status` or a typo'd file name would otherwise start a paid
-        # agent run with every permission bypassed (issue 10).
+        # agent run with every permission bypassed.
         hint = " (did you mean `ralph --version`?)" if spec in ("version", "-v") else ""
         raise UsageProblem(
             f"{spec!r} is neither a prompt file nor prompt text: PROMPT must be an existing "

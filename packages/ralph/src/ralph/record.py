@@ -1,4 +1,4 @@
-"""The machine-readable run record (issue 10): one JSON object per line, appended as the loop
+"""The machine-readable run record: one JSON object per line, appended as the loop
 goes, so `sgf status` (or anyone) can tell what a loop is doing and what it did.
 
 Lines: `start` (loop id, iterations, budgets), `iteration_start` (index of total),

@@ -83,7 +83,7 @@ class SessionEnd:
     """Interactive mode: end the agent's session `grace` seconds after its sentinel appeared.
 
     An agent cannot quit its own Claude Code session, so without this the developer quits it
-    by hand every time (issue 12). `written` is polled at most every `poll` seconds: it globs
+    by hand every time. `written` is polled at most every `poll` seconds: it globs
     two levels of folders.
     """
 

@@ -1,7 +1,7 @@
 """`pn dep`: dependency edges. `dep add CHILD PARENT` means CHILD depends on PARENT.
 
 The edges print as `PARENT -> CHILD`, the way `pn graph` draws them: first PARENT, then
-CHILD (issue 24: the two read in opposite directions)."""
+CHILD (they once read in opposite directions)."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ class Scenario:
     # API does for subscription logins; the CLI then emits `rate_limit_event` "allowed".
     utilization: float | None = None
     # Input tokens each reply's `usage` reports; the CLI prices them into total_cost_usd, so a
-    # scenario can make iterations cost enough to meet a --max-cost budget (issue 10).
+    # scenario can make iterations cost enough to meet a --max-cost budget.
     input_tokens: int = 10
 
     def script_for(self, prompt: str) -> Script | None:
