@@ -1,5 +1,8 @@
 """Command line for ralph: parse flags, call the loop, map errors to exit codes."""
 
+# Stays whole: it is one click command, whose option table is the flag reference of the
+# sgf-to-ralph contract; split, the contract would be read from several files.
+
 from __future__ import annotations
 
 import contextlib

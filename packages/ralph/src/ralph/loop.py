@@ -4,6 +4,9 @@ Each iteration prints a banner, runs the agent (AFK: formatted stream, watchdogs
 waits; interactive: the user's terminal), prints a summary and pushes new commits.
 """
 
+# Stays whole: the iteration state machine (start, record, check, integrate or push, stop)
+# reads top to bottom here; the agent's run itself lives in afk.py.
+
 from __future__ import annotations
 
 import contextlib

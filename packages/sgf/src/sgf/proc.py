@@ -4,6 +4,9 @@ Nothing else in sgf imports subprocess or signal. `run()` never hands the user's
 the child; `run_teed()` is for ralph only, whose output must reach the terminal and a log.
 """
 
+# Stays whole: the one door to other programs; every signal, process-group and pty rule
+# sgf applies to a child is in this file, so none can be forgotten by a second door.
+
 from __future__ import annotations
 
 import contextlib
