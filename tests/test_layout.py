@@ -13,7 +13,7 @@ import ralph
 import sgf
 
 LIMIT = 400
-SOURCES = [Path(package.__file__).parent for package in (pensa, ralph, sgf)]
+SOURCES = [Path(str(package.__file__)).parent for package in (pensa, ralph, sgf)]
 
 
 def oversized(source: Path) -> list[str]:
