@@ -92,19 +92,16 @@ def test_a_table_too_damaged_to_scan_is_left_to_quick_check(
         asked.append(sql)
         return rows(sql, params)
 
-    monkeypatch.setattr(integrity, "_violated", damaged)
     monkeypatch.setattr(store, "rows", spy)
-    assert integrity.quick_check(store) == ["ok"]
+    assert integrity.quick_check(store, violated=damaged) == ["ok"]
     assert asked[-1] == "PRAGMA quick_check"
     assert asked.count("PRAGMA quick_check") == 2
 
 
-def test_a_broken_structure_is_left_to_quick_check_without_scanning(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_broken_structure_is_left_to_quick_check_without_scanning(store: Store) -> None:
     def unseen(*_: object) -> bool:
         raise AssertionError("scanned a table quick_check already failed")
 
-    monkeypatch.setattr(integrity, "_structure_ok", lambda _store: False)
-    monkeypatch.setattr(integrity, "_violated", unseen)
-    assert integrity.quick_check(store) == ["ok"]  # the plain check's own verdict
+    assert integrity.quick_check(store, structure_ok=lambda _store: False, violated=unseen) == [
+        "ok"
+    ]  # the plain check's own verdict
