@@ -30,12 +30,15 @@ EVIL_CONFIG = 'sandbox = "none"\n'
 
 def plumbing(path: str, source: str, *, mode: str = "100644") -> list[object]:
     """The agent's commit of `source`'s bytes as `path`, never touching `path` on disk (a
-    gitlink, mode 160000, records the commit `source` names instead)."""
+    gitlink, mode 160000, records the commit `source` names instead). The read-only config's
+    diff.ignoreSubmodules=all makes a plain commit of a lone gitlink "nothing to commit", so
+    the agent overrides it on the command line, as an attacker would."""
     blob = "$(git rev-parse HEAD)" if mode == "160000" else f"$(git hash-object -w {source})"
     return [
         "sh",
         f"blob={blob} && git update-index --add --cacheinfo "
-        f"{mode},$blob,{path} && git commit -q --no-verify -m 'chore: tidy {path}'",
+        f"{mode},$blob,{path} && git -c diff.ignoreSubmodules=none commit -q --no-verify "
+        f"-m 'chore: tidy {path}'",
     ]
 
 
