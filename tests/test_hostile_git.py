@@ -87,7 +87,14 @@ def test_a_nested_repositorys_config_never_runs_on_the_host(loops: Loops, base_i
     said = attack(loops, "worktree-submodule", base_image)
     assert "add sub' rc=0" in said, said  # the gitlink is committed
     assert marks(loops), said  # armed: the trap ran inside the container
+    assert "protected paths (sub)" in said, said  # the gitlink commit is quarantined
     developer_works_on_the_host(loops)
+    # The nested repository the agent left stays, untracked: sgf will not launch over it
+    # until the developer has looked at it and removed it.
+    refused = loop(loops, base_image)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "?? sub/" in refused.stderr
+    shutil.rmtree(loops.root / "sub")
     done = loop(loops, base_image)
     assert done.returncode == 0, done.stdout + done.stderr
     assert HOST not in marks(loops)
