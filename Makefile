@@ -61,9 +61,14 @@ prereqs:
 COVERAGE_FLOOR := 92
 export COVERAGE_FILE := $(CURDIR)/.coverage
 
+# Two pytest workers (pytest-xdist), one per core: most tests wait on git, Docker or a child
+# process, so two at a time roughly halve the suite; worksteal evens out the long e2e tests.
+WORKERS ?= 2
+
 test: env lint prereqs
 	rm -f .coverage .coverage.*
-	SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)" $(VENV)/bin/coverage run -m pytest --durations=20
+	SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)" $(VENV)/bin/coverage run -m pytest \
+	  -n $(WORKERS) --dist worksteal --durations=20
 	$(VENV)/bin/coverage combine --quiet
 	for pkg in pensa ralph sgf; do \
 	  printf '%-6s %6s%%\n' $$pkg "$$($(VENV)/bin/coverage report --include="*/packages/$$pkg/src/*" --format=total)"; \
@@ -73,7 +78,7 @@ test: env lint prereqs
 
 # Quick loop for developers: no lint, no docker/claude set-up (those tests skip locally).
 test-fast: env
-	$(VENV)/bin/pytest -m "not docker and not claude and not codex and not opencode and not gemini and not e2e"
+	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -m "not docker and not claude and not codex and not opencode and not gemini and not e2e"
 
 # The long model-based run: thousands of random pn and git steps on two clones (~0.3 s a
 # step), without the suite's 300 s limit per test, which cut it short.

@@ -57,9 +57,15 @@ def _controlling_tty() -> None:
 
 
 def read_until(fd: int, wanted: Callable[[bytes], bool], timeout: float) -> bytes:
+    """What the terminal showed until `wanted` holds, the terminal closes or `timeout` passes.
+
+    `wanted` is asked again at least every fraction of a second: a condition on the process
+    (has it exited?) comes true with no more output, and the test's own open slave end means
+    the master never reports the close.
+    """
     seen, deadline = b"", time.monotonic() + timeout
     while not wanted(seen) and (left := deadline - time.monotonic()) > 0:
-        if select.select([fd], [], [], left)[0]:
+        if select.select([fd], [], [], min(left, 0.2))[0]:
             try:
                 data = os.read(fd, 65536)
             except OSError:  # EIO: the last slave end closed
@@ -67,6 +73,14 @@ def read_until(fd: int, wanted: Callable[[bytes], bool], timeout: float) -> byte
             if not data:
                 break
             seen += data
+    while select.select([fd], [], [], 0)[0]:  # what the process wrote just before it ended
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        seen += data
     return seen
 
 

@@ -66,10 +66,12 @@ def test_agent_variables_never_reach_a_real_tracker(tmp_path: Path) -> None:
 
     suites = [str(ROOT / "packages" / name / "tests") for name in ("pensa", "sgf")]
     quick = ["-m", "not docker and not claude and not e2e", "-q", "-x", "-p", "no:cacheprovider"]
+    # The child reruns tests the suite itself already measures: coverage stays out of it.
+    unmeasured = {k: v for k, v in env.items() if not k.startswith("COVERAGE_PROCESS_")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *quick, *suites],
         cwd=ROOT,
-        env={**env, **agent_variables(tracker)},
+        env={**unmeasured, **agent_variables(tracker)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
