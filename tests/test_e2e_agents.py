@@ -60,21 +60,28 @@ def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> st
 
 
 @pytest.fixture
-def gemini_image(sandbox_image: str, gemini_bin: Path, tmp_path: Path) -> str:
-    """gemini-cli is a JS bundle: the image gets node (the host's, same Debian) too."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("no node on the host to put beside gemini-cli in the image")
-    shutil.copy2(node, tmp_path / "node")
-    modules = gemini_bin.resolve().parents[3]  # node_modules/@google/gemini-cli/bundle/x.js
-    shutil.copytree(modules, tmp_path / "node_modules", symlinks=True)
-    bundle = "/opt/gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js"
-    copies = (
-        "COPY node /usr/local/bin/node\n"
-        "COPY node_modules /opt/gemini-cli/node_modules\n"
-        f"RUN ln -s {bundle} /usr/local/bin/gemini"
-    )
-    return build_image(sandbox_image, "gemini", tmp_path, copies)
+def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
+    """gemini-cli is a JS bundle for node >= 20, which Debian bookworm lacks: this image is
+    `sgf sandbox build`'s, for a project whose config names gemini, with the bundle and its
+    own pinned node, and the version label ralph checks."""
+    image = "springfield-sandbox-python:sgf-gemini"
+    config = project.root / ".sgf" / "config.toml"
+    committed = config.read_bytes()
+    project.set_config(agent="gemini")
+    built = project.sgf(
+        "sandbox", "build", "--image", image, "--base", base_image,
+        "--claude-binary", str(claude_bin), timeout=900,
+    )  # fmt: skip
+    config.write_bytes(committed)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    label = project.run(
+        "docker", "image", "inspect", "--format",
+        '{{index .Config.Labels "springfield.agent.gemini"}}', image,
+    ).stdout.strip()  # fmt: skip
+    assert label == PINNED["gemini"]
+    version = project.run("docker", "run", "--rm", "--entrypoint", "gemini", image, "--version")
+    assert PINNED["gemini"] in version.stdout
+    return image
 
 
 def endpoints(agent: str, url: str) -> dict[str, str]:

@@ -275,7 +275,7 @@ def build(
         _place(claude_bin, ctx / "claude")
         (ctx / "agents").mkdir()
         for name, (_, path) in extra_agents.items():
-            _place(path, ctx / "agents" / name)
+            agents.place(name, path, ctx / "agents" / name)
         (ctx / "wheels").mkdir()
         python = _python_tag(root, base, env)
         wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
