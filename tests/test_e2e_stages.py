@@ -7,12 +7,6 @@ where a retry would have hidden it.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
-import termios
 from collections.abc import Callable
 
 import pytest
@@ -21,7 +15,7 @@ from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.scenarios import scenario, tool_results
-from tests.test_e2e_first_run import _controlling_tty, read_until, screen_text
+from tests.e2e_harness.terminal import read_until, screen_text, terminal
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -88,32 +82,11 @@ def test_test_runs_an_item_then_commits_the_report(project: Project, model: Mode
 
 def test_issues_log_commits_the_bug_it_logged(project: Project, model: Model) -> None:
     server = model(scenario("issues-log"))
-    master, slave = pty.openpty()
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    proc = subprocess.Popen(
-        ["sgf", "issues", "log"],
-        cwd=project.root,
-        env={**project.env, "TERM": "xterm-256color"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=_controlling_tty,
-    )
-    try:
+    argv = ["sgf", "issues", "log"]
+    with terminal(argv, cwd=project.root, env=project.env) as (proc, master):
         seen = read_until(master, lambda _raw: proc.poll() is not None, timeout=240)
         tail = screen_text(seen)[-3000:]
         assert proc.wait(timeout=30) == 0, tail
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        os.close(master)
-        os.close(slave)
     [bug] = [i for i in project.issues().values() if i["issue_type"] == "bug"]
     played = [(command, text[-500:]) for _, command, text in tool_results(server.requests)]
     subject = f"[{bug['id']}] log bug: greet crashes on empty input"

@@ -26,15 +26,14 @@ def history(project: Project, issue: str) -> dict[str, set[str]]:
     return actors
 
 
-def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, model: Model) -> None:
-    task = project.create_task("an ordinary task")
-    bug = project.create_task("crash on empty input", kind="bug")
-    project.commit_all("chore: seed a task and a bug")
-    server = model(scenario("two-loops"))
+def run_both(project: Project, *extra: str) -> tuple[str, str, str, str]:
+    """`sgf build -a 5` and `sgf issues plan -a 4` started together; each must complete (the
+    plan loop in 2 iterations, the build loop in 3). Returns the build's and the plan's
+    output and their loop ids."""
 
     def start(*args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            ["sgf", *args],
+            ["sgf", *args, *extra],
             cwd=project.root,
             env=project.env,
             stdin=subprocess.DEVNULL,
@@ -43,9 +42,6 @@ def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, mod
             text=True,
         )
 
-    # The plan loop plans the fix, then finishes by writing its sentinel while the build loop
-    # still has work: the build loop's first iteration ends beside that sentinel (the scenario
-    # holds both until then), and must neither end on it nor delete it.
     build = start("build", "-a", "5")
     plan = start("issues", "plan", "-a", "4")
     try:
@@ -63,6 +59,19 @@ def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, mod
     assert "ralph complete after 3 iteration(s)" in build_out, build_out[-3000:]
     [build_id] = [log.stem for log in project.logs() if log.stem.startswith("build-")]
     [plan_id] = [log.stem for log in project.logs() if log.stem.startswith("issues-plan-")]
+    return build_out, plan_out, build_id, plan_id
+
+
+def test_plan_and_build_loops_turn_a_bug_into_a_closed_fix(project: Project, model: Model) -> None:
+    task = project.create_task("an ordinary task")
+    bug = project.create_task("crash on empty input", kind="bug")
+    project.commit_all("chore: seed a task and a bug")
+    server = model(scenario("two-loops"))
+
+    # The plan loop plans the fix, then finishes by writing its sentinel while the build loop
+    # still has work: the build loop's first iteration ends beside that sentinel (the scenario
+    # holds both until then), and must neither end on it nor delete it.
+    build_out, plan_out, build_id, plan_id = run_both(project)
     [held] = [out for _, cmd, out in tool_results(server.requests) if "until [ -s" in cmd]
     assert f"sentinel: {plan_id}" in held  # the build iteration ended next to the plan's sentinel
     assert not (project.root / ".ralph-complete").exists()
@@ -95,34 +104,7 @@ def test_plan_and_build_loops_in_worktrees_meet_on_main(project: Project, model:
     project.commit_all("chore: seed a task and a bug")
     server = model(scenario("two-loops-worktree"))
 
-    def start(*args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            ["sgf", *args, "--worktree"],
-            cwd=project.root,
-            env=project.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-
-    build = start("build", "-a", "5")
-    plan = start("issues", "plan", "-a", "4")
-    try:
-        plan_out, _ = plan.communicate(timeout=220)
-        build_out, _ = build.communicate(timeout=220)
-    finally:
-        for loop in (build, plan):
-            if loop.poll() is None:
-                loop.kill()
-                loop.communicate()
-
-    assert plan.returncode == 0, plan_out[-3000:]
-    assert "ralph complete after 2 iteration(s)" in plan_out, plan_out[-3000:]
-    assert build.returncode == 0, build_out[-3000:]
-    assert "ralph complete after 3 iteration(s)" in build_out, build_out[-3000:]
-    [build_id] = [log.stem for log in project.logs() if log.stem.startswith("build-")]
-    [plan_id] = [log.stem for log in project.logs() if log.stem.startswith("issues-plan-")]
+    build_out, plan_out, build_id, plan_id = run_both(project, "--worktree")
     worked_in = {out.strip() for _, cmd, out in tool_results(server.requests) if "&& pwd" in cmd}
     worktrees = project.root / ".sgf" / "worktrees"
     assert {line.splitlines()[-1] for line in worked_in} == {
