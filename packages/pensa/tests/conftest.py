@@ -78,6 +78,21 @@ def pn(repo: Path) -> Pn:
 
 
 @pytest.fixture
+def inited(repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository set up by `pn init` and committed, with pn on the PATH for the hooks."""
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("PN_ACTOR", "agent-1")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    done = pn("init")
+    assert done.code == 0, done.err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pensa")
+    return repo
+
+
+@pytest.fixture
 def pnj(pn: Pn) -> Callable[..., Any]:
     """Run `pn ... --json`, assert success, and return the parsed stdout."""
 

@@ -5,27 +5,11 @@ Real git, the real hooks installed by `pn init`, the real `pn`."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, Pn, git
-
-
-@pytest.fixture
-def inited(repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository set up by `pn init` and committed, with pn on the PATH for the hooks."""
-    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
-    monkeypatch.setenv("PN_ACTOR", "agent-1")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "t")
-    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
-    done = pn("init")
-    assert done.code == 0, done.err
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "pensa")
-    return repo
+from .conftest import Pn, git
 
 
 def commit(repo: Path, *args: str) -> None:

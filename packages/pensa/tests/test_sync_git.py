@@ -11,26 +11,9 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from pensa import gitsetup
 
 from .conftest import BIN, PN, Pn, git
-
-
-@pytest.fixture
-def inited(repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository set up by `pn init` and committed, with pn on the PATH for the hooks."""
-    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
-    monkeypatch.setenv("PN_ACTOR", "agent-1")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "t")
-    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
-    done = pn("init")
-    assert done.code == 0, done.err
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "pensa")
-    return repo
 
 
 def titles(pn: Pn, cwd: Path | None = None) -> list[str]:

@@ -57,6 +57,18 @@ def git_fixture() -> Git:
     return git
 
 
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository on main with one commit of `a.txt`."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
 @pytest.fixture(name="script")
 def script_fixture() -> Script:
     """script(_1=[actions], default=[actions]) -> a fake-agent prompt."""

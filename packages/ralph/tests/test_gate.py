@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from ralph import gate, proc
 from ralph.hostbox import HostSandbox
 from ralph.models import Config, Prompt, SandboxKind
 
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "ok.txt").write_text("ok\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
-    return root
+from .conftest import git
 
 
 def check(repo: Path, commit: str, command: str) -> gate.Verdict:
@@ -42,7 +25,7 @@ def check(repo: Path, commit: str, command: str) -> gate.Verdict:
 def test_the_check_sees_the_commit_not_the_work_tree(repo: Path) -> None:
     first = git(repo, "rev-parse", "HEAD")
     (repo / "BROKEN").write_text("uncommitted: not part of the commit\n")
-    assert check(repo, first, "test ! -e BROKEN && test -e ok.txt").passed
+    assert check(repo, first, "test ! -e BROKEN && test -e a.txt").passed
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "break it")
     failed = check(repo, git(repo, "rev-parse", "HEAD"), "test ! -e BROKEN || echo broken; false")

@@ -15,21 +15,7 @@ from ralph import hooks
 from ralph.inside import checklist
 from ralph.models import Config, Guardrails, Prompt, SandboxKind
 
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
-    return root
+from .conftest import git
 
 
 def installed(repo: Path, tmp_path: Path, **guardrails: Any) -> Config:
