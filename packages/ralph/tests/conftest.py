@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -159,6 +160,59 @@ def loop_containers(loop_id: str) -> list[str]:
         text=True,
         check=True,
     ).stdout.split()
+
+
+@pytest.fixture
+def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A loop id unique to this test; the test fails if a container carrying it remains."""
+    module = request.node.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    ident = f"{module}-{request.node.name[:40]}-{os.getpid()}"
+    ident = ident.replace("[", "-").replace("]", "")
+    yield ident
+    left = loop_containers(ident)
+    if left:
+        subprocess.run(["docker", "rm", "-f", *left], capture_output=True, check=False)
+    assert left == [], f"containers left behind: {left}"
+
+
+def agent_in(checkout: Path) -> Path:
+    """The fake agent copied into `checkout` (visible in the container at the same path)."""
+    target = checkout / "tools" / "fake_agent.py"
+    target.parent.mkdir()
+    shutil.copy(AGENTS / "fake_agent.py", target)
+    target.chmod(0o755)
+    return target
+
+
+@pytest.fixture
+def agent_in_project(project: Path) -> Path:
+    return agent_in(project)
+
+
+@pytest.fixture
+def docker_env(
+    base_image: str, agent_in_project: Path, ralph_env: dict[str, str]
+) -> dict[str, str]:
+    """ralph's environment for the Docker sandbox on the base image, with the fake agent."""
+    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": base_image}
+    env["RALPH_COMMAND"] = str(agent_in_project)
+    return env
+
+
+def run_ralph(
+    project: Path, env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ralph ARGS` in `project` with exactly `env`, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "ralph", *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def open_fds() -> set[int]:

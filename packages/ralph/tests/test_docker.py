@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -20,61 +20,13 @@ from ralph import proc
 from ralph.dockerbox import LABEL_LOOP, DockerSandbox
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
 
-from .conftest import loop_containers
+from .conftest import Git, Script, agent_in, loop_containers, run_ralph
 
 pytestmark = pytest.mark.docker
 
-Script = Callable[..., str]
-Git = Callable[..., str]
 WaitFor = Callable[..., None]
 Spawn = Callable[..., "subprocess.Popen[str]"]
-AGENT = Path(__file__).parent / "agents" / "fake_agent.py"
 SECRET = "sk-ant-test-secret-value-123"
-
-
-@pytest.fixture
-def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A loop id unique to this test; the test fails if a container carrying it remains."""
-    ident = f"test-{request.node.name[:40]}-{os.getpid()}".replace("[", "-").replace("]", "")
-    yield ident
-    left = loop_containers(ident)
-    if left:
-        subprocess.run(["docker", "rm", "-f", *left], capture_output=True, check=False)
-    assert left == [], f"containers left behind: {left}"
-
-
-@pytest.fixture
-def agent_in_project(project: Path) -> Path:
-    """The fake agent copied into the project (visible in the container at the same path)."""
-    target = project / "tools" / "fake_agent.py"
-    target.parent.mkdir()
-    shutil.copy(AGENT, target)
-    target.chmod(0o755)
-    return target
-
-
-@pytest.fixture
-def docker_env(
-    base_image: str, agent_in_project: Path, ralph_env: dict[str, str]
-) -> dict[str, str]:
-    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": base_image}
-    env["RALPH_COMMAND"] = str(agent_in_project)
-    return env
-
-
-def ralph(
-    project: Path, env: dict[str, str], *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ralph", *args],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
@@ -96,7 +48,7 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
         ["result"],
     ]
     env = {**docker_env, "ANTHROPIC_API_KEY": SECRET}
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", script(default=steps))
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "3", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     home = f"home={tempfile.gettempdir()}/ralph-"
     assert f"uid={os.getuid()} gid={os.getgid()} {home}" in done.stdout
@@ -133,7 +85,7 @@ def test_host_login_is_mounted_read_write_only_without_a_token(
     creds.write_text('{"token": "host"}')
     env = {**docker_env, **({token: "sk-test"} if token else {})}
     steps = [["refresh_credentials"], ["result"]]
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 2, done.stderr
     if token is None:
         assert 'credentials: {"token": "host"}' in done.stdout
@@ -148,7 +100,7 @@ def test_a_prompt_of_several_hundred_kb_reaches_the_container_agent(
 ) -> None:
     text = json.dumps({"default": [["prompt_size"], ["result"]], "pad": "é" * 300_000})
     (project / "big.md").write_text(text)
-    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "1", "big.md")
+    done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "1", "big.md")
     assert done.returncode == 2, done.stderr
     assert f"prompt bytes: {len(text.encode())} sha256:" in done.stdout
 
@@ -214,7 +166,7 @@ def test_agent_exit_status_passes_through_the_secrets_wrapper(
 ) -> None:
     env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
     steps = script(_1=[["argv"], ["exit", 3]], _2=[["touch", ".ralph-complete"], ["result"]])
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "2", steps, "--", "--x", "a b")
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "2", steps, "--", "--x", "a b")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "warning: agent exited (status 3) without a result" in done.stdout
     flags = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
@@ -271,7 +223,7 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     mounts = json.loads(inspect_container(orphan))[0]["Mounts"]
     (secrets,) = [Path(m["Source"]) for m in mounts if Path(m["Source"]).suffix == ".sh"]
     assert secrets.exists()  # the dead ralph could not delete it
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything at all")
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", "anything at all")
     assert done.returncode == 2, done.stderr
     assert f"removed leftover container {orphan[:12]}" in done.stdout
     assert loop_containers(loop_id) == []
@@ -283,7 +235,7 @@ def test_watchdog_kills_a_hung_container_and_the_loop_goes_on(
     project: Path, docker_env: dict[str, str], script: Script, loop_id: str
 ) -> None:
     steps = [["ignore", "SIGINT"], ["result"], ["hang"]]
-    done = ralph(
+    done = run_ralph(
         project,
         docker_env,
         "-a",
@@ -300,7 +252,7 @@ def test_missing_template_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
     env = {**docker_env, "RALPH_TEMPLATE": "springfield-no-such-image:latest"}
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", "hello there")
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", "hello there")
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1
     assert "sandbox image 'springfield-no-such-image:latest' not found: build it" in done.stderr
@@ -310,7 +262,7 @@ def test_unreachable_engine_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], tmp_path: Path
 ) -> None:
     env = {**docker_env, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
-    done = ralph(project, env, "-a", "1", "hello there")
+    done = run_ralph(project, env, "-a", "1", "hello there")
     assert done.returncode == 1
     assert done.stderr.startswith("error: cannot reach the Docker engine")
     assert done.stderr.count("\n") == 1
@@ -320,7 +272,7 @@ def test_agent_missing_from_the_image_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
     env = {**docker_env, "RALPH_COMMAND": "claude-not-in-this-image"}
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello there")
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello there")
     assert done.returncode == 1, done.stdout
     assert "agent executable 'claude-not-in-this-image' not found in the docker sandbox" in (
         done.stderr
@@ -331,7 +283,7 @@ def test_agent_missing_from_the_image_is_a_one_line_error(
 def test_unknown_network_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:
-    done = ralph(
+    done = run_ralph(
         project,
         docker_env,
         "-a",
@@ -366,10 +318,10 @@ def test_network_host_reaches_a_loopback_server(
     try:
         url = f"http://127.0.0.1:{server.server_port}/"
         steps = [["fetch", url], ["result"]]
-        isolated = ralph(
+        isolated = run_ralph(
             project, docker_env, "-a", "--loop-id", loop_id, "1", script(default=steps)
         )
-        joined = ralph(
+        joined = run_ralph(
             project,
             docker_env,
             "-a",
@@ -495,7 +447,7 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
-    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
     # The host runs git as a developer would, after the loop.
@@ -521,9 +473,7 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     info/ stay read-only."""
     linked = tmp_path / "linked"
     git(project, "worktree", "add", "-q", "-b", "side", str(linked))
-    agent = linked / "tools" / "fake_agent.py"
-    agent.parent.mkdir()
-    shutil.copy(AGENT, agent)
+    agent = agent_in(linked)
     common = project / ".git"
     admin = common / "worktrees" / "linked"
     before = {p: p.read_bytes() for p in (linked / ".git", admin / "commondir", common / "config")}
@@ -541,7 +491,7 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
         ["result"],
     ]
     env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
-    done = ralph(linked, env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    done = run_ralph(linked, env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
     assert git(linked, "log", "-1", "--format=%s", "side") == "feat: made in a linked worktree"
@@ -570,7 +520,7 @@ def test_an_engine_that_sees_the_project_passes_the_probe(
 ) -> None:
     env = {**docker_env, "RALPH_PROBE_MOUNTS": "1", "RALPH_AUTO_PUSH": "false"}
     steps = [["write", ".ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
-    done = ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(project.glob(".ralph-probe-*")) == []
 

@@ -7,49 +7,15 @@ inside the container, and proves the victim is untouched after ralph's host-side
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from .conftest import loop_containers
-from .test_docker import AGENT, ralph
+from .conftest import Git, Script, agent_in, run_ralph
 
 pytestmark = pytest.mark.docker
 
-Script = Callable[..., str]
-Git = Callable[..., str]
 PRECIOUS = "precious, outside the project\n"
-
-
-@pytest.fixture
-def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A loop id unique to this test; the test fails if a container carrying it remains."""
-    ident = f"links-{request.node.name[:40]}-{os.getpid()}".replace("[", "-").replace("]", "")
-    yield ident
-    left = loop_containers(ident)
-    if left:
-        subprocess.run(["docker", "rm", "-f", *left], capture_output=True, check=False)
-    assert left == [], f"containers left behind: {left}"
-
-
-def agent_in(checkout: Path) -> Path:
-    """The fake agent copied into `checkout` (visible in the container at the same path)."""
-    target = checkout / "tools" / "fake_agent.py"
-    target.parent.mkdir()
-    shutil.copy(AGENT, target)
-    target.chmod(0o755)
-    return target
-
-
-@pytest.fixture
-def docker_env(base_image: str, project: Path, ralph_env: dict[str, str]) -> dict[str, str]:
-    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": base_image}
-    env["RALPH_COMMAND"] = str(agent_in(project))
-    return env
 
 
 @pytest.fixture
@@ -66,7 +32,7 @@ def test_a_run_record_replaced_by_a_link_is_refused_and_nothing_written_through(
 ) -> None:
     record = project / "records" / "run.jsonl"
     steps = [["sh", f"rm -f {record} && ln -s {victim} {record}"], ["result"]]
-    done = ralph(
+    done = run_ralph(
         project, docker_env, "-a", "--loop-id", loop_id, "--record", str(record), "2",
         script(default=steps),
     )  # fmt: skip
@@ -89,7 +55,7 @@ def test_a_sentinel_behind_a_linked_folder_is_not_deleted(
         ["result"],
     ]
     (project / "sub").mkdir()
-    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sh rc=0" in done.stdout
     assert "ralph complete after 1 iteration(s)" in done.stdout
@@ -105,7 +71,7 @@ def test_a_fifo_planted_as_a_sentinel_does_not_hang_the_loop(
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
-    done = ralph(
+    done = run_ralph(
         project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps), timeout=90
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -132,7 +98,7 @@ def test_a_linked_integration_lock_is_refused_and_creates_nothing(
         ["result"],
     ]
     env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
-    done = ralph(
+    done = run_ralph(
         linked, env, "-a", "--loop-id", loop_id, "--integrate", "main",
         "--integrate-checkout", str(project), "2", script(default=steps),
     )  # fmt: skip

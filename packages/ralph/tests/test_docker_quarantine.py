@@ -10,16 +10,7 @@ from pathlib import Path
 
 import pytest
 
-# test_docker's fixtures, shared by import: pytest's way, which ruff reads as redefinitions
-# ruff: noqa: F811
-from .test_docker import (  # noqa: F401
-    Git,
-    Script,
-    agent_in_project,
-    docker_env,
-    loop_id,
-    ralph,
-)
+from .conftest import Git, Script, run_ralph
 
 pytestmark = pytest.mark.docker
 
@@ -97,7 +88,7 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
         ["sh", "rm tools/payload"],
         ["result"],
     ]
-    done = ralph(project, human, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    done = run_ralph(project, human, "-a", "--loop-id", loop_id, "2", script(default=steps))
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.count("sh rc=0") == 3, done.stdout  # the plumbing worked in there
@@ -135,7 +126,7 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
     assert here not in (marker.read_text() if marker.exists() else "")  # no agent hook ran
     # the next loop works and pushes the human's branch, still without the agent's change
     again = [["sh", "echo y > next.txt && git add next.txt && git commit -qnm next"], ["result"]]
-    nxt = ralph(project, human, "-a", "--loop-id", loop_id + "n", "1", script(default=again))
+    nxt = run_ralph(project, human, "-a", "--loop-id", loop_id + "n", "1", script(default=again))
     assert nxt.returncode == 2, nxt.stdout + nxt.stderr
     assert git(project, "--git-dir", str(remote), "log", "-1", "--format=%s", "main") == "next"
     pushed = git(project, "--git-dir", str(remote), "show", f"main:{target}")
@@ -167,7 +158,7 @@ def test_the_rest_of_the_control_plane_is_quarantined_too(
     start = git(project, "rev-parse", "HEAD")
     (project / "tools" / "payload").write_text('[submodule "x"]\n\turl = ../evil\n')
     steps = [plumbing(target, "tools/payload", mode=mode), ["result"]]
-    done = ralph(project, human, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    done = run_ralph(project, human, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "sh rc=0" in done.stdout
     assert f"protected paths ({target})" in done.stderr
@@ -189,7 +180,7 @@ def test_ordinary_commits_are_still_pushed(
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
-    done = ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
+    done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(project, "--git-dir", str(remote), "log", "-2", "--format=%s", "main") == (
         "feat: two\nfeat: one"
@@ -206,7 +197,7 @@ def test_a_project_s_own_protected_path_is_quarantined_too(
     start = git(project, "rev-parse", "HEAD")
     steps = [["commit", "Makefile", "build: a new Makefile"], ["result"]]
     args = ["-a", "--loop-id", loop_id, "--protect", "./Makefile", "1", script(default=steps)]
-    done = ralph(project, docker_env, *args)
+    done = run_ralph(project, docker_env, *args)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "protected paths (Makefile)" in done.stderr
     assert git(project, "--git-dir", str(remote), "rev-parse", "main") == start
@@ -238,7 +229,7 @@ def test_a_worktree_loop_s_control_plane_commit_is_never_fast_forwarded(
         "RALPH_INTEGRATE": "main",
         "RALPH_INTEGRATE_CHECKOUT": str(project),
     }
-    done = ralph(tree, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    done = run_ralph(tree, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "protected paths (.sgf/config.toml)" in done.stderr
     assert "fast-forwarded" not in done.stdout
