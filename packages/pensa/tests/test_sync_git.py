@@ -38,6 +38,27 @@ def test_an_issue_committed_on_a_branch_leaves_and_returns_with_it(inited: Path,
     assert titles(pn) == ["only on x"]
 
 
+def test_uncommitted_comments_and_edges_survive_a_switch_away_and_back(
+    inited: Path, pn: Pn
+) -> None:
+    """An issue committed on a branch leaves with it; a comment and an edge given to it since
+    are uncommitted work, which rides along like an edited issue does (the model test lost
+    both comments when the exports were thrown away before the switch)."""
+    git(inited, "switch", "-qc", "x")
+    issue = pn("q", "only on x", "-t", "task").out.strip()
+    other = pn("q", "also on x", "-t", "task").out.strip()
+    git(inited, "commit", "-q", "-m", "x")
+    comment = pn("comment", "add", issue, "not committed yet", "--json").json()["id"]
+    assert pn("dep", "add", issue, other).code == 0
+    git(inited, "reset", "-q", "--", ".pensa")  # the exports thrown away: the database has it
+    git(inited, "checkout", "--", ".pensa")
+    git(inited, "switch", "-q", "main")
+    git(inited, "switch", "-q", "x")
+    shown = pn("show", issue, "--json").json()
+    assert [c["id"] for c in shown["comments"]] == [comment]
+    assert pn("dep", "list", issue, "--json").out.count(other) >= 1
+
+
 def test_a_claim_survives_checkout_of_a_file(inited: Path, pn: Pn) -> None:
     issue = pn("q", "work", "-t", "task").out.strip()
     git(inited, "commit", "-q", "--allow-empty", "-m", "task")

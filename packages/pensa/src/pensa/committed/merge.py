@@ -11,7 +11,8 @@ merge driver (the three versions of a file). The rules:
   anywhere is never undone by a claim or an edit made from a stale copy.
 - An issue one side lacks: if the other side still holds it exactly as the base did, it is
   gone (the checkout or branch does not have it); if the other side changed it, or it is
-  new there, it stays (uncommitted work rides along, like uncommitted files do).
+  new there, it stays (uncommitted work rides along, like uncommitted files do). A comment
+  or an edge the base lacks changes its issue too: dropping the issue would drop them.
 - A tombstone (an explicit `pn delete`, in `deleted.jsonl`) on any side removes the issue,
   with its edges and comments, and tombstones are never removed.
 - Comments are a union by id. Edges merge as a set against the base: an edge removed on one
@@ -28,7 +29,7 @@ from pensa.committed.records import Record
 from pensa.committed.snapshot import DepKey, Snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
 _MISSING: Any = object()
 _CLOSE_FIELDS = ("closed_at", "close_reason")
@@ -92,8 +93,10 @@ def merge_issues(
     ours: Mapping[str, Record],
     theirs: Mapping[str, Record],
     deleted: Mapping[str, Record],
+    touched: Collection[str] = (),
 ) -> dict[str, Record]:
-    """Merge the issues of three snapshots; ids in `deleted` are gone."""
+    """Merge the issues of three snapshots; ids in `deleted` are gone. An issue in `touched`
+    (new comments or edges on it) is changed even where its record is the base's."""
     out: dict[str, Record] = {}
     for issue_id in dict.fromkeys([*ours, *theirs]):
         if issue_id in deleted:
@@ -104,7 +107,7 @@ def merge_issues(
             continue
         present = o if o is not None else t
         assert present is not None
-        if b is None or present != b:
+        if b is None or present != b or issue_id in touched:
             out[issue_id] = present
     return out
 
@@ -137,10 +140,22 @@ def _acyclic(deps: dict[DepKey, Record], base: Mapping[DepKey, Record]) -> dict[
         del deps[max(new)]
 
 
+def touched(base: Snapshot, *sides: Snapshot) -> set[str]:
+    """The issues a side gave a comment or an edge the base lacks: work on them."""
+    out: set[str] = set()
+    for side in sides:
+        out.update(c["issue_id"] for cid, c in side.comments.items() if cid not in base.comments)
+        for key in side.deps.keys() - base.deps.keys():
+            out.update(key)
+    return out
+
+
 def merge(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> Snapshot:
     """The merged tracker, consistent: no edge or comment points at a missing issue."""
     deleted = {**base.deleted, **theirs.deleted, **ours.deleted}
-    issues = merge_issues(base.issues, ours.issues, theirs.issues, deleted)
+    issues = merge_issues(
+        base.issues, ours.issues, theirs.issues, deleted, touched(base, ours, theirs)
+    )
     deps = {
         key: record
         for key, record in merge_deps(base.deps, ours.deps, theirs.deps).items()

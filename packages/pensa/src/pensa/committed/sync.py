@@ -126,7 +126,7 @@ def reconcile(
         # touched, not changed: only remember the stat (and what HEAD holds now)
         record_base(conn, files if committed is None else committed, prints)
         return Synced(0, 0, 0, changed=False)
-    done = _merge_changes(conn, _diff(base_files, files))
+    done = _merge_changes(conn, _diff(base_files, files), base_files)
     record_base(conn, files if committed is None else committed, prints)
     return done
 
@@ -167,7 +167,35 @@ def _parse_whole_on_error(files: dict[str, bytes], changed: dict[str, bytes]) ->
         raise
 
 
-def _merge_changes(conn: sqlite3.Connection, diff: _Diff) -> Synced:
+def _worked_on(conn: sqlite3.Connection, leaving: set[str], base: dict[str, bytes]) -> set[str]:
+    """The issues among `leaving` (gone from the files, unchanged here) that the database
+    gave a comment or an edge the base lacks: uncommitted work, which keeps them."""
+    if not leaving:
+        return set()
+    from pensa.committed.snapshot import parse
+
+    ids = json.dumps(sorted(leaving))
+    within = "IN (SELECT value FROM json_each(?))"
+    comments = conn.execute(f"SELECT id, issue_id FROM comments WHERE issue_id {within}", (ids,))
+    said = comments.fetchall()
+    edges = conn.execute(
+        f"SELECT issue_id, depends_on_id FROM deps WHERE issue_id {within} OR depends_on_id "
+        f"{within}",
+        (ids, ids),
+    ).fetchall()
+    if not said and not edges:
+        return set()
+    known = parse(
+        {n: base.get(n, b"") if n in ("comments.jsonl", "deps.jsonl") else b"" for n in FILES}
+    )
+    out = {issue for cid, issue in said if cid not in known.comments}
+    for edge in edges:
+        if edge not in known.deps:
+            out.update(leaving.intersection(edge))
+    return out
+
+
+def _merge_changes(conn: sqlite3.Connection, diff: _Diff, base_files: dict[str, bytes]) -> Synced:
     from pensa.committed.merge import merge_issues
     from pensa.committed.snapshot import read_issues
 
@@ -181,7 +209,13 @@ def _merge_changes(conn: sqlite3.Connection, diff: _Diff) -> Synced:
         )
     }
     deleted: dict[str, Record] = {i: {} for i in (*diff.theirs.deleted, *known_dead)}
-    result = merge_issues(diff.base.issues, ours.issues, diff.theirs.issues, deleted)
+    leaving = {
+        i
+        for i, record in ours.issues.items()
+        if i not in diff.theirs.issues and i not in deleted and diff.base.issues.get(i) == record
+    }
+    kept = _worked_on(conn, leaving, base_files)
+    result = merge_issues(diff.base.issues, ours.issues, diff.theirs.issues, deleted, kept)
     result_all = Snapshot(
         {**result},
         {},
