@@ -77,6 +77,21 @@ def test_an_issue_only_one_side_has_is_kept_when_new_or_changed_and_dropped_when
     assert set(merge(snap(synced), snap(), snap(edited)).issues) == {"pn-1"}
 
 
+def test_an_issue_leaving_with_a_branch_stays_when_a_side_commented_on_it_or_linked_it() -> None:
+    """A comment or an edge the base lacks is uncommitted work on its issue, like an edit."""
+    synced, other = issue("pn-1"), issue("pn-2")
+    said = {"c1": {"id": "c1", "issue_id": "pn-1", "actor": "a", "text": "t", "created_at": T0}}
+    edge = {("pn-2", "pn-1"): {"issue_id": "pn-2", "depends_on_id": "pn-1"}}
+    commented = merge(snap(synced), snap(synced, comments=said), snap())
+    assert set(commented.issues) == {"pn-1"}
+    assert set(commented.comments) == {"c1"}
+    linked = merge(snap(synced, other), snap(synced, other, deps=edge), snap(other))
+    assert set(linked.issues) == {"pn-1", "pn-2"}
+    assert set(linked.deps) == set(edge)
+    # already committed with it: the comment leaves with its issue
+    assert merge(snap(synced, comments=said), snap(synced, comments=said), snap()).issues == {}
+
+
 def test_a_tombstone_on_any_side_removes_the_issue_with_its_edges_and_comments() -> None:
     a, b = issue("pn-a"), issue("pn-b", updated_at=T1, title="claimed later")
     dep = {("pn-a", "pn-b"): {"issue_id": "pn-a", "depends_on_id": "pn-b"}}
