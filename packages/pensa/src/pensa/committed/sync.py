@@ -172,6 +172,7 @@ def _worked_on(conn: sqlite3.Connection, leaving: set[str], base: dict[str, byte
     gave a comment or an edge the base lacks: uncommitted work, which keeps them."""
     if not leaving:
         return set()
+    from pensa.committed.merge import touched
     from pensa.committed.snapshot import parse
 
     ids = json.dumps(sorted(leaving))
@@ -188,11 +189,8 @@ def _worked_on(conn: sqlite3.Connection, leaving: set[str], base: dict[str, byte
     known = parse(
         {n: base.get(n, b"") if n in ("comments.jsonl", "deps.jsonl") else b"" for n in FILES}
     )
-    out = {issue for cid, issue in said if cid not in known.comments}
-    for edge in edges:
-        if edge not in known.deps:
-            out.update(leaving.intersection(edge))
-    return out
+    here = Snapshot({}, {edge: {} for edge in edges}, {c: {"issue_id": i} for c, i in said}, {})
+    return touched(known, here) & leaving
 
 
 def _merge_changes(conn: sqlite3.Connection, diff: _Diff, base_files: dict[str, bytes]) -> Synced:
