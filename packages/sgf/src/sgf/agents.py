@@ -124,17 +124,10 @@ def _npm_install(
     os.replace(tmp, dir_)
 
 
-def place(name: str, path: Path, dest: Path) -> None:
-    """Put agent `name` (what `binary` returned) at `dest` in a build context: a binary is
-    hard-linked (else copied); an install directory is copied with a `launch` script beside it,
-    which runs the agent's script on the install's own node."""
-    if not path.is_dir():
-        try:
-            os.link(path, dest)
-        except OSError:
-            shutil.copy2(path, dest)
-        dest.chmod(0o755)
-        return
+def place_install(name: str, path: Path, dest: Path) -> None:
+    """Copy bundled agent `name`'s install directory (what `binary` returned) to `dest` in a
+    build context, with a `launch` script that runs the agent's script on the install's own
+    node."""
     _, _, script, node = BUNDLED[name]
     shutil.copytree(path, dest, symlinks=True)
     here = f"{IMAGE_DIR}/{name}"

@@ -275,7 +275,10 @@ def build(
         _place(claude_bin, ctx / "claude")
         (ctx / "agents").mkdir()
         for name, (_, path) in extra_agents.items():
-            agents.place(name, path, ctx / "agents" / name)
+            if path.is_dir():
+                agents.place_install(name, path, ctx / "agents" / name)
+            else:
+                _place(path, ctx / "agents" / name)
         (ctx / "wheels").mkdir()
         python = _python_tag(root, base, env)
         wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
