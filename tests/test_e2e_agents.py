@@ -59,6 +59,17 @@ def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> st
     return build_image(sandbox_image, "opencode", tmp_path, "COPY opencode /usr/local/bin/opencode")
 
 
+def assert_image_carries(project: Project, image: str, agent: str) -> None:
+    """`image` has `agent` at its pinned version: in its label and on its PATH."""
+    label = project.run(
+        "docker", "image", "inspect", "--format",
+        f'{{{{index .Config.Labels "springfield.agent.{agent}"}}}}', image,
+    ).stdout.strip()  # fmt: skip
+    assert label == PINNED[agent]
+    version = project.run("docker", "run", "--rm", "--entrypoint", agent, image, "--version")
+    assert PINNED[agent] in version.stdout
+
+
 @pytest.fixture
 def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
     """gemini-cli is a JS bundle for node >= 20, which Debian bookworm lacks: this image is
@@ -74,13 +85,7 @@ def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
     )  # fmt: skip
     config.write_bytes(committed)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    label = project.run(
-        "docker", "image", "inspect", "--format",
-        '{{index .Config.Labels "springfield.agent.gemini"}}', image,
-    ).stdout.strip()  # fmt: skip
-    assert label == PINNED["gemini"]
-    version = project.run("docker", "run", "--rm", "--entrypoint", "gemini", image, "--version")
-    assert PINNED["gemini"] in version.stdout
+    assert_image_carries(project, image, "gemini")
     return image
 
 
@@ -269,13 +274,7 @@ def test_sgf_sandbox_build_puts_the_configured_agent_in_the_image(
 
     assert "has no codex" in before.stdout + before.stderr
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    label = project.run(
-        "docker", "image", "inspect", "--format",
-        '{{index .Config.Labels "springfield.agent.codex"}}', image,
-    ).stdout.strip()  # fmt: skip
-    assert label == PINNED["codex"]
-    version = project.run("docker", "run", "--rm", "--entrypoint", "codex", image, "--version")
-    assert PINNED["codex"] in version.stdout
+    assert_image_carries(project, image, "codex")
     assert "has no codex" not in after.stdout + after.stderr
 
 

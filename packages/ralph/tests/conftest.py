@@ -111,16 +111,7 @@ def ralph(project: Path, ralph_env: dict[str, str]) -> Run:
     def run(
         *args: str, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "ralph", *args],
-            cwd=cwd or project,
-            env={**ralph_env, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return run_ralph(cwd or project, {**ralph_env, **(env or {})}, *args, timeout=timeout)
 
     return run
 
