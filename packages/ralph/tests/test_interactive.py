@@ -123,6 +123,16 @@ def resized(term: Terminal, rows: int, cols: int) -> bool:
     return False
 
 
+def docker_without_sigwinch(directory: Path) -> dict[str, str]:
+    """A `docker` on PATH that runs the real client in its own session: the kernel's SIGWINCH
+    for a resize never reaches it, as when a resize lands before the client watches for one."""
+    directory.mkdir()
+    shim = directory / "docker"
+    shim.write_text(f'#!/bin/sh\nexec setsid --wait {shutil.which("docker")} "$@"\n')
+    shim.chmod(0o755)
+    return {"PATH": f"{directory}{os.pathsep}{os.environ['PATH']}"}
+
+
 def drive(term: Terminal, resize: tuple[int, int] | None = None) -> bytes:
     seen = read_until(term.master, b"READY")
     if resize is not None:
@@ -278,3 +288,24 @@ def test_usage_limit_countdown_is_rewritten_in_place_on_a_terminal(
     seen = afk_on_terminal(project, ralph_env, steps)
     assert b"\r\x1b[2Kwaiting" in seen
     assert b"retrying the same iteration" in seen
+
+
+@pytest.mark.docker
+def test_a_resize_the_docker_client_misses_still_reaches_the_agent(
+    terminal: Callable[..., Terminal],
+    tty_agent: Path,
+    project: Path,
+    base_image: str,
+    tmp_path: Path,
+) -> None:
+    """The docker client forwards SIGWINCH only once it watches for it, after the container
+    starts; ralph follows the terminal's size itself, so no resize is lost in that window."""
+    term = terminal(
+        "--sandbox", "docker", "--template", base_image, "--loop-id", f"tty-miss-{os.getpid()}",
+        "--command", str(tty_agent), "1", "go on",
+        env={"CLAUDE_CODE_OAUTH_TOKEN": "", **docker_without_sigwinch(tmp_path / "shim")},
+    )  # fmt: skip
+    seen = drive(term, resize=(41, 97))
+    assert term.proc.returncode == 2, seen
+    assert termios.tcgetattr(term.slave) == term.before
+    assert loop_containers(f"tty-miss-{os.getpid()}") == []

@@ -263,6 +263,18 @@ class DockerSandbox:
 
         return send
 
+    def _resizer(self, container: Container) -> Callable[[int, int], bool]:
+        from docker.errors import APIError
+
+        def resize(rows: int, columns: int) -> bool:
+            try:
+                container.resize(height=rows, width=columns)
+            except APIError:  # not started yet, or already gone
+                return False
+            return True
+
+        return resize
+
     def _remove(self, container: Container) -> None:
         from docker.errors import APIError, NotFound
 
@@ -307,13 +319,19 @@ class DockerSandbox:
         every: float,
     ) -> int | None:
         container = self._create(argv, tty=True)
+        follow = terminal.SizeFollower(self._resizer(container))
+
+        def tick_and_follow() -> bool:
+            follow()
+            return tick()
+
         try:
             return terminal.foreground(
                 self._attach(container),
                 cwd=self.config.project,
                 env=self.env,
                 interrupts=interrupts,
-                tick=tick,
+                tick=tick_and_follow,
                 every=every,
                 grace=self.config.timeouts.stop_grace,
                 signaller=self._signaller(container),

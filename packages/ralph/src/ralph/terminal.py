@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -54,6 +55,34 @@ def foreground(
             popen.wait()
     finally:
         _restore_terminal(saved)
+
+
+def size() -> tuple[int, int] | None:
+    """The user's terminal size as (rows, columns), or None when stdin is not a terminal."""
+    try:
+        columns, rows = os.get_terminal_size(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return None
+    return rows, columns
+
+
+class SizeFollower:
+    """Applies each change of the user's terminal size through `apply`, polled by the caller.
+
+    The docker CLI forwards SIGWINCH only once it watches for it, after the container has
+    started; a resize in that window would be lost and the agent would draw at the old size
+    for the rest of the session. `apply` returns False when the size could not be applied yet
+    (the container is not running), so the next poll tries again.
+    """
+
+    def __init__(self, apply: Callable[[int, int], bool]) -> None:
+        self._apply = apply
+        self._applied = size()
+
+    def __call__(self) -> None:
+        now = size()
+        if now is not None and now != self._applied and self._apply(*now):
+            self._applied = now
 
 
 def _save_terminal() -> TermAttrs | None:
