@@ -141,3 +141,16 @@ def test_a_restart_never_writes_its_output_through_a_link(tmp_path: Path, victim
     with pytest.raises(PathRefused):
         proc.spawn_detached(["true"], cwd=tmp_path, env={}, output=output)
     assert victim.read_text() == PRECIOUS
+
+
+def test_create_refuses_a_link_and_never_overwrites_a_file(root: Path, victim: Path) -> None:
+    link = root / ".sgf" / "new"
+    link.symlink_to(victim)
+    with pytest.raises(PathRefused, match="it is a symbolic link"):
+        safefile.create(link, b"agent")
+    taken = root / ".sgf" / "taken"
+    taken.write_text("mine")
+    with pytest.raises(FileExistsError):
+        safefile.create(taken, b"agent")
+    assert victim.read_text() == PRECIOUS
+    assert taken.read_text() == "mine"
