@@ -86,7 +86,8 @@ test-slow: env
 	PENSA_MODEL_STEPS=$${PENSA_MODEL_STEPS:-3000} $(VENV)/bin/pytest --timeout=0 \
 	  packages/pensa/tests/test_sync_model.py
 
-bench: env
+bench: env prereqs
+	export SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)"; \
 	for script in bench/bench_*.py; do $(VENV)/bin/python "$$script"; done
 
 demo: env
