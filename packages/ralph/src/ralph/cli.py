@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ import click
 from ralph import agents, ding, loop, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import Config, Exit, Guardrails, SandboxKind, Timeouts
+from ralph.models import Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
 from ralph.render import Output
 
 # Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
@@ -161,14 +162,21 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
 @env_option(
     "--integrate",
     metavar="BRANCH",
-    help="A worktree loop: after each iteration with commits, rebase onto BRANCH and "
-    "fast-forward it; a conflict stops the loop (exit 1), the commits kept on its branch.",
+    help="The branch the loop's commits land on (default: the one checked out); a conflict "
+    "stops the loop (exit 1), the commits kept on sgf/<loop-id>.",
 )
 @env_option(
-    "--integrate-checkout",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    metavar="DIR",
-    help="The checkout that has BRANCH (fast-forwarded with git merge --ff-only).",
+    "--memory",
+    metavar="SIZE",
+    default="8g",
+    help="Memory limit of each container (docker's -m: 512m, 8g); a run past it is stopped.",
+)
+@env_option(
+    "--pids",
+    type=click.IntRange(min=16),
+    metavar="N",
+    default=4096,
+    help="Process limit of each container (docker's --pids-limit).",
 )
 @click.option(
     "--protect",
@@ -234,7 +242,8 @@ def cli(
     stuck_threshold: int,
     record: Path | None,
     integrate: str | None,
-    integrate_checkout: Path | None,
+    memory: str,
+    pids: int,
     protect: tuple[str, ...],
     checks: str,
     stop_blocks: int,
@@ -281,7 +290,7 @@ def cli(
         stuck_threshold=stuck_threshold,
         record=record.resolve() if record else None,
         integrate=integrate,
-        integrate_checkout=integrate_checkout.resolve() if integrate_checkout else None,
+        limits=Limits(pids=pids, memory=_memory(memory)),
         protect=_protected(protect),
         guardrails=Guardrails(
             checks=_checks(checks),
@@ -312,6 +321,12 @@ def _checks(text: str) -> tuple[str, ...]:
         raise click.BadParameter(
             f"{text!r}: use some of {known}, or none", param_hint="--checks"
         ) from None
+
+
+def _memory(text: str) -> str:
+    if not re.fullmatch(r"[1-9][0-9]*[bkmg]?", text.strip().lower()):
+        raise click.BadParameter(f"{text!r}: a size like 512m or 8g", param_hint="--memory")
+    return text.strip().lower()
 
 
 def _duration(text: str | None) -> float | None:

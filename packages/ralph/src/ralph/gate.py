@@ -1,11 +1,13 @@
-"""Merge only on PASS: a worktree loop's rebased branch must pass its checks first.
+"""Merge only on PASS: a loop's commits must pass its checks before they land.
 
-`ralph --integrate BRANCH --check-command CMD`: after the rebase and before the target moves,
-the rebased commit is checked out afresh (a `git clone` into the container's own /tmp, so
-nothing the agent left uncommitted or ignored takes part) and CMD runs there, in the sandbox
-like the agent (never on the host: the branch is the agent's code). On failure the target
-stays where it was, the loop's branch keeps its commits, and the tasks the iteration closed
-are reopened with the trimmed failure as a comment; the loop goes on with the next task.
+`ralph --check-command CMD`: once the iteration's commits are on top of the target (replayed
+if it moved, integrate.py) and before the target moves, that commit is checked out afresh in
+a container of its own (a repository in its /tmp that borrows the project's objects
+read-only, so nothing the agent left uncommitted or ignored takes part) and CMD runs there,
+in the sandbox like the agent (never on the host: the commit is the agent's code). On failure
+the target stays where it was, the commits are set aside on a branch, and the tasks the
+iteration closed are reopened with the trimmed failure as a comment; the loop goes on with the
+next task.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from ralph import sandbox as sandboxes
 from ralph.integrate import IntegrationFailed
 from ralph.models import Config
 
-# "$1" the commit, "$2" the command. The clone lives and dies with the container.
+# "$1" the commit, "$2" the command. The checkout lives and dies with the container.
 SCRIPT = """set -e
-dir=$(mktemp -d)
-git -c core.hooksPath=/dev/null clone -q --no-checkout "$PWD" "$dir/checkout"
-cd "$dir/checkout"
-git -c core.hooksPath=/dev/null checkout -q --detach "$1"
+dir=$(mktemp -d)/checkout
+git init -q "$dir"
+cd "$dir"
+echo "$RALPH_OBJECTS" > .git/objects/info/alternates
+git -c core.hooksPath=/dev/null -c advice.detachedHead=false checkout -q --detach "$1"
 set +e
 sh -c "$2" 2>&1
 """
@@ -77,7 +80,7 @@ def check(
     clock: Callable[[], float] = time.monotonic,
 ) -> Verdict:
     """Run `command` on a fresh checkout of `commit` in the sandbox."""
-    running = sandbox.start(["/bin/sh", "-c", SCRIPT, "ralph-check", commit, command], stdin=b"")
+    running = sandbox.start_check(["/bin/sh", "-c", SCRIPT, "ralph-check", commit, command])
     chunks: list[bytes] = []
     deadline = clock() + timeout
     status: int | None = None
@@ -108,13 +111,12 @@ def reopen(
 
 
 def make(
-    config: Config, sandbox: sandboxes.Sandbox, interrupts: proc.Interrupts
+    config: Config, sandbox: sandboxes.Sandbox, interrupts: proc.Interrupts, *, branch: str
 ) -> Callable[[str], IntegrationFailed | None] | None:
-    """The integrator's gate for `config.guardrails.check_command`; None without one."""
+    """The landing's gate for `config.guardrails.check_command`; None without one."""
     command = config.guardrails.check_command
-    if command is None or config.integrate is None:
+    if command is None:
         return None
-    branch = config.integrate
 
     def gate(commit: str) -> IntegrationFailed | None:
         grace = config.timeouts.stop_grace

@@ -1,25 +1,21 @@
-"""The git operations ralph needs on the host: where HEAD is, and pushing what moved."""
+"""ralph's git on the host: hardened, and only ever in repositories the sandbox cannot write.
+
+The agent works in a repository of its own (workspace.py), so host git runs in the human's
+repository alone (and in private temporary worktrees of it, replay.py). Even so, everything
+that reaches it from the sandbox is data, and the repository's configuration may have been
+written by someone else's tool: hooks point at a directory that holds none, fsmonitor and
+pagers are off, the `ext::` transport is refused, nothing recurses into submodules, and
+replace refs are ignored (an object must read the same on the host as everywhere else).
+`-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ralph import gitdirs, proc
+from ralph import proc
 
-_REJECTED = ("rejected", "fetch first", "non-fast-forward")
-
-# Repository configuration is attacker input (the threat model of git's safe.directory work
-# and CVE-2022-24765): an agent in the sandbox can write the work tree, so nothing ralph or
-# sgf runs on the host may let the repository choose what executes. Hooks point at a
-# directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
-# refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
-# .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
-# sandbox), so filters, drivers and includes there are the developer's own. A nested
-# repository's config is the agent's: git never looks inside one (diff.ignoreSubmodules,
-# no recursion), so its filters and fsmonitor never run here (README "Security model").
 HARDENED = (
     "git",
     "--no-pager",
@@ -41,128 +37,140 @@ HARDENED = (
     "fetch.recurseSubmodules=false",
     "-c",
     "push.recurseSubmodules=no",
+    "-c",
+    "core.useReplaceRefs=false",
 )
+ZERO = "0" * 40
 
 
-def _git(
-    cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = False
+def environment(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """`env` for a host git: no prompts, no replace objects."""
+    if env is None:
+        return None
+    return {**env, "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
+
+
+def command(
+    cwd: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: int | None = None,
+    timeout: float | None = 300.0,
 ) -> proc.Completed:
-    full = None if env is None else {**env, "GIT_TERMINAL_PROMPT": "0"}
-    return proc.run([*HARDENED, *args], cwd=cwd, env=full, check=check)
-
-
-def command(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> proc.Completed:
     """Run a hardened git in `cwd` and return what it did (never raises on a non-zero exit)."""
-    return _git(cwd, *args, env=env)
+    return proc.run(
+        [*HARDENED, *args],
+        cwd=cwd,
+        env=environment(env),
+        check=False,
+        stdin=stdin,
+        timeout=timeout,
+    )
 
 
-def protected_paths(project: Path) -> list[tuple[Path, bool]]:
-    """(path, read_only) bind mounts for the git directories of the checkout holding `project`
-    (gitdirs.py): the common directory of a linked worktree too, and read-only what git
-    reads and may execute (config, hooks, info/) or follows (a worktree's pointers)."""
-    layout = gitdirs.find(project)
-    return [] if layout is None else gitdirs.mounts(layout, project=project)
+def _out(cwd: Path, *args: str, env: Mapping[str, str] | None) -> str | None:
+    done = command(cwd, *args, env=env)
+    return done.stdout.strip() or None if done.ok else None
 
 
 def head(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:
     """The commit HEAD points at, or None outside a repository or before the first commit."""
-    done = _git(cwd, "rev-parse", "--verify", "-q", "HEAD", env=env)
-    return done.stdout.strip() or None if done.ok else None
+    return _out(cwd, "rev-parse", "--verify", "-q", "HEAD^{commit}", env=env)
 
 
 def branch(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:
     """The current branch name, or None on a detached HEAD."""
-    done = _git(cwd, "symbolic-ref", "--short", "-q", "HEAD", env=env)
-    return done.stdout.strip() or None if done.ok else None
+    return _out(cwd, "symbolic-ref", "--short", "-q", "HEAD", env=env)
 
 
-def upstream(cwd: Path, *, env: Mapping[str, str] | None = None) -> str | None:
-    """The branch's upstream (`origin/main`), or None when it has none."""
-    done = _git(cwd, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", env=env)
-    return done.stdout.strip() or None if done.ok else None
+def rev(cwd: Path, ref: str, *, env: Mapping[str, str] | None = None) -> str | None:
+    """The commit `ref` names, or None."""
+    return _out(cwd, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", env=env)
 
 
-def remotes(cwd: Path, *, env: Mapping[str, str] | None = None) -> list[str]:
-    """The names of the configured remotes."""
-    done = _git(cwd, "remote", env=env)
-    return done.stdout.split() if done.ok else []
+def is_ancestor(cwd: Path, older: str, newer: str, *, env: Mapping[str, str] | None) -> bool:
+    """Whether `older` is `newer` or one of its ancestors."""
+    return command(cwd, "merge-base", "--is-ancestor", older, newer, env=env).ok
 
 
-def ahead(cwd: Path, *, env: Mapping[str, str] | None = None) -> int:
-    """How many commits HEAD has that its upstream lacks (all of them when there is a remote
-    but no upstream; 0 when there is no remote at all)."""
-    if not remotes(cwd, env=env):
-        return 0
-    spec = "@{u}..HEAD" if upstream(cwd, env=env) else "HEAD"
-    done = _git(cwd, "rev-list", "--count", spec, env=env)
-    return int(done.stdout.strip() or 0) if done.ok else 0
+def count(cwd: Path, spec: str, *, env: Mapping[str, str] | None) -> int:
+    """How many commits `git rev-list SPEC` lists."""
+    return int(_out(cwd, "rev-list", "--count", spec, env=env) or 0)
+
+
+def has_commit(cwd: Path, ident: str, *, env: Mapping[str, str] | None) -> bool:
+    """Whether the repository holds commit `ident`."""
+    return command(cwd, "cat-file", "-e", f"{ident}^{{commit}}", env=env).ok
+
+
+def set_ref(
+    cwd: Path, ref: str, ident: str, *, old: str | None = None, env: Mapping[str, str] | None
+) -> bool:
+    """Point `ref` at `ident` (only while it still points at `old`, when given)."""
+    args = ["update-ref", ref, ident] + ([old] if old is not None else [])
+    return command(cwd, *args, env=env).ok
+
+
+def delete_ref(cwd: Path, ref: str, *, env: Mapping[str, str] | None) -> None:
+    command(cwd, "update-ref", "-d", ref, env=env)
+
+
+def refs(cwd: Path, *patterns: str, env: Mapping[str, str] | None) -> dict[str, str]:
+    """ref name -> object, for the refs under `patterns`."""
+    listed = _out(cwd, "for-each-ref", "--format=%(objectname) %(refname)", *patterns, env=env)
+    out: dict[str, str] = {}
+    for line in (listed or "").splitlines():
+        ident, _, name = line.partition(" ")
+        out[name] = ident
+    return out
+
+
+def index_pack(
+    cwd: Path, pack: int, *, max_bytes: int, env: Mapping[str, str] | None
+) -> proc.Completed:
+    """Store the pack read from descriptor `pack`, every object checked as a fetch checks it
+    (fsck), thin deltas completed from the repository's own objects."""
+    return command(
+        cwd,
+        "index-pack",
+        "--strict",
+        "--fix-thin",
+        "--stdin",
+        f"--max-input-size={max_bytes}",
+        env=env,
+        stdin=pack,
+        timeout=1800.0,
+    )
+
+
+def complete_commit(
+    cwd: Path, ident: str, known: Sequence[str], *, env: Mapping[str, str] | None
+) -> bool:
+    """Whether `ident` is a commit whose every object is here."""
+    if _out(cwd, "cat-file", "-t", ident, env=env) != "commit":
+        return False
+    args = ["rev-list", "--objects", "--quiet", ident]
+    if known:
+        args += ["--not", *known]
+    return command(cwd, *args, env=env).ok
 
 
 def identity(cwd: Path, *, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """GIT_AUTHOR_*/GIT_COMMITTER_* from `git config user.name/email`, for agents elsewhere."""
     found: dict[str, str] = {}
     for key, role in (("user.name", "NAME"), ("user.email", "EMAIL")):
-        done = _git(cwd, "config", key, env=env)
-        if done.ok and (value := done.stdout.strip()):
+        if value := _out(cwd, "config", key, env=env):
             found[f"GIT_AUTHOR_{role}"] = found[f"GIT_COMMITTER_{role}"] = value
     return found
 
 
-class PushStatus(StrEnum):
-    """How an auto-push ended."""
-
-    PUSHED = "pushed"
-    REBASED = "pushed after pull --rebase"
-    NO_REMOTE = "no remote"
-    DETACHED = "detached HEAD"
-    FAILED = "failed"
+def objects_dir(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:
+    """The repository's object directory (its common directory's, for a linked worktree)."""
+    found = _out(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
+    return Path(found) / "objects" if found else None
 
 
-@dataclass(frozen=True, slots=True)
-class Pushed:
-    """The outcome of `push()`, with git's last line of stderr when it failed."""
-
-    status: PushStatus
-    detail: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.status is PushStatus.FAILED
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
-def push(cwd: Path, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
-    """Push the current branch; when rejected, `git pull --rebase` and push again, up to
-    `tries` rounds (loops on other machines push too)."""
-    names = remotes(cwd, env=env)
-    if not names:
-        return Pushed(PushStatus.NO_REMOTE)
-    current = branch(cwd, env=env)
-    if current is None:
-        return Pushed(PushStatus.DETACHED)
-    remote = "origin" if "origin" in names else names[0]
-    if upstream(cwd, env=env):
-        push_args, pull_args = ["push"], ["pull", "--rebase", "--autostash"]
-    else:
-        push_args = ["push", "--set-upstream", remote, current]
-        pull_args = ["pull", "--rebase", "--autostash", remote, current]
-    first = _git(cwd, *push_args, env=env)
-    if first.ok:
-        return Pushed(PushStatus.PUSHED)
-    if not any(word in first.stderr for word in _REJECTED):
-        return Pushed(PushStatus.FAILED, _last_line(first.stderr))
-    for _ in range(tries):
-        pulled = _git(cwd, *pull_args, env=env)
-        if not pulled.ok:
-            _git(cwd, "rebase", "--abort", env=env)
-            return Pushed(PushStatus.FAILED, "pull --rebase failed: " + _last_line(pulled.stderr))
-        again = _git(cwd, *push_args, env=env)
-        if again.ok:
-            return Pushed(PushStatus.REBASED)
-        if not any(word in again.stderr for word in _REJECTED):
-            break
-    return Pushed(PushStatus.FAILED, _last_line(again.stderr))
+def toplevel(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:
+    """The work tree holding `cwd`, or None outside one."""
+    found = _out(cwd, "rev-parse", "--show-toplevel", env=env)
+    return Path(found) if found else None

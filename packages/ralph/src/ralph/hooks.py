@@ -34,11 +34,11 @@ sys.exit(main())
 """
 
 
-def settings(config: Config, *, state: Path, python: str) -> dict[str, object]:
+def settings(config: Config, *, state: Path, python: str, workdir: Path) -> dict[str, object]:
     """The `--settings` JSON: one command per hook event ralph uses."""
     g = config.guardrails
     base = [python, "-I", str(state / GUARD / "hook.py")]
-    options = ["--state", str(state / STATE), "--project", str(config.project)]
+    options = ["--state", str(state / STATE), "--project", str(workdir)]
     options += ["--checks", ",".join(g.checks), "--blocks", str(g.stop_blocks)]
     if g.format_command:
         options += ["--format", g.format_command]
@@ -58,7 +58,7 @@ def settings(config: Config, *, state: Path, python: str) -> dict[str, object]:
     return {"hooks": hooks}
 
 
-def install(config: Config, *, state: Path) -> Config:
+def install(config: Config, *, state: Path, workdir: Path) -> Config:
     """Write the hook program and settings under `state`; `config` with `--settings` set.
 
     Only claude reads them: another `--command` (a test's fake agent) gets no new flag.
@@ -76,7 +76,9 @@ def install(config: Config, *, state: Path) -> Config:
     (state / GUARD / "hook.py").write_text(_SHIM)
     (state / STATE).mkdir(exist_ok=True)
     path = state / GUARD / "settings.json"
-    path.write_text(json.dumps(settings(config, state=state, python=python), indent=2))
+    path.write_text(
+        json.dumps(settings(config, state=state, python=python, workdir=workdir), indent=2)
+    )
     return replace(config, settings=path)
 
 

@@ -10,30 +10,20 @@ waits; interactive: the user's terminal), prints a summary and pushes new commit
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import (
-    format,
-    gate,
-    git,
-    gitdirs,
-    hooks,
-    integrate,
-    proc,
-    quarantine,
-    safefile,
-    sentinel,
-)
+from ralph import crossing, format, gate, hooks, proc, safefile, sentinel
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
 from ralph.ding import Ding
 from ralph.errors import RalphError
 from ralph.governor import Governor, failure_of
-from ralph.models import Config, Exit
+from ralph.models import Config, Exit, SandboxKind
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.watchdog import Expiry
@@ -56,8 +46,10 @@ class Loop:
         prompt_hint: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        home: crossing.Crossing | None = None,
     ) -> None:
         self.config = config
+        self.home = home
         self.sandbox = sandbox
         self.out = out
         self.interrupts = interrupts
@@ -73,16 +65,13 @@ class Loop:
         # so they are released as interrupted and do not count towards --stuck-threshold.
         self.cut_short_since: datetime | None = None
         self.record = Record(config.record, loop_id=config.loop_id)
-        # Read before any agent runs; checked after each iteration, before the host's git.
-        self.layout = gitdirs.find(config.project)
-        self.integrator = integrate.make(
-            config, self.layout, env=env, gate=gate.make(config, sandbox, interrupts)
-        )
-        self.guard = quarantine.make(config, self.layout, env=env)
+        target = home.lane.target if home else "the branch"
+        self.gate = gate.make(config, sandbox, interrupts, branch=target)
 
     @property
     def root(self) -> Path:
-        return self.config.project
+        """Where the agent's sentinels are: its workspace, or the project without git."""
+        return self.home.ws.repo if self.home else self.config.project
 
     def run(self) -> Exit:
         """Run up to N iterations; 0 when the sentinel appears, 2 when exhausted or over
@@ -150,8 +139,8 @@ class Loop:
                 return self._stop(Exit.EXHAUSTED, over)
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
-            before = git.head(self.root, env=self.env)
-            start = None if self.guard is None else self.guard.start()
+            if self.home is not None:
+                self.home.aim()
             self.record.write("iteration_start", index=index, total=total)
             holding = self._held()
             started = now_iso()
@@ -164,21 +153,16 @@ class Loop:
                 raise
             # counted however the loop goes on: completed, interrupted, over budget or failed
             self._record_iteration(index, started, attempt, holding)
-            if self.layout is not None:
-                gitdirs.unchanged(self.layout)  # raises: no host git on redirected pointers
-            if self.guard is not None and start is not None:
-                self.guard.check(start)  # raises: nothing pushed or integrated, branch reset
-            if self.integrator is not None:
-                self._integrate(holding)  # a conflict raises: the loop stops, the branch is kept
-            else:
-                self._push_if_moved(before)  # interrupted iterations' commits too, before the next
+            if self.home is not None:
+                # interrupted iterations' commits too, before the next; a quarantine or a
+                # conflict raises: the loop stops, nothing landed
+                self._bring_home(holding, interrupted=attempt.interrupted)
             if attempt.interrupted or self.interrupts.fired:
                 # a signal after the agent ended (during the push) cut nothing short
                 self.cut_short_since = began if attempt.interrupted else None
                 return self._stop(Exit.INTERRUPTED, "interrupted")
             if sentinel.take(self.root, loop_id):
                 self.out.summary(f"ralph complete after {index} iteration(s)")
-                self._push_pending()
                 return self._stop(Exit.COMPLETE, "complete")
             if attempt.expiry is Expiry.MAX_TIME:
                 over = self.governor.over_budget() or "budget reached: --max-time"
@@ -196,8 +180,8 @@ class Loop:
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
 
     def _held(self) -> dict[str, str] | None:
-        if self.config.record is None and (self.integrator is None or not self.integrator.gate):
-            return None  # only a recorded loop pays for asking pn every iteration
+        if self.config.record is None and self.gate is None:
+            return None  # only a recorded or checked loop pays for asking pn every iteration
         return self._holding()
 
     def _record_iteration(
@@ -299,59 +283,71 @@ class Loop:
             ding.close()
         return Attempt(status, interrupted=status is None, seconds=self.clock() - started)
 
-    def _push_if_moved(self, before: str | None) -> None:
-        if not self.config.auto_push:
+    def _bring_home(self, holding: dict[str, str] | None, *, interrupted: bool) -> None:
+        """Take the iteration's commits from the workspace, vet, check, land and push them."""
+        assert self.home is not None
+        tip = self.home.take(self.sandbox)  # raises Quarantined or CrossingRefused
+        if tip is None:
             return
-        after = git.head(self.root, env=self.env)
-        if after is None or after == before:
+        if interrupted and self.gate is not None:  # a stop is no time for the check
+            self.home.lane.keep(tip)
+            self.out.note(
+                f"the interrupted iteration's commits are on {self.home.lane.loop_branch}"
+            )
             return
-        self.out.note("New commits detected, pushing...")
-        self._push()
-
-    def _integrate(self, holding: dict[str, str] | None) -> None:
-        assert self.integrator is not None
         try:
-            done = self.integrator.run()
+            landed = self.home.land(tip, self.gate)
         except gate.ChecksFailed as failed:  # the loop goes on with the next task
             closed = changes(holding or {}, self._holding() or {})[1]
-            reopened = gate.reopen(self.root, closed, failed, env=self.env or {})
+            reopened = gate.reopen(self.config.project, closed, failed, env=self.env or {})
             kept = f"; its commits are on {failed.kept}" if failed.kept else ""
             self.out.warning(f"{failed}{kept}; reopened: {', '.join(reopened) or 'none'}")
             self.record.write("merge_check", passed=False, status=failed.status, reopened=reopened)
             return
-        if done is None:
+        if landed is None:
             return
-        branch = self.integrator.target.branch
-        self.out.note(f"{branch} fast-forwarded to {done.head[:12]}: {done.commits} commit(s)")
+        lane = self.home.lane
+        if landed.waiting:
+            self.out.warning(
+                f"{lane.target} is checked out with changes in the way ({landed.waiting}): "
+                f"the loop's commits wait on {lane.loop_branch} and land after the next "
+                f"iteration, or run `git merge --ff-only {lane.loop_branch}`"
+            )
+            return
+        self.out.note(
+            f"{lane.target} fast-forwarded to {landed.tip[:12]}: {landed.commits} commit(s)"
+        )
         if self.config.auto_push:
-            pushed = self.integrator.push()
-            if pushed.failed:
-                self.out.warning(f"push of {branch} failed: {pushed.detail}")
-            else:
-                self.out.note(f"push of {branch}: {pushed.status}")
+            self._push()
 
-    def _push_pending(self) -> None:
-        if self.integrator is not None:
-            return  # every iteration's commits went to the target branch already
-        root, env = self.root, self.env
-        if self.config.auto_push and git.head(root, env=env) and git.ahead(root, env=env) > 0:
+    def push_pending(self) -> None:
+        if self.home is not None and self.config.auto_push and self.home.unpushed() > 0:
             self._push()
 
     def _push(self) -> None:
-        pushed = git.push(self.root, env=self.env)
+        assert self.home is not None
+        branch = self.home.lane.target
+        pushed = self.home.push()
         if pushed.failed:
-            self.out.warning(f"push failed: {pushed.detail}")
-        else:
-            self.out.note(f"push: {pushed.status}")
+            self.out.warning(f"push of {branch} failed: {pushed.detail}")
+        elif pushed.status is not pushed.status.NO_REMOTE:
+            self.out.note(f"push of {branch}: {pushed.status}")
 
 
 def interactive_hint(config: Config, state: Path) -> str:
-    """A short instruction naming the prompt file, so no huge prompt goes into argv."""
-    path = config.prompt.path
-    if path is None or not path.is_relative_to(config.project):
-        path = state / "prompt.md"  # visible in the container: the state dir is mounted
-        safefile.replace(path, config.prompt.data)
+    """A short instruction naming the prompt file, so no huge prompt goes into argv (the
+    prompt is copied into the run's folder, which the agent sees wherever it runs)."""
+    path = state / "prompt.md"
+    safefile.replace(path, config.prompt.data)
     return f"Read @{path} and follow its instructions."
+
+
+def _sandbox_user(config: Config) -> tuple[int, int]:
+    if config.sandbox is SandboxKind.DOCKER:
+        from ralph.sandbox.docker import sandbox_user
+
+        return sandbox_user(os.getuid(), os.getgid())
+    return os.getuid(), os.getgid()
 
 
 def run(
@@ -361,30 +357,64 @@ def run(
     env: Mapping[str, str],
     max_iterations: int,
 ) -> Exit:
-    """Set up signals, a per-run state dir and the sandbox; run the loop; clean everything."""
+    """Set up signals, a per-run state dir, the workspace and the sandbox; run the loop;
+    bring back what the loop left; clean everything."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(out.capturing_logs())
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
-        config = hooks.install(config, state=state)
-        box = sandboxes.make(config, env=env, state=state)
+        uid, gid = _sandbox_user(config)
+        for line in crossing.recover(config, env, state, uid=uid, gid=gid):
+            out.note(line) if not line.startswith("warning: ") else out.warning(line[9:])
+        home = crossing.open_(config, env, uid=uid, gid=gid)
+        workdir = config.project if home is None else home.workdir(config)
+        config = hooks.install(config, state=state, workdir=workdir)
+        box = sandboxes.make(config, env=env, state=state, place=home.place if home else None)
         stack.callback(box.close)
         for leftover in box.prepare():
             out.note(f"removed leftover {leftover}")
         hint = None if config.afk else interactive_hint(config, state)
         loop = Loop(
-            config, box, out, interrupts, env=env, max_iterations=max_iterations, prompt_hint=hint
+            config,
+            box,
+            out,
+            interrupts,
+            env=env,
+            max_iterations=max_iterations,
+            prompt_hint=hint,
+            home=home,
         )
         ended: Exit | None = None
         try:
             ended = loop.run()
             return ended
         finally:
-            box.close()  # the agent is stopped before its claims are given back
+            box.close()  # the agent is stopped before its leftovers cross and its claims go
+            if home is not None:
+                _bring_back(home, box, out, loop, ended)
+                box.close()
             _release_claims(
                 config, out, env=env, ended=ended, why=loop.stop_reason, since=loop.cut_short_since
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _bring_back(
+    home: crossing.Crossing, box: sandboxes.Sandbox, out: Output, loop: Loop, ended: Exit | None
+) -> None:
+    """The loop's leftovers and last commits, back from its workspace (crossing.finish)."""
+    stopped = ended is Exit.INTERRUPTED or loop.interrupts.fired
+    try:
+        lines = home.finish(box, land=not (stopped and loop.gate), check=loop.gate)
+    except RalphError as e:
+        lines = [f"warning: {e}"]
+    for line in lines:
+        if line.startswith("warning: "):
+            out.warning(line.removeprefix("warning: "))
+        else:
+            out.note(line)
+    if ended is Exit.COMPLETE:
+        loop.push_pending()
 
 
 _WHY = {

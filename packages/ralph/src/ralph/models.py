@@ -44,6 +44,14 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """What one container may use: processes and memory (`docker run --pids-limit/-m`)."""
+
+    pids: int = 4096
+    memory: str = "8g"
+
+
+@dataclass(frozen=True, slots=True)
 class Guardrails:
     """Claude Code hooks ralph sets in every run (hooks.py; README "Guardrails")."""
 
@@ -88,10 +96,9 @@ class Config:
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
-    # A worktree loop: after each iteration with commits, rebase onto this branch
-    # and fast-forward it, in `integrate_checkout` when that checkout has it (integrate.py).
+    # The branch the loop's commits land on; None: the project's checked-out one.
     integrate: str | None = None
-    integrate_checkout: Path | None = None
+    limits: Limits = field(default_factory=lambda: Limits())
     # Paths the agent's commits must not touch, beyond protect.DEFAULTS (quarantine.py).
     protect: tuple[str, ...] = ()
     guardrails: Guardrails = field(default_factory=Guardrails)
@@ -110,9 +117,9 @@ class Config:
             # pn claim-next hands a task claimed this often without a close to a human
             "PN_STUCK_AFTER": str(self.stuck_threshold),
         }
-        # a worktree loop claims from the main checkout's pn; claims published through git,
-        # with their retry knobs
-        for name in ("PN_SHARED_DB", "PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
+        # claims published through git, with their retry knobs (the sandbox names the
+        # shared database itself: PN_SHARED_DB)
+        for name in ("PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
             if host.get(name):
                 env[name] = host[name]
         return env

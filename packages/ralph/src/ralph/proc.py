@@ -51,14 +51,16 @@ def run(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     timeout: float | None = 300.0,
+    stdin: int | None = None,
 ) -> Completed:
-    """Run a helper program to completion with no stdin; raise CommandFailed when `check`."""
+    """Run a helper program to completion, its stdin the descriptor `stdin` (else none);
+    raise CommandFailed when `check`."""
     try:
         done = subprocess.run(
             list(argv),
             cwd=cwd,
             env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -1,6 +1,6 @@
-"""The mount probe: a remote Docker engine must see the project at its own path.
+"""The mount probe: a remote Docker engine must see ralph's folders at their own paths.
 
-Bind mounts name paths on the engine's machine; dockerbox.py runs this before the first
+Bind mounts name paths on the engine's machine; docker.py runs this before the first
 container when the engine may be another machine (DOCKER_HOST, RALPH_PROBE_MOUNTS=1).
 """
 
@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from ralph import safefile
 from ralph.errors import SandboxFailed
+from ralph.sandbox.base import OBJECTS
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
-    from ralph.dockerbox import DockerSandbox
+    from ralph.sandbox.docker import DockerSandbox
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +32,16 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
     from docker.errors import DockerException
 
     token = secrets.token_hex(8)
-    markers = [box.config.project / f".ralph-probe-{token}", box.state / "probe"]
-    seen, failure, expected = b"", "", (token * len(markers)).encode()
+    markers = [box.state / "probe"]
+    objects = ""
+    if box.place is not None:
+        markers.append(box.place.workspace.out / "probe")
+        if box.place.pensa is not None:
+            markers.append(box.place.pensa / f".ralph-probe-{token}")
+        if box.place.objects is not None:
+            objects = f" && test -d {OBJECTS}/pack && printf objects"
+    seen, failure = b"", ""
+    expected = (token * len(markers) + ("objects" if objects else "")).encode()
     try:
         for marker in markers:
             safefile.create(marker, token.encode())
@@ -43,11 +52,11 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
             try:
                 seen = client.containers.run(
                     box.config.template,
-                    command=["cat", *map(str, markers)],
+                    command=["/bin/sh", "-c", f"cat {' '.join(map(str, markers))}{objects}"],
                     entrypoint=[],
                     labels=box.labels(),
                     user=f"{box.uid}:{box.gid}",
-                    mounts=box._mounts(None),
+                    mounts=box.probe_mounts(),
                     network_mode="none",
                     remove=True,
                     stdout=True,
@@ -65,8 +74,9 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
     if seen != expected:
         host = box.env.get("DOCKER_HOST") or "the configured engine"
         raise SandboxFailed(
-            f"the Docker engine at {host} does not see {box.config.project} (or ralph's "
-            f"run directory {box.state.parent}) at the same path: containers would get "
-            "empty directories. Put the project on storage that machine mounts at the "
-            f"same path (and TMPDIR too), or unset DOCKER_HOST to use the local engine{failure}"
+            f"the Docker engine at {host} does not see {box.config.project} (its .git and "
+            f".pensa), ralph's run directory {box.state.parent} or its workspaces at the same "
+            "path: containers would get empty directories. Put them on storage that machine "
+            "mounts at the same path (the project, TMPDIR, RALPH_WORKSPACES), or unset "
+            f"DOCKER_HOST to use the local engine{failure}"
         )

@@ -3,8 +3,16 @@
 This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
 remove, clean-up by label) goes through the docker SDK; the byte streams go through
 `docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
-and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode. Secrets never become container
-env (see credentials.py).
+and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode.
+
+What a container sees (README "Security model"): the loop's workspace at the project's own
+path (the agent's repository, which no host git ever enters), the project's objects
+read-only (the workspace borrows them as alternates), the project's `.pensa/` folder (the one
+database the loops claim in), the per-run directory (HOME) and, read-only, the hooks and the
+workspace steps. Not the project's work tree, not its `.git/`. The agent runs as the user, or
+as an unprivileged user of its own when the user is root, with no capabilities, no new
+privileges, and limits on processes and memory. Secrets never become container env
+(credentials.py).
 """
 
 from __future__ import annotations
@@ -18,17 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, claude_home, credentials, git, gitdirs, hooks, mountprobe, proc, terminal
+from ralph import agents, claude_home, credentials, git, hooks, proc, terminal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
-from ralph.protect import Protected
+from ralph.sandbox import mountprobe
+from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, SCRIPT, Place, Running
 
 if TYPE_CHECKING:
     from docker import DockerClient
     from docker.models.containers import Container
     from docker.types import Mount
-
-    from ralph.sandbox import Running
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +45,19 @@ LABEL_PID = "springfield.ralph-pid"
 # The ralph process's start time (/proc), so a PID reused by another process after a crash
 # does not keep an orphan container alive.
 LABEL_START = "springfield.ralph-start"
+# A container's own scratch folder (not the host's /tmp): steps and checks start there.
+SCRATCH = "/tmp"  # noqa: S108
+# The agent's user when ralph runs as root: never root in the container.
+SANDBOX_UID = 10001
+
+
+def sandbox_user(uid: int, gid: int) -> tuple[int, int]:
+    """The container's uid:gid: the user's own, or SANDBOX_UID's when the user is root."""
+    return (SANDBOX_UID, SANDBOX_UID) if uid == 0 else (uid, gid)
 
 
 def container_env(
-    host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
+    host: Mapping[str, str], *, home: Path, identity: Mapping[str, str], tty: bool
 ) -> dict[str, str]:
     """The container's environment: HOME, identities, no auto-updates; no secrets.
 
@@ -49,8 +65,6 @@ def container_env(
     """
     env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
     env.update(credentials.plain(host))
-    if uid == 0:
-        env["IS_SANDBOX"] = "1"  # claude refuses --dangerously-skip-permissions as root otherwise
     if tty:
         env["TERM"] = host.get("TERM") or "xterm-256color"
         if host.get("COLORTERM"):
@@ -91,15 +105,25 @@ class DockerSandbox:
     config: Config
     env: Mapping[str, str]
     state: Path  # per-run directory outside the project: the container's HOME lives here
+    place: Place | None = None
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
     agent_vars: Mapping[str, str] = field(default_factory=dict)  # the backend's (agents/)
+    last_oom: bool = False  # the last run's container was killed for memory
     _client: DockerClient | None = None
     _mine: dict[str, Container] = field(default_factory=dict)
 
     @property
     def home(self) -> Path:
         return self.state / "home"
+
+    @property
+    def user(self) -> tuple[int, int]:
+        return sandbox_user(self.uid, self.gid)
+
+    @property
+    def workdir(self) -> Path:
+        return self.config.project
 
     def _docker(self) -> DockerClient:
         if self._client is None:
@@ -158,6 +182,35 @@ class DockerSandbox:
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         host_home = Path(self.env.get("HOME", "~")).expanduser()
         claude_home.write(self.home, host_home=host_home, project=self.config.project)
+        uid, gid = self.user
+        if (uid, gid) != (self.uid, self.gid):  # the run's folder: entered, not handed over
+            os.chown(self.state, uid, gid)
+        self._hand_over(self.home)
+        self._hand_over(self.state / hooks.STATE)
+
+    def _hand_over(self, top: Path) -> None:
+        """Give the sandbox's own user (root's stand-in) what it must write."""
+        uid, gid = self.user
+        if (uid, gid) == (self.uid, self.gid) or not top.exists():
+            return
+        os.chown(top, uid, gid, follow_symlinks=False)
+        for folder, dirs, files in os.walk(top):
+            for name in dirs + files:
+                os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+
+    def _share_tracker(self) -> None:
+        """The sandbox's user must write the shared database and its journal beside it."""
+        place = self.place
+        if place is None or place.pensa is None:
+            return
+        uid, gid = self.user
+        if (uid, gid) == (self.uid, self.gid):
+            return
+        os.chown(place.pensa, uid, gid, follow_symlinks=False)
+        for suffix in ("", "-journal", "-wal", "-shm", ".lock"):
+            path = place.pensa / f"db.sqlite{suffix}"
+            if path.exists() and not path.is_symlink():
+                os.chown(path, uid, gid, follow_symlinks=False)
 
     def remove_leftovers(self) -> list[str]:
         """Remove this project's containers left by this loop id or by a ralph that died."""
@@ -175,37 +228,48 @@ class DockerSandbox:
                 removed.append(_short(container))
         return removed
 
-    def _mounts(self, secrets: Path | None) -> list[Mount]:
+    # -- what a container sees ----------------------------------------------------------
+
+    def _workspace_mounts(self) -> list[Mount]:
         from docker.types import Mount
 
-        project = str(self.config.project)
+        place = self.place
+        if place is None:  # not a git repository: the folder itself, there is no git to guard
+            project = str(self.config.project)
+            return [Mount(project, project, type="bind")]
         mounts = [
-            Mount(project, project, type="bind"),
-            Mount(str(self.state), str(self.state), type="bind"),
+            Mount(str(place.top), str(place.workspace.repo), type="bind"),
+            Mount(OUT, str(place.workspace.out), type="bind"),
+            Mount(BIN, str(self.state / "bin"), type="bind", read_only=True),
         ]
+        if place.objects is not None:
+            mounts.append(Mount(OBJECTS, str(place.objects), type="bind", read_only=True))
+        return mounts
+
+    def _step_env(self) -> dict[str, str]:
+        place = self.place
+        if place is None:
+            return {}
+        return {
+            "RALPH_WS": str(place.top),
+            "RALPH_OBJECTS": OBJECTS if place.objects is not None else "",
+            "RALPH_BRANCH": place.branch,
+            "RALPH_BASE": place.base,
+            "RALPH_TAKEN": place.taken,
+            "RALPH_OUT": OUT,
+            "RALPH_STAMP": place.stamp,
+        }
+
+    def _agent_mounts(self, secrets: Path | None) -> list[Mount]:
+        from docker.types import Mount
+
+        mounts = [*self._workspace_mounts(), Mount(str(self.state), str(self.state), type="bind")]
         if secrets is not None:
             mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
-        # The control plane (protect.py: .sgf/'s prompts, config and backpressure, hooks'
-        # config, attributes, submodules, .claude/) is read-only where it exists; commits
-        # of it by plumbing are quarantined after the iteration (quarantine.py).
-        layout = gitdirs.find(self.config.project)
-        top = self.config.project if layout is None else layout.work_tree
-        for path in Protected.with_extra(self.config.protect).on_disk(top):
-            if path.is_relative_to(self.config.project):  # the container sees nothing else
-                mounts.append(Mount(str(path), str(path), type="bind", read_only=True))
         for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
             mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
-        # The agent commits (objects, refs, index) but cannot make the host run its code
-        # through git: config, hooks and info/ are read-only (README "Security"); a
-        # linked worktree gets its common directory, and its pointers read-only.
-        for path, read_only in git.protected_paths(self.config.project):
-            mounts.append(Mount(str(path), str(path), type="bind", read_only=read_only))
-        if shared := self.env.get("PN_SHARED_DB"):
-            # a worktree loop claims from the main checkout's database: SQLite
-            # writes its journal beside the file, so the folder is mounted
-            folder = Path(shared).resolve().parent
-            if not folder.is_relative_to(self.config.project):
-                mounts.append(Mount(str(folder), str(folder), type="bind"))
+        if self.place is not None and self.place.pensa is not None:
+            mounts.append(Mount(PENSA, str(self.place.pensa), type="bind"))
         creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
         if not credentials.secrets(self.env) and creds.is_file():
             # read-write, so a token refresh inside the container persists on the host
@@ -213,22 +277,55 @@ class DockerSandbox:
             mounts.append(Mount(str(target), str(creds), type="bind"))
         return mounts
 
-    def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
-        from docker.errors import DockerException
+    def probe_mounts(self) -> list[Mount]:
+        """What the mount probe (mountprobe.py) reads: every folder an agent's container gets."""
+        return self._agent_mounts(None)
 
+    def _agent_env(self, *, tty: bool) -> dict[str, str]:
         identity = {
             **git.identity(self.config.project, env=self.env),
             **self.config.loop_env(self.env),
         }
-        env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
+        env = container_env(self.env, home=self.home, identity=identity, tty=tty)
         env.update(self.agent_vars)
-        secrets = credentials.secrets(self.env)
-        path = None
-        if secrets:  # deleted with the container (_remove), or with the per-run dir
-            path = credentials.write(self.state, secrets, uid=self.uid, gid=self.gid)
-            argv = credentials.wrap(argv, path)
+        env.update(self._step_env())
+        if self.place is not None and self.place.pensa is not None:
+            env["PN_SHARED_DB"] = f"{PENSA}/db.sqlite"
+        return env
+
+    def _create(
+        self,
+        argv: Sequence[str],
+        *,
+        tty: bool = False,
+        env: Mapping[str, str],
+        mounts: list[Mount],
+        network: str | None,
+        workdir: str,
+    ) -> Container:
+        from docker.errors import DockerException
+
+        uid, gid = self.user
         try:
-            container = self._create_with(argv, env, tty=tty, secrets=path)
+            container = self._docker().containers.create(
+                self.config.template,
+                command=list(argv),
+                entrypoint=[],
+                labels=self.labels(),
+                user=f"{uid}:{gid}",
+                working_dir=workdir,
+                environment=dict(env),
+                mounts=mounts,
+                network_mode=network,
+                stdin_open=True,
+                tty=tty,
+                init=True,  # reaps the agent's orphans; forwards our signals to it
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                pids_limit=self.config.limits.pids,
+                mem_limit=self.config.limits.memory,
+                memswap_limit=self.config.limits.memory,  # no swap beyond the limit
+            )
         except DockerException as e:
             raise SandboxFailed(
                 f"cannot create a container from {self.config.template}: {e}"
@@ -236,22 +333,21 @@ class DockerSandbox:
         self._mine[_cid(container)] = container
         return container
 
-    def _create_with(
-        self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool, secrets: Path | None
-    ) -> Container:
-        return self._docker().containers.create(
-            self.config.template,
-            command=list(argv),
-            entrypoint=[],
-            labels=self.labels(),
-            user=f"{self.uid}:{self.gid}",
-            working_dir=str(self.config.project),
-            environment=dict(env),
-            mounts=self._mounts(secrets),
-            network_mode=self.config.network,
-            stdin_open=True,
+    def _agent_container(self, argv: Sequence[str], *, tty: bool) -> Container:
+        self._share_tracker()
+        secrets = credentials.secrets(self.env)
+        path = None
+        if secrets:  # deleted with the container (_remove), or with the per-run dir
+            uid, gid = self.user
+            path = credentials.write(self.state, secrets, uid=uid, gid=gid)
+            argv = credentials.wrap(argv, path)
+        return self._create(
+            argv,
             tty=tty,
-            init=True,  # reaps the agent's orphans; forwards our signals to it
+            env=self._agent_env(tty=tty),
+            mounts=self._agent_mounts(path),
+            network=self.config.network,
+            workdir=str(self.workdir),
         )
 
     def _signaller(self, container: Container) -> proc.Signaller:
@@ -295,12 +391,11 @@ class DockerSandbox:
     def _attach(self, container: Container) -> list[str]:
         return ["docker", "start", "--attach", "--interactive", _cid(container)]
 
-    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
-        container = self._create(argv, tty=False)
+    def _run(self, container: Container, *, stdin: bytes) -> _DockerRun:
         try:
             child = proc.Child(
                 self._attach(container),
-                cwd=self.config.project,
+                cwd=self.state,
                 env=self.env,
                 stdin=stdin,
                 signaller=self._signaller(container),
@@ -308,7 +403,51 @@ class DockerSandbox:
         except BaseException:
             self._remove(container)
             raise
-        return _DockerRun(child, container, self._remove)
+        return _DockerRun(child, container, self._removed_noting_oom)
+
+    def _removed_noting_oom(self, container: Container) -> None:
+        self.last_oom = _oom_killed(container)
+        self._remove(container)
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        if self.place is not None:
+            argv = ["/bin/sh", f"{BIN}/{SCRIPT}", "run", *argv]
+        return self._run(self._agent_container(argv, tty=False), stdin=stdin)
+
+    def step(self, name: str) -> proc.Completed:
+        from docker.errors import DockerException
+
+        container = self._create(
+            ["/bin/sh", f"{BIN}/{SCRIPT}", name],
+            env={"HOME": SCRATCH, **self._step_env()},
+            mounts=self._workspace_mounts(),
+            network="none",
+            workdir="/",
+        )
+        try:
+            container.start()
+            status = int(container.wait(timeout=1800).get("StatusCode", 1))
+            out = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+            err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+        except DockerException as e:
+            return proc.Completed(("workspace.sh", name), 1, "", str(e))
+        finally:
+            self._remove(container)
+        return proc.Completed(("workspace.sh", name), status, out, err)
+
+    def start_check(self, argv: Sequence[str]) -> Running:
+        from docker.types import Mount
+
+        place = self.place
+        mounts = []
+        env = {"HOME": SCRATCH}
+        if place is not None and place.objects is not None:
+            mounts.append(Mount(OBJECTS, str(place.objects), type="bind", read_only=True))
+            env["RALPH_OBJECTS"] = OBJECTS
+        container = self._create(
+            argv, env=env, mounts=mounts, network=self.config.network, workdir=SCRATCH
+        )
+        return self._run(container, stdin=b"")
 
     def interactive(
         self,
@@ -318,7 +457,9 @@ class DockerSandbox:
         tick: Callable[[], bool],
         every: float,
     ) -> int | None:
-        container = self._create(argv, tty=True)
+        if self.place is not None:
+            argv = ["/bin/sh", f"{BIN}/{SCRIPT}", "exec", *argv]
+        container = self._agent_container(argv, tty=True)
         follow = terminal.SizeFollower(self._resizer(container))
 
         def tick_and_follow() -> bool:
@@ -328,7 +469,7 @@ class DockerSandbox:
         try:
             return terminal.foreground(
                 self._attach(container),
-                cwd=self.config.project,
+                cwd=self.state,
                 env=self.env,
                 interrupts=interrupts,
                 tick=tick_and_follow,
@@ -351,6 +492,17 @@ class DockerSandbox:
                 log.warning("clean-up by label failed: %s", e)
             self._client.close()
             self._client = None
+
+
+def _oom_killed(container: Container) -> bool:
+    from docker.errors import DockerException
+
+    try:
+        container.reload()
+    except DockerException:
+        return False
+    state = container.attrs.get("State") or {}
+    return bool(state.get("OOMKilled"))
 
 
 def _cid(container: Container) -> str:

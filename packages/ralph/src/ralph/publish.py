@@ -1,0 +1,117 @@
+"""Pushing the target branch from the project's repository, by the host.
+
+After a landing, the target is pushed to its upstream (or `origin`, setting the upstream). A
+push the remote rejects because another machine pushed first costs one fetch: the target's
+commits the remote lacks are replayed onto the remote's tip (replay.py, in ralph's own
+worktree) and the target moves there with the checkout's edits carried over; then it is
+pushed again, up to three rounds. There is no `pull --rebase` in the human's checkout, and
+nothing is aborted or reset there: a round that cannot move the target says why and stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ralph import git, replay
+from ralph.integrate import Lane
+
+_REJECTED = ("rejected", "fetch first", "non-fast-forward")
+
+
+class PushStatus(StrEnum):
+    """How a push ended."""
+
+    PUSHED = "pushed"
+    REBASED = "pushed after replaying onto the remote"
+    NO_REMOTE = "no remote"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    """The outcome of `push()`, with git's last line of stderr when it failed."""
+
+    status: PushStatus
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status is PushStatus.FAILED
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _config(lane: Lane, key: str) -> str | None:
+    done = git.command(lane.repo, "config", "--get", key, env=lane.env)
+    return done.stdout.strip() or None if done.ok else None
+
+
+def where(lane: Lane) -> tuple[str, str, bool] | None:
+    """(remote, remote branch ref, has an upstream) for the target; None without a remote."""
+    names = git.command(lane.repo, "remote", env=lane.env).stdout.split()
+    if not names:
+        return None
+    remote = _config(lane, f"branch.{lane.target}.remote")
+    merge = _config(lane, f"branch.{lane.target}.merge")
+    if remote in names and merge:
+        return remote, merge, True
+    return ("origin" if "origin" in names else names[0]), lane.ref, False
+
+
+def ahead(lane: Lane) -> int:
+    """How many of the target's commits its remote branch lacks (as last fetched)."""
+    found = where(lane)
+    tip = lane.target_tip()
+    if found is None or tip is None:
+        return 0
+    remote, merge, _ = found
+    tracking = git.rev(lane.repo, _tracking(remote, merge), env=lane.env)
+    return git.count(lane.repo, f"{tracking}..{tip}" if tracking else tip, env=lane.env)
+
+
+def _tracking(remote: str, merge: str) -> str:
+    return f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
+
+
+def push(lane: Lane, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
+    """Push the target; when the remote has moved, replay onto it and push again."""
+    found = where(lane)
+    if found is None:
+        return Pushed(PushStatus.NO_REMOTE)
+    remote, merge, tracked = found
+    spec = f"{lane.ref}:{merge}"
+    args = ["push", "--porcelain", remote, spec] if tracked else ["push", "-u", remote, spec]
+    done = git.command(lane.repo, *args, env=lane.env)
+    if done.ok:
+        return Pushed(PushStatus.PUSHED)
+    rejected = done.stderr + done.stdout
+    for _ in range(tries):
+        if not any(word in rejected for word in _REJECTED):
+            return Pushed(PushStatus.FAILED, _last_line(done.stderr))
+        tracking = _tracking(remote, merge)
+        fetched = git.command(
+            lane.repo, "fetch", "-q", remote, f"+{merge}:{tracking}", env=lane.env
+        )
+        if not fetched.ok:
+            return Pushed(PushStatus.FAILED, "fetch failed: " + _last_line(fetched.stderr))
+        theirs = git.rev(lane.repo, tracking, env=lane.env)
+        ours = lane.target_tip()
+        if theirs is None or ours is None:
+            return Pushed(PushStatus.FAILED, "the remote branch cannot be read")
+        try:
+            moved = replay.replay(lane.repo, ours, theirs, theirs, env=lane.env)
+        except replay.ReplayConflict as e:
+            files = ", ".join(e.files) or str(e)
+            return Pushed(PushStatus.FAILED, f"the remote's new commits conflict in {files}")
+        if moved.tip != ours and (why := lane.move_checkout(ours, moved.tip)) is not None:
+            return Pushed(PushStatus.FAILED, f"{lane.target} cannot take the remote's: {why}")
+        done = git.command(lane.repo, "push", "--porcelain", remote, spec, env=lane.env)
+        if done.ok:
+            return Pushed(PushStatus.REBASED)
+        rejected = done.stderr + done.stdout
+    return Pushed(PushStatus.FAILED, _last_line(done.stderr))

@@ -1,0 +1,45 @@
+"""Where the agent runs: a Docker container per iteration (`docker.py`, the security
+boundary) or the host itself (`host.py`, `--sandbox none`), behind one Protocol (`base.py`).
+
+Secrets never become container env (credentials.py); each backend's configuration files go
+into the run's HOME (agents/). The workspace steps script and the hooks are written into the
+run's directory here, once, before any agent runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+
+from ralph.models import Config, SandboxKind
+from ralph.sandbox.base import SCRIPT, Place, Running, Sandbox
+
+__all__ = ["Place", "Running", "Sandbox", "make"]
+
+
+def write_script(state: Path) -> Path:
+    """The workspace steps (inside/workspace.sh) in the run's `bin/`, for the sandbox."""
+    folder = state / "bin"
+    folder.mkdir(exist_ok=True)
+    path = folder / SCRIPT
+    path.write_text(
+        resources.files("ralph.inside").joinpath(SCRIPT).read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+def make(config: Config, *, env: Mapping[str, str], state: Path, place: Place | None) -> Sandbox:
+    """The sandbox `config.sandbox` asks for, with the backend's files in the run's HOME."""
+    from ralph.sandbox.docker import DockerSandbox
+    from ralph.sandbox.host import HostSandbox
+
+    home = state / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    agent_vars = config.backend(env).setup(home, env)
+    write_script(state)
+    if config.sandbox is SandboxKind.NONE:
+        return HostSandbox(config, env, state, place=place, agent_vars=agent_vars)
+    return DockerSandbox(config, env, state, place=place, agent_vars=agent_vars)

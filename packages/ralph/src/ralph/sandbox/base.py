@@ -1,0 +1,101 @@
+"""The seam between the loop and where the agent runs, and what every sandbox is given.
+
+`docker.py` runs each iteration in a Docker container (the security boundary); `host.py`
+runs the agent on the host (`--sandbox none`). Either way the agent works in the loop's
+workspace (workspace.py), whose git steps (inside/workspace.sh) run where the agent runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ralph import proc
+from ralph.workspace import Workspace
+
+STEPS = ("prepare", "export", "leftovers")
+SCRIPT = "workspace.sh"
+# Inside a container: the workspace steps, the project's objects, the tracker, the outbox.
+BIN, OBJECTS, PENSA, OUT = "/ralph/bin", "/ralph/objects", "/ralph/pensa", "/ralph/out"
+
+
+class Running(Protocol):
+    """One agent run in progress (see proc.Child)."""
+
+    def output(
+        self,
+        interrupts: proc.Interrupts,
+        timeout: Callable[[], float],
+        on_stderr: Callable[[bytes], None],
+    ) -> proc.Output:
+        """Stdout chunks; None when `timeout()` passed or a signal came (see Child.output)."""
+        ...
+
+    def stop(self, *, grace: float) -> int:
+        """The SIGINT -> SIGTERM -> SIGKILL ladder; returns the exit status."""
+        ...
+
+    def close(self, *, grace: float) -> int:
+        """Let it exit, else stop it; release pipes and the container (idempotent)."""
+        ...
+
+
+@dataclass
+class Place:
+    """Where a loop's agent works: its workspace, and what it starts from.
+
+    `base` and `taken` change with every iteration (the host's commit to start from, the
+    last tip it received); the rest is fixed for the loop."""
+
+    workspace: Workspace
+    top: Path  # the project's work tree top: where the workspace appears in a container
+    branch: str  # the branch the agent works on in its repository
+    objects: Path | None  # the project's object directory, borrowed read-only
+    pensa: Path | None  # the project's `.pensa/` folder: the one database every loop claims in
+    base: str = ""
+    taken: str = ""
+    stamp: str = ""  # the message of a stop's leftovers stash
+
+
+class Sandbox(Protocol):
+    """The seam between the loop and where the agent runs."""
+
+    def prepare(self) -> list[str]:
+        """Check the sandbox can run; remove what a crashed ralph left; return removed ids."""
+        ...
+
+    @property
+    def workdir(self) -> Path:
+        """Where the agent works, as the agent sees it."""
+        ...
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
+        """Start an AFK agent with `stdin` as its input, then closed: in the workspace,
+        prepared first and its commits exported after, when the loop has one."""
+        ...
+
+    def interactive(
+        self,
+        argv: Sequence[str],
+        *,
+        interrupts: proc.Interrupts,
+        tick: Callable[[], bool],
+        every: float,
+    ) -> int | None:
+        """Run an agent on the user's terminal; None when interrupted."""
+        ...
+
+    def step(self, name: str) -> proc.Completed:
+        """Run one of the workspace's STEPS where the agent runs, to its end."""
+        ...
+
+    def start_check(self, argv: Sequence[str]) -> Running:
+        """Start a command that reads only the project's objects (a check on a clean
+        checkout, gate.py): no workspace, no tracker, no network beyond the agent's."""
+        ...
+
+    def close(self) -> None:
+        """Remove everything this sandbox started (idempotent)."""
+        ...
