@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ralph import proc
-from ralph.dockerbox import LABEL_LOOP, DockerSandbox
+from ralph.sandbox.docker import LABEL_LOOP, DockerSandbox
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
 
 from .conftest import Git, Script, agent_in, loop_containers, run_ralph
@@ -510,7 +510,7 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     ],
 )
 def test_an_engine_on_another_machine_is_probed(env: dict[str, str], remote: bool) -> None:
-    from ralph.dockerbox import remote_engine
+    from ralph.sandbox.docker import remote_engine
 
     assert remote_engine(env) is remote
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ralph import gate, proc
-from ralph.hostbox import HostSandbox
+from ralph import gate, proc, workspace
+from ralph.git import objects_dir
 from ralph.models import Config, Prompt, SandboxKind
+from ralph.sandbox import Place
+from ralph.sandbox.host import HostSandbox
 
 from .conftest import git
 
 
 def check(repo: Path, commit: str, command: str) -> gate.Verdict:
     config = Config(project=repo, prompt=Prompt("x"), sandbox=SandboxKind.NONE)
-    box = HostSandbox(config, dict(os.environ))
+    ws = workspace.Workspace(repo.parent / "ws")
+    place = Place(ws, repo, "main", objects_dir(repo), None)
+    box = HostSandbox(config, dict(os.environ), repo.parent, place=place)
     try:
         with proc.Interrupts() as interrupts:
             return gate.check(box, commit, command, interrupts=interrupts, timeout=60)

@@ -1,4 +1,4 @@
-"""git.py and auto-push, against real repositories and a real bare remote."""
+"""git.py and auto-push (publish.py), against real repositories and a real bare remote."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import os
+
 from ralph import git as rgit
+from ralph import publish
+from ralph.integrate import Lane
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]
@@ -24,9 +28,13 @@ def test_head_outside_a_repository_is_none(tmp_path: Path) -> None:
     assert rgit.head(tmp_path) is None
 
 
+def lane(project: Path) -> Lane:
+    return Lane(project, "main", "loop", env=dict(os.environ))
+
+
 def test_push_without_remote_is_not_an_error(project: Path) -> None:
-    assert rgit.push(project).status is rgit.PushStatus.NO_REMOTE
-    assert rgit.ahead(project) == 0
+    assert publish.push(lane(project)).status is publish.PushStatus.NO_REMOTE
+    assert publish.ahead(lane(project)) == 0
 
 
 def test_push_sets_upstream_when_the_branch_has_none(
@@ -35,13 +43,13 @@ def test_push_sets_upstream_when_the_branch_has_none(
     bare = tmp_path / "r.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(project, "remote", "add", "origin", str(bare))
-    assert rgit.ahead(project) == 1
-    assert rgit.push(project).status is rgit.PushStatus.PUSHED
-    assert rgit.upstream(project) == "origin/main"
-    assert rgit.ahead(project) == 0
+    assert publish.ahead(lane(project)) == 1
+    assert publish.push(lane(project)).status is publish.PushStatus.PUSHED
+    assert git(project, "rev-parse", "--abbrev-ref", "@{u}") == "origin/main"
+    assert publish.ahead(lane(project)) == 0
 
 
-def test_rejected_push_pulls_with_rebase_and_pushes_again(
+def test_rejected_push_replays_onto_the_remote_and_pushes_again(
     project: Path, remote: Path, tmp_path: Path, git: Git
 ) -> None:
     other = tmp_path / "other"
@@ -50,15 +58,15 @@ def test_rejected_push_pulls_with_rebase_and_pushes_again(
     git(other, "push", "-q")
     commit(project, git, "ours.txt")
     (project / "dirty.txt").write_text("uncommitted work survives")
-    pushed = rgit.push(project)
-    assert pushed.status is rgit.PushStatus.REBASED
+    pushed = publish.push(lane(project))
+    assert pushed.status is publish.PushStatus.REBASED
     log = git(remote, "log", "--format=%s", "main")
     assert log.splitlines() == ["add ours.txt", "add theirs.txt", "initial"]
     assert git(project, "merge-base", "--is-ancestor", theirs, "HEAD") == ""
     assert (project / "dirty.txt").read_text() == "uncommitted work survives"
 
 
-def test_conflicting_rebase_is_aborted_and_reported(
+def test_a_conflict_with_the_remote_is_reported_and_nothing_moves(
     project: Path, remote: Path, tmp_path: Path, git: Git
 ) -> None:
     other = tmp_path / "other"
@@ -68,11 +76,13 @@ def test_conflicting_rebase_is_aborted_and_reported(
     git(other, "push", "-q")
     (project / "README.md").write_text("ours\n")
     git(project, "commit", "-qam", "ours")
-    pushed = rgit.push(project)
+    ours = git(project, "rev-parse", "HEAD")
+    pushed = publish.push(lane(project))
     assert pushed.failed
-    assert "pull --rebase failed" in pushed.detail
-    status = git(project, "status")
-    assert "rebase in progress" not in status
+    assert "the remote's new commits conflict in README.md" in pushed.detail
+    assert "rebase in progress" not in git(project, "status")
+    assert git(project, "rev-parse", "HEAD") == ours
+    assert git(project, "status", "--porcelain") == ""
 
 
 def test_identity_comes_from_git_config(project: Path) -> None:
@@ -93,7 +103,7 @@ def test_loop_pushes_only_when_head_moved(
         script(_1=[["result"]], _2=[["commit", "a.txt", "feat: a"], ["result"]], _3=[["result"]]),
     )
     assert done.returncode == 2, done.stderr
-    assert done.stdout.count("New commits detected, pushing...") == 1
+    assert done.stdout.count("push of main: pushed") == 1
     assert git(remote, "log", "-1", "--format=%s", "main") == "feat: a"
 
 
@@ -114,7 +124,7 @@ def test_loop_rebases_over_a_concurrent_commit(
     commit(other, git, "concurrent.txt")
     git(other, "push", "-q")
     done = ralph("-a", "1", script(default=[["commit", "a.txt", "feat: a"], ["result"]]))
-    assert "push: pushed after pull --rebase" in done.stdout, done.stdout
+    assert "push of main: pushed after replaying onto the remote" in done.stdout, done.stdout
     assert git(remote, "log", "--format=%s", "main").splitlines()[:2] == [
         "feat: a",
         "add concurrent.txt",
@@ -136,5 +146,5 @@ def test_failed_push_is_a_warning_and_completion_pushes_what_is_left(
         ),
     )
     assert done.returncode == 0, done.stdout
-    assert "warning: push failed" in done.stdout
+    assert "warning: push of main failed" in done.stdout
     assert git(remote, "log", "-1", "--format=%s", "main") == "feat: a"

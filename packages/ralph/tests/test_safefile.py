@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ralph import claude_home, gitdirs, integrate, leftovers, safefile, sentinel
+from ralph import claude_home, safefile, sentinel, workspace
 from ralph.errors import LinkRefused
 from ralph.record import Record
+from ralph.sandbox import orphans
 
 PRECIOUS = "precious\n"
 
@@ -97,20 +97,17 @@ def test_the_claude_config_refuses_a_link(tmp_path: Path, victim: Path) -> None:
 
 
 def test_an_agent_record_is_written_without_following_a_link(tmp_path: Path) -> None:
-    path = leftovers.record(os.getpid(), where=tmp_path)
+    path = orphans.record(os.getpid(), where=tmp_path)
     assert json.loads(path.read_text())["pgid"] == os.getpid()
-    leftovers.forget(path)
+    orphans.forget(path)
 
 
-def test_the_integration_lock_refuses_a_link(tmp_path: Path) -> None:
+def test_the_workspace_lock_refuses_a_link(tmp_path: Path) -> None:
     made = tmp_path / "made-by-the-lock"
-    common = tmp_path / "common"
-    common.mkdir()
-    (common / integrate.LOCK).symlink_to(made)
-    with (
-        pytest.raises(LinkRefused),
-        integrate.locked(common, timeout=1),
-    ):
+    ws = workspace.Workspace(tmp_path / "ws")
+    ws.home.mkdir()
+    (ws.home / "lock").symlink_to(made)
+    with pytest.raises(LinkRefused), ws.locked():
         pass
     assert not made.exists()
 
@@ -138,19 +135,3 @@ def test_a_sentinel_that_is_a_fifo_or_a_link_is_nobodys(
     assert sentinel.owner(path) is None  # the FIFO open does not block
     assert not sentinel.take(tmp_path, "loop")
     assert victim.read_text() == PRECIOUS
-
-
-def test_a_linked_config_worktree_is_refused_and_creates_nothing(
-    project: Path, tmp_path: Path, git: Callable[..., str]
-) -> None:
-    """Any loop's container writes the common git directory, a linked worktree's admin
-    folder included; ralph makes an empty `config.worktree` there before mounting it."""
-    linked = tmp_path / "linked"
-    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
-    made = tmp_path / "made-by-touch"
-    (project / ".git" / "worktrees" / "linked" / "config.worktree").symlink_to(made)
-    layout = gitdirs.find(linked)
-    assert layout is not None
-    with pytest.raises(LinkRefused, match=r"config\.worktree: it is a symbolic link"):
-        gitdirs.mounts(layout, project=linked)
-    assert not made.exists()
