@@ -524,17 +524,17 @@ def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Pat
     assert (repo / ".pensa").read_text() == "not a directory\n"
 
 
-def test_a_file_that_is_not_a_database_points_at_pn_import_which_rebuilds_it(
+def test_a_file_that_is_not_a_database_points_at_doctor_fix_which_rebuilds_it(
     repo: Path, pn: Pn, pnj: J
 ) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("export")
     (repo / ".pensa/db.sqlite").write_text("not sqlite at all\n")
-    for command in ("list", "doctor"):
-        error = pn(command, "--json").error()
-        assert error["code"] == "storage_error"
-        assert "is not a SQLite database; `pn import` rebuilds it" in error["error"]
-    pnj("import")
+    error = pn("list", "--json").error()
+    assert error["code"] == "damaged_database"
+    assert "is damaged (not a SQLite database): `pn doctor --fix` rebuilds it" in error["error"]
+    assert [f["check"] for f in pnj("doctor")["findings"]] == ["damaged_database"]
+    pnj("doctor", "--fix")
     assert [i["id"] for i in pnj("list")] == [issue]
 
 
