@@ -77,13 +77,22 @@ def cell(value: object) -> Text:
     return Text(inert(value))
 
 
+# What a newcomer runs after `sgf init`, in order (README "Your first project").
+AFTER_INIT = (
+    'next: commit these files (`git add -A && git commit -m "chore: sgf init"`), then '
+    "`sgf doctor` (what a first loop needs), `sgf sandbox build` (the agents' image) and "
+    "`sgf spec` (write the first spec)"
+)
+
+
 def init_steps(steps: list[Step], root: str) -> None:
-    """Print what `sgf init` did, one line per path."""
+    """Print what `sgf init` did, one line per path, then what to run next."""
     out = console()
     out.print(f"sgf init in {root}", style="bold")
     for step in steps:
         note = f" ({step.note})" if step.note else ""
         out.print(f"  {step.action.value:<11} {step.path}{note}")
+    out.print(AFTER_INIT)
 
 
 def recovery(report: Report) -> None:
