@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import aside, integrity
 from pensa.committed.drift import drift
-from pensa.cycles import cycles_among
+from pensa.cycles import cycles_among, drawn
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
@@ -234,9 +234,8 @@ def diagnose(
             )
         )
     for cycle in cycles_among(store.rows("SELECT issue_id, depends_on_id FROM deps")):
-        path = " -> ".join([*cycle, cycle[0]])
         fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
-        found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
+        found.append(Finding("dep_cycle", f"dependency cycle {drawn(cycle)}: {fix}", cycle[0]))
     found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
     if full:
         verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]

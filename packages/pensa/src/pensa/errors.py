@@ -22,10 +22,13 @@ class NotFound(PensaError):
 
 
 class AlreadyClaimed(PensaError):
-    """A claim on an issue that is not open."""
+    """A claim on an issue someone else holds, or a closed one."""
 
     code = "already_claimed"
-    description = "`update --claim` on an issue that is not open; the message names the holder"
+    description = (
+        "`update --claim` on an issue someone else holds, or a closed one; the message names "
+        "the holder"
+    )
 
 
 class CycleDetected(PensaError):
