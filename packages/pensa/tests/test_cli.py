@@ -348,7 +348,7 @@ def test_dep_commands_and_their_shapes(pn: Pn, pnj: J) -> None:
     assert [n["id"] for n in pnj("dep", "tree", c, "--direction", "up")] == [b, a]
     cycle = pn("dep", "add", c, a, "--json")
     assert cycle.error()["code"] == "cycle_detected"
-    assert f"{c} -> {a} -> {b} -> {c}" in cycle.error()["error"]
+    assert f"would make a cycle: {a} -> {c} -> {b} -> {a}" in cycle.error()["error"]
     assert pn("dep", "add", a, a, "--json").error()["code"] == "invalid_argument"
     assert pnj("dep", "cycles") == []
     assert pnj("dep", "remove", a, b)["status"] == "removed"
@@ -524,17 +524,17 @@ def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Pat
     assert (repo / ".pensa").read_text() == "not a directory\n"
 
 
-def test_a_file_that_is_not_a_database_points_at_pn_import_which_rebuilds_it(
+def test_a_file_that_is_not_a_database_points_at_doctor_fix_which_rebuilds_it(
     repo: Path, pn: Pn, pnj: J
 ) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("export")
     (repo / ".pensa/db.sqlite").write_text("not sqlite at all\n")
-    for command in ("list", "doctor"):
-        error = pn(command, "--json").error()
-        assert error["code"] == "storage_error"
-        assert "is not a SQLite database; `pn import` rebuilds it" in error["error"]
-    pnj("import")
+    error = pn("list", "--json").error()
+    assert error["code"] == "damaged_database"
+    assert "is damaged (not a SQLite database): `pn doctor --fix` rebuilds it" in error["error"]
+    assert [f["check"] for f in pnj("doctor")["findings"]] == ["damaged_database"]
+    pnj("doctor", "--fix")
     assert [i["id"] for i in pnj("list")] == [issue]
 
 
@@ -544,3 +544,26 @@ def test_claim_next_takes_several_types_and_skips_the_others(pnj: J) -> None:
     assert pnj("claim-next", "-t", "task", "-t", "chore")["id"] == chore
     assert pnj("claim-next", "-t", "task", "-t", "chore") is None
     assert pnj("claim-next", "-t", "test")["id"] == test_item
+
+
+def test_the_cycle_error_draws_its_arrows_as_dep_add_and_graph_do(pn: Pn, pnj: J) -> None:
+    a, b = (pnj("create", name, "-t", "task")["id"] for name in "ab")
+    added = pn("dep", "add", b, a).out.strip()  # b waits for a
+    assert added == f"dep added: {a} -> {b} ({b} waits for {a})"
+    assert f"n_{a.replace('-', '_')} --> n_{b.replace('-', '_')}" in pn("graph", a).out
+    refused = pn("dep", "add", a, b).err.strip()  # a would wait for b
+    assert refused == (
+        f"error: {b} -> {a} ({a} waits for {b}) would make a cycle: {b} -> {a} -> {b}"
+    )
+
+
+def test_claim_after_setting_in_progress_by_hand_takes_the_issue(pn: Pn, pnj: J) -> None:
+    issue = pnj("create", "x", "-t", "task")["id"]
+    pnj("update", issue, "--status", "in_progress")
+    claimed = pn("update", issue, "--claim", "--json")
+    assert claimed.code == 0, claimed.err
+    assert claimed.json()["assignee"] == "agent-1"
+    other = pn("update", issue, "--claim", "--actor", "bob", "--json")
+    assert other.error() == {
+        "error": f"{issue} is already claimed by agent-1", "code": "already_claimed",
+    }  # fmt: skip

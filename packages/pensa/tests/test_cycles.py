@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pensa.cycles import PRUNE_ROUNDS, cycles_among, find_cycles
+from pensa.cycles import PRUNE_ROUNDS, cycles_among, drawn, find_cycles
 
 
 def plain_find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
@@ -75,3 +75,10 @@ def test_pruning_stops_after_its_rounds_and_the_search_does_the_rest() -> None:
 
 def test_a_self_loop_is_a_cycle_of_one() -> None:
     assert cycles_among([("a", "b"), ("b", "b")]) == [["b"]]
+
+
+def test_a_cycle_is_drawn_from_the_issue_to_do_first_to_its_waiter() -> None:
+    # a depends on b, b on c, c on a: c is done before b, b before a, a before c
+    assert drawn(["a", "b", "c"]) == "a -> c -> b -> a"
+    assert drawn(["b", "c", "a"]) == "a -> c -> b -> a"
+    assert drawn(["x", "y"]) == "x -> y -> x"

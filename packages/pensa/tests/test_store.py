@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pensa import views
-from pensa.errors import Busy, ReadOnly, StorageError
+from pensa.errors import Busy, DamagedDatabase, ReadOnly, StorageError
 from pensa.schema import MIGRATIONS
 from pensa.store import Store, translate
 
@@ -77,10 +77,12 @@ def test_sqlite_errors_inside_a_write_are_translated(store: Store) -> None:
         ("unable to open database file", ReadOnly),
         ("database is locked", Busy),
         ("disk I/O error", StorageError),
+        ("file is not a database", DamagedDatabase),
+        ("database disk image is malformed", DamagedDatabase),
     ],
 )
 def test_translate(message: str, error: type[Exception]) -> None:
-    assert isinstance(translate(sqlite3.OperationalError(message), path=None), error)
+    assert type(translate(sqlite3.OperationalError(message), path="db.sqlite")) is error
 
 
 def test_a_waiting_writer_gets_the_lock_when_the_holder_commits(tmp_path: Path) -> None:

@@ -67,6 +67,46 @@ def test_codex_gets_a_responses_provider_from_openai_base_url(tmp_path: Path) ->
     }
 
 
+AWKWARD = [
+    'say "hi"',
+    "C:\\models\\m-1",
+    "line\nbreak\ttab",
+    "del\x7fnul\x00",
+    "emoji \U0001f600 and \u202eright-to-left",
+    "]] [table] = '''x'''",
+    'multi """ quotes',
+]
+
+
+@pytest.mark.parametrize("awkward", AWKWARD)
+def test_codex_config_reads_back_exactly_whatever_the_model_and_url_hold(
+    tmp_path: Path, awkward: str
+) -> None:
+    url = f"http://proxy:8080/v1?q={awkward}"
+    agents.get("codex", {"OPENAI_MODEL": awkward}).setup(tmp_path, {"OPENAI_BASE_URL": url})
+    config = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert config == {
+        "model": awkward,
+        "check_for_update_on_startup": False,
+        "model_provider": "ralph",
+        "model_providers": {
+            "ralph": {
+                "name": "ralph",
+                "base_url": url,
+                "env_key": "OPENAI_API_KEY",
+                "wire_api": "responses",
+            }
+        },
+        "analytics": {"enabled": False},
+    }
+
+
+def test_codex_config_without_a_model_or_url_only_quiets_codex(tmp_path: Path) -> None:
+    agents.get("codex").setup(tmp_path, {})
+    config = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert config == {"check_for_update_on_startup": False, "analytics": {"enabled": False}}
+
+
 def test_opencode_and_gemini_configuration_stays_outside_the_project(tmp_path: Path) -> None:
     env = agents.get("opencode").setup(tmp_path, {"OPENAI_BASE_URL": "http://proxy/v1"})
     config = json.loads(Path(env["OPENCODE_CONFIG"]).read_text())

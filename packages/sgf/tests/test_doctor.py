@@ -4,6 +4,7 @@ real console script against a real Docker engine (or a dead DOCKER_HOST)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sgf import claude, sandboximage
+from sgf import claude, proc, sandboximage
 
 SGF = Path(sys.executable).parent / "sgf"
 Image = Callable[..., str]
@@ -129,7 +130,7 @@ def test_a_ready_project_has_no_problem(
     code, found = doctor(shop, env)
     assert {k: f["level"] for k, f in found.items() if k != "disk"} == {
         "ralph": "ok", "docker": "ok", "base_image": "ok", "image": "ok", "credentials": "ok",
-        "pensa": "ok",
+        "pensa": "ok", "pid_files": "ok",
     }  # fmt: skip
     assert code == 0
 
@@ -165,3 +166,148 @@ def test_a_build_whose_base_cannot_be_pulled_names_the_cause_and_suggests_base(
     assert "no such host" in error or "registry.invalid:5000/v2" in error
     assert "`--base IMAGE`" in error
     assert f"the full output is in {tmp_path / 'sandbox-build.log'}" in error
+
+
+def dead_docker(tool_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return {**tool_env, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+
+
+def test_a_damaged_tracker_is_said_in_pns_words_with_pns_fix(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    (shop / ".pensa" / "db.sqlite").write_bytes(b"\x00garbage, not SQLite" * 300)
+    code, found = doctor(shop, dead_docker(tool_env, tmp_path))
+    assert code == 1
+    pensa = found["pensa"]
+    assert pensa["level"] == "problem"
+    assert pensa["message"].startswith(f"{shop / '.pensa' / 'db.sqlite'} is damaged (not a SQLite")
+    assert pensa["fix"] == "`pn doctor --fix`"
+    assert "Expecting value" not in pensa["message"]
+
+
+def test_pn_that_cannot_run_its_doctor_is_quoted_not_a_json_error(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = shop / ".pensa" / "db.sqlite"
+    db.unlink(missing_ok=True)
+    db.symlink_to(tmp_path / "elsewhere.sqlite")  # pn refuses to follow a planted link
+    code, found = doctor(shop, dead_docker(tool_env, tmp_path))
+    assert code == 1
+    pensa = found["pensa"]
+    assert pensa["message"].startswith("`pn doctor` could not run: ")
+    assert "is a symbolic link" in pensa["message"]
+    assert "Expecting value" not in pensa["message"]
+    assert pensa["fix"] == "run `pn doctor` to see it"
+
+
+def test_a_missing_docker_command_is_named_as_such(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    git_path = shutil.which("git")
+    assert git_path is not None
+    (only_git / "git").symlink_to(git_path)
+    env = {**tool_env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{only_git}"}
+    code, found = doctor(shop, env)
+    assert code == 1
+    assert found["docker"]["message"] == "the `docker` command is not installed (not on PATH)"
+    assert "install Docker" in found["docker"]["fix"]
+    assert "image" not in found
+
+
+def test_a_stale_pid_file_is_a_warning_and_a_running_loop_is_not(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = shop / ".sgf" / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    me = os.getpid()
+    started = proc.start_time(me)
+    assert started is not None
+    (run / "build-20260101-000000.pid").write_text(f"{me} {started}\n")  # alive: this test
+    (run / "build-20250101-000000.pid").write_text(f"{me} {started + 1}\n")  # a reused PID
+    (run / "spec-20250101-000000.pid").write_text("garbage\n")
+    env = {**dead_docker(tool_env, tmp_path), "ANTHROPIC_API_KEY": "k"}
+    _, found = doctor(shop, env)
+    stale = found["pid_files"]
+    assert stale["level"] == "warning"
+    assert stale["message"] == (
+        "stale PID files .sgf/run/build-20250101-000000.pid, .sgf/run/spec-20250101-000000.pid: "
+        "the sgf that ran those loops is gone (it crashed)"
+    )
+    assert stale["fix"].startswith("the next loop you start recovers it")
+    for path in run.glob("*-2025*.pid"):
+        path.unlink()
+    _, found = doctor(shop, env)
+    assert found["pid_files"]["level"] == "ok"
+
+
+def configure_agents(root: Path, text: str) -> None:
+    path = root / ".sgf" / "config.toml"
+    path.write_text(path.read_text() + text)
+
+
+def test_keys_and_binaries_of_the_agents_the_stages_run_on_this_machine(
+    shop: Path, tool_env: dict[str, str], tmp_path: Path
+) -> None:
+    configure_agents(shop, 'sandbox = "none"\nagent = "codex"\n[stages.spec]\nagent = "gemini"\n')
+    code, found = doctor(shop, tool_env)
+    assert code == 1
+    assert "credentials" not in found  # no stage runs claude
+    assert found["codex_key"]["level"] == "problem"
+    assert found["codex_key"]["message"] == (
+        "OPENAI_API_KEY is not set, and codex needs it (codex runs the build, verify, test-plan, "
+        "test, issues-log, issues-plan, review stages)"
+    )
+    assert found["gemini_key"]["message"] == (
+        "GEMINI_API_KEY is not set, and gemini needs it (gemini runs the spec stage)"
+    )
+    assert found["codex"]["message"] == (
+        "codex is not on PATH (codex runs the build, verify, test-plan, test, issues-log, "
+        'issues-plan, review stages on this machine: sandbox = "none")'
+    )
+    assert found["gemini"]["level"] == "problem"
+    bin_dir = tmp_path / "agents"
+    bin_dir.mkdir()
+    for name in ("codex", "gemini"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    env = {
+        **tool_env,
+        "PATH": f"{bin_dir}{os.pathsep}{tool_env['PATH']}",
+        "OPENAI_API_KEY": "k",
+        "GEMINI_API_KEY": "k",
+    }
+    code, found = doctor(shop, env)
+    levels = {k: found[k]["level"] for k in ("codex_key", "gemini_key", "codex", "gemini")}
+    assert set(levels.values()) == {"ok"}
+
+
+@pytest.mark.docker
+def test_an_agent_a_stage_runs_that_the_image_lacks_is_a_problem(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    pn = sandboximage.host_pn_version() or ""
+    image = labelled(
+        **{
+            sandboximage.PN_LABEL: pn,
+            sandboximage.CLAUDE_LABEL: claude.VERSION,
+            "springfield.agent.codex": "0.1",
+        }
+    )
+    use_image(shop, image)
+    configure_agents(shop, '[stages.build]\nagent = "codex"\n[stages.review]\nagent = "opencode"\n')
+    env = {**tool_env, "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    code, found = doctor(shop, env)
+    assert code == 1
+    assert found["codex"] == {
+        "check": "codex", "level": "ok", "message": f"the sandbox image {image} carries codex",
+        "fix": None,
+    }  # fmt: skip
+    assert found["opencode"]["level"] == "problem"
+    assert found["opencode"]["message"] == (
+        f"the sandbox image {image} has no opencode (opencode runs the review stage)"
+    )
+    assert found["opencode"]["fix"].startswith("run `sgf sandbox build`")
+    assert found["opencode_key"]["level"] == "ok"  # the same key as codex
+    assert found["credentials"]["level"] == "ok"  # claude runs the other stages

@@ -57,11 +57,15 @@ def test_every_gap_is_named_at_once(tmp_path: Path, env: dict[str, str]) -> None
     assert "no Claude Code credentials" in message
 
 
-def test_missing_docker_binary_is_unreachable_docker(tmp_path: Path, env: dict[str, str]) -> None:
+def test_a_missing_docker_command_is_named_as_such(tmp_path: Path, env: dict[str, str]) -> None:
     env["PATH"] = str(tmp_path / "bin")
     env["CLAUDE_CODE_OAUTH_TOKEN"] = "t"
-    with pytest.raises(PreflightError, match="Docker engine is not reachable"):
+    with pytest.raises(PreflightError) as e:
         preflight.check(tmp_path, template="img", sandbox=None, env=env)
+    assert str(e.value) == (
+        "cannot launch:\n  - the `docker` command is not installed (not on PATH); install "
+        'Docker, or set sandbox = "none" in .sgf/config.toml to run agents on this machine'
+    )
 
 
 def test_missing_image_says_how_to_build_it(tmp_path: Path, env: dict[str, str]) -> None:
@@ -103,7 +107,7 @@ def test_sandbox_none_skips_docker_checks(tmp_path: Path, env: dict[str, str]) -
     env["ANTHROPIC_API_KEY"] = "k"
     ralph = preflight.check(tmp_path, template="img", sandbox=SandboxKind.NONE, env=env)
     assert ralph == str(tmp_path / "bin" / "ralph")
-    with pytest.raises(PreflightError, match="Docker engine is not reachable"):
+    with pytest.raises(PreflightError, match="`docker` command is not installed"):
         preflight.check(tmp_path, template="img", sandbox=None, env=env)
 
 

@@ -265,3 +265,16 @@ def test_init_with_another_stack_keeps_the_config_and_says_so(repo: Path, sgf: R
     assert sgf(repo, "init", "--stack", "rust", "--force").returncode == 0
     assert 'stack = "rust"' in (repo / ".sgf/config.toml").read_text()
     assert (repo / ".sgf/backpressure.md").read_text() == stacks.get("rust").backpressure()
+
+
+def test_init_ends_with_the_next_commands_in_order(repo: Path, sgf: Run) -> None:
+    for _ in range(2):  # a second run, which changes nothing, says the same
+        done = sgf(repo, "init", "--stack", "python")
+        assert done.returncode == 0, done.stderr
+        last = done.stdout.splitlines()[-1]
+        assert last.startswith("next: commit these files")
+        named = [
+            last.index(f"`{command}`")
+            for command in ("sgf doctor", "sgf sandbox build", "sgf spec")
+        ]
+        assert named == sorted(named)

@@ -68,3 +68,13 @@ def find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
                 state[path.pop()] = _DONE
                 stack.pop()
     return [found[k] for k in sorted(found)]
+
+
+def drawn(cycle: Sequence[str]) -> str:
+    """A cycle of `find_cycles` (each id depends on the next) as `pn graph` and `pn dep add`
+    draw edges, from the issue to do first to the one waiting for it, from its smallest id
+    back to it: `pn-1 -> pn-3 -> pn-2 -> pn-1`."""
+    order = list(reversed(cycle))
+    start = order.index(min(order))
+    order = order[start:] + order[:start]
+    return " -> ".join([*order, order[0]])

@@ -4,12 +4,13 @@ repair. Every finding is one line that ends with what to do about it."""
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa import integrity
+from pensa import aside, integrity
 from pensa.committed.drift import drift
-from pensa.cycles import cycles_among
+from pensa.cycles import cycles_among, drawn
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
-    from pensa.errors import ForeignSchema
+    from pensa.errors import DamagedDatabase, ForeignSchema
     from pensa.project import Project
     from pensa.store import Store
 
@@ -43,7 +44,14 @@ CHECKS = {
         "a .pensa/*.jsonl file holds lines the database lacks (changed since the last sync): "
         "`pn sync` merges them in. Work not yet exported is not drift"
     ),
-    "integrity": "SQLite's integrity check failed; `pn import` rebuilds the database",
+    "integrity": (
+        "SQLite's integrity check failed; `--fix` rebuilds the database from the committed "
+        "JSONL and keeps the damaged one"
+    ),
+    "damaged_database": (
+        "the database is not SQLite, is corrupt or is a directory: no other check runs on it; "
+        "`--fix` rebuilds it from the committed JSONL and keeps the damaged one beside it"
+    ),
     "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
     "foreign_schema": (
         "the database holds a trigger, view, table, index or column pensa did not create (it "
@@ -226,21 +234,21 @@ def diagnose(
             )
         )
     for cycle in cycles_among(store.rows("SELECT issue_id, depends_on_id FROM deps")):
-        path = " -> ".join([*cycle, cycle[0]])
         fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
-        found.append(Finding("dep_cycle", f"dependency cycle {path}: {fix}", cycle[0]))
+        found.append(Finding("dep_cycle", f"dependency cycle {drawn(cycle)}: {fix}", cycle[0]))
     found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
     if full:
         verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
     else:
         verdict = integrity.quick_check(store)
     if verdict != ["ok"]:
-        detail = "; ".join(verdict[:5])
+        # (SQLite's messages may hold line breaks: a finding is one line)
+        detail = "; ".join(" ".join(v.split()) for v in verdict[:5])
         found.append(
             Finding(
                 "integrity",
-                f"SQLite integrity check failed ({detail}): move .pensa/db.sqlite aside and "
-                "`pn import` rebuilds it from the JSONL (work not yet exported is in the old file)",
+                f"SQLite integrity check failed ({detail}): `pn doctor --fix` rebuilds the "
+                "database from the committed JSONL and keeps the damaged one beside it",
             )
         )
     return found
@@ -273,15 +281,24 @@ def run(
     actor: str,
     setup: list[Finding] | None = None,
     full: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Report:
     """Diagnose; with `fix`, repair stale claims, orphaned deps and comments, and dangling
-    `fixes`.
+    `fixes`, or rebuild a database that fails SQLite's integrity check (`pensa.aside`).
 
     `setup` holds the findings of `git_setup`, which needs the caller's directory."""
     extra = setup or []
     if not fix:
         return Report([*diagnose(store, project, now=now, full=full), *extra], [])
     before = [*diagnose(store, project, now=now, full=full), *extra]
+    if (
+        project is not None
+        and store.path == project.db
+        and any(f.check == "integrity" for f in before)
+    ):
+        # Nothing in a corrupt file is worth repairing in place: rebuild from the files.
+        rebuilt = aside.rebuild(project, now=now, env=env)
+        return Report(before, [Finding("integrity", rebuilt)])
     fixes: list[Finding] = []
     stamp = timestamp(now)
     with store.write() as conn:
@@ -317,10 +334,17 @@ def run(
     return Report(before, fixes)
 
 
-def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) -> Report:
+def foreign_schema(
+    project: Project | None,
+    error: ForeignSchema,
+    *,
+    fix: bool,
+    now: datetime,
+    env: Mapping[str, str] | None = None,
+) -> Report:
     """What doctor says of a database it refused to open (`pensa.foreign`): one finding per
-    foreign object; with `fix`, the project's database rebuilt from the committed JSONL,
-    beside the old one, which it then replaces (nothing of the old file is trusted)."""
+    foreign object; with `fix`, the project's database rebuilt from the committed JSONL
+    (`pensa.aside`: nothing of the old file is trusted, and it is kept as evidence)."""
     findings = [
         Finding(
             "foreign_schema",
@@ -329,15 +353,46 @@ def foreign_schema(project: Project | None, error: ForeignSchema, *, fix: bool) 
         )
         for what in error.found
     ]
-    if not fix or project is None or error.path != project.db:
-        return Report(findings, [])  # (a shared database is rebuilt where it lives)
-    from pensa.committed import rebuild
+    return _fixed(project, error.path, findings, "foreign_schema", fix=fix, now=now, env=env)
 
-    project.ensure()
-    rebuild.remove_leftovers(project)
-    done = rebuild.rebuild(project)
-    message = (
-        f"rebuilt {project.db} from the committed JSONL: {done.issues} issues, "
-        f"{done.deps} deps, {done.comments} comments (work not exported is gone with it)"
+
+def damaged(
+    project: Project | None,
+    error: DamagedDatabase,
+    *,
+    fix: bool,
+    now: datetime,
+    env: Mapping[str, str] | None = None,
+) -> Report:
+    """What doctor says of a database SQLite cannot read (garbage, a truncated file, a
+    directory): one finding; with `fix`, the database rebuilt by `pensa.aside`."""
+    finding = Finding(
+        "damaged_database",
+        f"{error.path} is damaged ({error.why}): `pn doctor --fix` rebuilds it from the "
+        "committed JSONL and keeps the damaged one beside it",
     )
-    return Report(findings, [Finding("foreign_schema", message)])
+    return _fixed(project, error.path, [finding], "damaged_database", fix=fix, now=now, env=env)
+
+
+def _fixed(
+    project: Project | None,
+    path: str,
+    findings: list[Finding],
+    check: str,
+    *,
+    fix: bool,
+    now: datetime,
+    env: Mapping[str, str] | None,
+) -> Report:
+    """`findings` of a database doctor cannot check, and with `fix` its rebuild. A worktree
+    loop's shared database (`PN_SHARED_DB`) is the main checkout's: rebuilt only there."""
+    if project is not None and path != project.db:
+        where = os.path.dirname(os.path.dirname(path))
+        shared = Finding(
+            check,
+            f"{path} is the database this worktree shares: run `pn doctor --fix` in {where}",
+        )
+        return Report([*findings, shared], [])
+    if not fix or project is None:
+        return Report(findings, [])
+    return Report(findings, [Finding(check, aside.rebuild(project, now=now, env=env))])

@@ -22,10 +22,13 @@ class NotFound(PensaError):
 
 
 class AlreadyClaimed(PensaError):
-    """A claim on an issue that is not open."""
+    """A claim on an issue someone else holds, or a closed one."""
 
     code = "already_claimed"
-    description = "`update --claim` on an issue that is not open; the message names the holder"
+    description = (
+        "`update --claim` on an issue someone else holds, or a closed one; the message names "
+        "the holder"
+    )
 
 
 class CycleDetected(PensaError):
@@ -93,7 +96,7 @@ class StorageError(PensaError):
     """Any other SQLite failure."""
 
     code = "storage_error"
-    description = "SQLite reported another failure (corrupt file, disk full, ...)"
+    description = "SQLite reported another failure (disk full, an I/O error, ...)"
 
 
 class UnsafePath(PensaError):
@@ -129,6 +132,27 @@ class ForeignSchema(StorageError):
         )
 
 
+class DamagedDatabase(StorageError):
+    """The database file is not SQLite, is corrupt, or is not a file at all.
+
+    A StorageError, so that `pn import` (pensa.committed.rebuild) rebuilds it beside, as it
+    does a foreign schema; `pn doctor --fix` does too, and keeps the damaged file."""
+
+    code = "damaged_database"
+    description = (
+        "the database is not SQLite, is corrupt or is a directory; `pn doctor --fix` rebuilds "
+        "it from the JSONL and keeps the damaged one"
+    )
+
+    def __init__(self, path: str, why: str) -> None:
+        self.path = path
+        self.why = why
+        super().__init__(
+            f"{path} is damaged ({why}): `pn doctor --fix` rebuilds it from the committed "
+            ".pensa/*.jsonl and keeps the damaged one beside it (nothing was changed)"
+        )
+
+
 ALL_ERRORS: tuple[type[PensaError], ...] = (
     NotFound,
     AlreadyClaimed,
@@ -143,4 +167,5 @@ ALL_ERRORS: tuple[type[PensaError], ...] = (
     StorageError,
     UnsafePath,
     ForeignSchema,
+    DamagedDatabase,
 )

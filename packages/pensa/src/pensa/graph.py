@@ -110,10 +110,14 @@ class Graph:
             ).fetchone()
             if exists:
                 return EdgeChange("exists", child, parent)
-            back = path_between(conn, parent, child)
+            back = path_between(conn, parent, child)  # parent depends on ... on child
             if back is not None:
-                cycle = " -> ".join([child, *back])
-                raise CycleDetected(f"{child} -> {parent} would make a cycle: {cycle}")
+                # Drawn as `dep add` and `pn graph` draw edges: from the issue to do first to
+                # the one waiting for it, so the new edge comes first.
+                cycle = " -> ".join([parent, *reversed(back)])
+                raise CycleDetected(
+                    f"{parent} -> {child} ({child} waits for {parent}) would make a cycle: {cycle}"
+                )
             conn.execute(
                 "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)", (child, parent)
             )

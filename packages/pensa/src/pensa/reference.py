@@ -177,7 +177,8 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             Ref(
                 "pn doctor [--fix] [--full]",
                 "current claims; stale claims, orphans, dangling fixes, JSONL drift, integrity "
-                "(`--full`: SQLite's complete integrity_check)",
+                "(`--full`: SQLite's complete integrity_check); `--fix` also rebuilds a damaged "
+                "database, keeping a copy",
             ),
             Ref("pn where", "print the .pensa directory in use"),
             Ref("pn prime", "print the agent cheat sheet: commands, values, common mistakes"),

@@ -318,7 +318,27 @@ class Session:
         refuse_import(self.environ)
         if found is None:
             return None
+        if os.path.exists(found.issues_jsonl):
+            self._set_aside_if_damaged(found)
         return jsonl.import_(found, self.environ, discard_local=discard_local)
+
+    def _set_aside_if_damaged(self, found: Project) -> None:
+        """Move a database SQLite cannot read out of the way of a rebuild, kept as
+        `pn doctor --fix` keeps it: a rebuild would replace the only copy of whatever it held
+        that was never exported (and cannot replace a directory at all)."""
+        from pensa import aside
+        from pensa.errors import DamagedDatabase, StorageError
+        from pensa.store import Store
+
+        if not os.path.lexists(found.db):
+            return
+        try:
+            Store.open(found.db).close()
+        except DamagedDatabase:
+            kept = aside.move(found, self.now())
+            self.say(f"pn: the damaged database is kept as {kept}")
+        except StorageError:  # (a foreign schema: the rebuild replaces that beside it)
+            pass
 
     def import_beads(self, path: str) -> BeadsSummary:
         """Add the issues of a beads export to this tracker (all or nothing)."""
@@ -334,21 +354,29 @@ class Session:
 
     def doctor(self, *, fix: bool = False, full: bool = False) -> Report:
         """Every health check; with `fix`, the safe repairs. A database pensa refused to open
-        (a foreign schema) is reported, and with `fix` rebuilt from the committed JSONL."""
+        (a foreign schema) or that SQLite cannot read (damaged, whenever that shows) is
+        reported, and with `fix` rebuilt from the committed JSONL beside a copy of it."""
         from pensa import doctor as checks
-        from pensa.errors import ForeignSchema
+        from pensa.errors import DamagedDatabase, ForeignSchema
 
         found = self.project(create=False)
+        now = self.now()
         try:
             store = self.store(write=fix and found is not None)
+            return checks.run(
+                store,
+                found,
+                now=now,
+                fix=fix,
+                actor=self.actor if fix else "",
+                setup=checks.git_setup(self.cwd, self.environ),
+                full=full,
+                env=self.environ,
+            )
         except ForeignSchema as e:
-            return checks.foreign_schema(found, e, fix=fix)
-        return checks.run(
-            store,
-            found,
-            now=self.now(),
-            fix=fix,
-            actor=self.actor if fix else "",
-            setup=checks.git_setup(self.cwd, self.environ),
-            full=full,
-        )
+            return checks.foreign_schema(found, e, fix=fix, now=now, env=self.environ)
+        except DamagedDatabase as e:
+            # (a file cut short may open and fail only once a query reaches a missing page)
+            self._written = None  # nothing of it to write back
+            self.close()  # no connection of this run stays on the file that moves aside
+            return checks.damaged(found, e, fix=fix, now=now, env=self.environ)

@@ -19,7 +19,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from pensa import foreign
-from pensa.errors import Busy, NotFound, PensaError, ReadOnly, StorageError
+from pensa.errors import Busy, DamagedDatabase, NotFound, PensaError, ReadOnly, StorageError
 from pensa.models import Issue, timestamp, utcnow
 from pensa.schema import MIGRATIONS
 
@@ -58,12 +58,11 @@ def translate(error: sqlite3.Error, *, path: str | None) -> PensaError:
         return Busy(f"{where} stayed locked by other writers; try again ({text})")
     if "disk is full" in text or "disk I/O error" in text:
         return StorageError(f"cannot write {where}: {text}; free some space and try again")
-    if "file is not a database" in text:
-        # `pn doctor` cannot open such a file either: point at what rebuilds it.
-        return StorageError(
-            f"{where} is not a SQLite database; `pn import` rebuilds it from the JSONL files "
-            "(copy it aside first if you want to keep it)"
-        )
+    if path and ("file is not a database" in text or "malformed" in text):
+        # Every command says the same one line, and it names the command that repairs the
+        # file rather than one that would fail on it too.
+        why = "not a SQLite database" if "not a database" in text else f"SQLite: {text}"
+        return DamagedDatabase(where, why)
     return StorageError(f"SQLite failed on {where}: {text}; `pn doctor` checks integrity")
 
 
@@ -121,6 +120,8 @@ class Store:
                 timeout=BUSY_TIMEOUT_MS / 1000,
             )
         except sqlite3.Error as e:
+            if path is not None and os.path.isdir(path):  # (SQLite: "unable to open")
+                raise DamagedDatabase(path, "a directory, not a database file") from e
             raise translate(e, path=path) from e
         store = cls(conn, path)
         try:

@@ -185,13 +185,16 @@ class Tracker:
     def claim(self, issue_id: str, *, actor: str, changes: Changes = NO_CHANGES) -> Issue:
         """Take an open issue: in_progress, assigned to `actor`, with `changes` in the same
         transaction and event (`pn update ID --claim -p p1`). Re-claiming an issue you hold
-        changes only the fields; a closed one or one someone else holds is refused."""
+        changes only the fields; a closed one or one someone else holds is refused. An issue
+        put in progress with no assignee (`update --status in_progress`) is held by nobody,
+        so it is taken as an open one is."""
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
             columns = _columns(conn, changes)
             event = "updated"
-            if issue.status is Status.OPEN:
+            held_by_nobody = issue.status is Status.IN_PROGRESS and issue.assignee is None
+            if issue.status is Status.OPEN or held_by_nobody:
                 columns.update(status=Status.IN_PROGRESS.value, assignee=actor)
                 event = "claimed"
             elif issue.status is Status.CLOSED:

@@ -6,17 +6,16 @@ Each finding is one line that says what is wrong and how to fix it. `problem` fi
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from sgf import claude, preflight, proc, sandboximage
+from sgf import claude, pncli, preflight, proc, runs, sandboximage
 from sgf import config as config_mod
 from sgf.config import SandboxKind
-from sgf.errors import SgfError
+from sgf.errors import PnRefused, ProgramMissing, SgfError
 
 LOW_DISK = 5 * 1024**3  # bytes free below which a build or a loop may run out (warning)
 FULL_DISK = 1 * 1024**3  # below which it will (problem)
@@ -53,8 +52,19 @@ def examine(root: Path, *, env: Mapping[str, str]) -> list[Finding]:
     """Run every check for the project at `root`, in the order a first run needs them."""
     config = config_mod.load(root)
     found = [_ralph(env)]
-    if (config.sandbox or SandboxKind.DOCKER) is SandboxKind.NONE:
+    docker = (config.sandbox or SandboxKind.DOCKER) is SandboxKind.DOCKER
+    if not docker:
         found.append(ok("docker", 'sandbox = "none": agents run on this machine, no Docker needed'))
+    elif proc.which("docker", env) is None:
+        found.append(
+            Finding(
+                "docker",
+                Level.PROBLEM,
+                preflight.NO_DOCKER_CLI,
+                'install Docker (README: Install), or set sandbox = "none" in .sgf/config.toml',
+            )
+        )
+        docker = False  # nothing more to ask of it
     elif not preflight.docker_answers(root, env):
         found.append(
             Finding(
@@ -64,10 +74,12 @@ def examine(root: Path, *, env: Mapping[str, str]) -> list[Finding]:
                 'start Docker (or check DOCKER_HOST), or set sandbox = "none" in .sgf/config.toml',
             )
         )
+        docker = False
     else:
         found += [ok("docker", "the Docker engine answers"), *_images(root, config, env)]
-    found.append(_credentials(env))
+    found += _agents(root, config, env, docker=docker)
     found += _pensa(root, env)
+    found.append(_pid_files(root))
     found.append(_disk(root))
     return found
 
@@ -115,34 +127,111 @@ def _images(root: Path, config: config_mod.Config, env: Mapping[str, str]) -> li
     return [*out, ok("image", f"the sandbox image {image} matches pn {host} and claude {want}")]
 
 
-def _credentials(env: Mapping[str, str]) -> Finding:
+def stages_by_agent(config: config_mod.Config) -> dict[str, list[str]]:
+    """Each agent the stages run (`agent`, `[stages.<name>] agent`), with its stages."""
+    from sgf.loops import Stage
+
+    used: dict[str, list[str]] = {}
+    for stage in Stage:
+        used.setdefault(config.agent_for(stage.value) or "claude", []).append(stage.value)
+    return used
+
+
+def _agents(
+    root: Path, config: config_mod.Config, env: Mapping[str, str], *, docker: bool
+) -> list[Finding]:
+    """What each agent the stages run needs: its key in the environment, and its CLI in
+    the sandbox image (or, with sandbox = "none", on this machine)."""
+    found = []
+    labels = sandboximage.labels(root, config.docker_template, env) if docker else None
+    for agent, stages in sorted(stages_by_agent(config).items()):
+        runs_what = f"{agent} runs {_stages_shown(stages)}"
+        if agent == "claude":
+            found.append(_credentials(env, runs_what))
+            continue
+        key = preflight.AGENT_KEYS[agent]
+        if env.get(key):
+            found.append(ok(f"{agent}_key", f"{key} is set ({runs_what})"))
+        else:
+            message = f"{key} is not set, and {agent} needs it ({runs_what})"
+            fix = f"export {key} where you run sgf (ralph hands it to the agent in a file)"
+            found.append(Finding(f"{agent}_key", Level.PROBLEM, message, fix))
+        if config.sandbox is SandboxKind.NONE:
+            found.append(_agent_on_path(agent, runs_what, env))
+        elif labels is not None:  # (else the docker or image finding says what to do first)
+            found.append(_agent_in_image(agent, runs_what, labels, config.docker_template))
+    return found
+
+
+def _agent_on_path(agent: str, runs_what: str, env: Mapping[str, str]) -> Finding:
+    if proc.which(agent, env) is not None:
+        return ok(agent, f"{agent} is on PATH ({runs_what} on this machine)")
+    message = f'{agent} is not on PATH ({runs_what} on this machine: sandbox = "none")'
+    return Finding(agent, Level.PROBLEM, message, f"install {agent} (scripts/ensure-agents.sh)")
+
+
+def _agent_in_image(agent: str, runs_what: str, labels: dict[str, str], image: str) -> Finding:
+    from sgf import agents
+
+    if not agents.missing(labels, [agent], image):
+        return ok(agent, f"the sandbox image {image} carries {agent}")
+    message = f"the sandbox image {image} has no {agent} ({runs_what})"
+    fix = "run `sgf sandbox build` (it adds every agent .sgf/config.toml names)"
+    return Finding(agent, Level.PROBLEM, message, fix)
+
+
+def _stages_shown(stages: list[str]) -> str:
+    """`every stage`, `the build stage` or `the spec, build stages`."""
+    from sgf.loops import Stage
+
+    if len(stages) == len(Stage):
+        return "every stage"
+    return f"the {', '.join(stages)} stage" + ("s" if len(stages) > 1 else "")
+
+
+def _credentials(env: Mapping[str, str], runs_what: str) -> Finding:
     if preflight.has_credentials(env):
         return ok("credentials", "Claude Code credentials found")
     return Finding(
         "credentials",
         Level.PROBLEM,
-        "no Claude Code credentials",
+        f"no Claude Code credentials ({runs_what})",
         "set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`), or log in "
         "with `claude` so ~/.claude/.credentials.json exists",
     )
 
 
 def _pensa(root: Path, env: Mapping[str, str]) -> list[Finding]:
-    """pn's own doctor: hooks, merge driver, claims, drift (`pn doctor` says how to fix)."""
+    """pn's own doctor (hooks, merge driver, stale claims, drift, a damaged database), each
+    finding in pn's words with the pn command that fixes it."""
     try:
-        done = proc.run(["pn", "doctor", "--json"], cwd=root, env=env, check=False, timeout=120)
-        report = json.loads(done.stdout)
-    except (SgfError, ValueError) as e:
-        return [Finding("pensa", Level.PROBLEM, f"`pn doctor` failed: {e}", "install pn")]
-    findings = [
-        f for f in report.get("findings", []) if isinstance(f, dict) and f.get("check") != "claim"
-    ]
+        findings = pncli.doctor(root, env)
+    except ProgramMissing as e:
+        return [Finding("pensa", Level.PROBLEM, str(e), "install Springfield (README: Install)")]
+    except PnRefused as e:
+        fix = pncli.fix_named(str(e)) or "run `pn doctor` to see it"
+        return [Finding("pensa", Level.PROBLEM, f"`pn doctor` could not run: {e}", fix)]
+    except SgfError as e:  # (timed out)
+        return [Finding("pensa", Level.PROBLEM, str(e), "run `pn doctor` to see it")]
     if not findings:
         return [ok("pensa", "pn's hooks, merge driver and tracker are in order")]
-    return [
-        Finding("pensa", Level.PROBLEM, str(f.get("message")), f"`pn doctor` ({f.get('check')})")
-        for f in findings
-    ]
+    return [Finding("pensa", Level.PROBLEM, f.message, f.fix()) for f in findings]
+
+
+def _pid_files(root: Path) -> Finding:
+    """A PID file whose sgf is gone: a loop that crashed, recovered at the next launch."""
+    stale = [p for p in runs.scan(root) if not p.alive()]
+    if not stale:
+        return ok("pid_files", "no crashed loop left a PID file in .sgf/run/")
+    names = ", ".join(str(p.path.relative_to(root)) for p in stale)
+    return Finding(
+        "pid_files",
+        Level.WARNING,
+        f"stale PID file{'s' if len(stale) > 1 else ''} {names}: the sgf that ran "
+        f"{'those loops' if len(stale) > 1 else 'that loop'} is gone (it crashed)",
+        "the next loop you start recovers it (stashes its leftovers as `sgf-recovery`, frees "
+        "its claims, removes the file); `sgf status` shows it meanwhile",
+    )
 
 
 def _disk(root: Path) -> Finding:

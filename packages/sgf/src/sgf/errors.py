@@ -133,6 +133,12 @@ class CommandFailed(SgfError):
         super().__init__("\n".join(lines))
 
 
+class PnRefused(SgfError):
+    """`pn` could not do what sgf asked; the message is pn's own one-line error."""
+
+    code = "pn_refused"
+
+
 class ProgramMissing(SgfError):
     """A program sgf needs is not installed or not on PATH."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sgf import proc
-from sgf.errors import CommandFailed
+from sgf.errors import CommandFailed, PnRefused
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,55 @@ def in_progress(root: Path, env: Mapping[str, str]) -> list[Issue]:
 def release(root: Path, env: Mapping[str, str], issue_id: str) -> None:
     """Give a claimed issue back (`pn release`)."""
     proc.run(["pn", "release", issue_id], cwd=root, env=env)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One `pn doctor` finding: its check and pn's own one-line message, which ends with
+    what to do about it."""
+
+    check: str
+    message: str
+
+    def fix(self) -> str:
+        """The first pn command the message names (`pn doctor --fix`, `pn sync`)."""
+        return fix_named(self.message) or "`pn doctor`"
+
+
+def fix_named(message: str) -> str | None:
+    """The first pn command, in backticks, that a pn message names, or None."""
+    found = re.search(r"`pn [^`]+`", message)
+    return found.group(0) if found else None
+
+
+def doctor(root: Path, env: Mapping[str, str]) -> list[Finding]:
+    """`pn doctor --json`'s findings, claims (information) left out. PnRefused, in pn's own
+    words, when it could not run (a damaged database it cannot open, a broken `.pensa/`)."""
+    argv = ["pn", "doctor", "--json"]
+    done = proc.run(argv, cwd=root, env=env, check=False, timeout=120)
+    if done.returncode != 0:
+        raise PnRefused(error_of(done.stderr) or f"`pn doctor` exited with {done.returncode}")
+    try:
+        report = json.loads(done.stdout)
+        found = [Finding(str(f["check"]), str(f["message"])) for f in report["findings"]]
+    except (ValueError, KeyError, TypeError) as e:
+        shown = done.stdout.strip()[:200] or "nothing"
+        raise PnRefused(f"`pn doctor --json` printed no report but {shown!r}") from e
+    return [f for f in found if f.check != "claim"]
+
+
+def error_of(stderr: str) -> str | None:
+    """pn's one-line error in `stderr` (`{"error": ...}` under --json, else `error: ...`)."""
+    for line in reversed(stderr.strip().splitlines()):
+        try:
+            said = json.loads(line)
+        except ValueError:
+            if line.startswith("error: "):
+                return line.removeprefix("error: ")
+            continue
+        if isinstance(said, dict) and isinstance(said.get("error"), str):
+            return str(said["error"])
+    return None
 
 
 def doctor_fix(root: Path, env: Mapping[str, str]) -> str:

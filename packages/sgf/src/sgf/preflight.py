@@ -18,6 +18,9 @@ CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AU
 AGENT_KEYS = {"codex": "OPENAI_API_KEY", "opencode": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
+NO_DOCKER_CLI = "the `docker` command is not installed (not on PATH)"
+
+
 def find_ralph(env: Mapping[str, str]) -> str:
     """Return the ralph executable: SGF_RALPH if set, else `ralph` on PATH."""
     named = env.get("SGF_RALPH")
@@ -53,7 +56,12 @@ def check(
         return ralph
     problems = []
     if sandbox is not SandboxKind.NONE:
-        if not docker_answers(root, env):
+        if proc.which("docker", env) is None:
+            problems.append(
+                f'{NO_DOCKER_CLI}; install Docker, or set sandbox = "none" in '
+                ".sgf/config.toml to run agents on this machine"
+            )
+        elif not docker_answers(root, env):
             problems.append(
                 "the Docker engine is not reachable (`docker info` failed); start Docker, "
                 'or set sandbox = "none" in .sgf/config.toml to run agents on this machine'

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 import click
 
@@ -48,6 +48,11 @@ class _Console:
         self._console = Console(stderr=stderr, highlight=False, soft_wrap=True)
 
     @property
+    def width(self) -> int:
+        """The terminal's width in characters (`COLUMNS` when set)."""
+        return self._console.width
+
+    @property
     def is_terminal(self) -> bool:
         """Whether the output is a terminal (piped: plain rows, no tables)."""
         return self._console.is_terminal
@@ -72,13 +77,22 @@ def cell(value: object) -> Text:
     return Text(inert(value))
 
 
+# What a newcomer runs after `sgf init`, in order (README "Your first project").
+AFTER_INIT = (
+    'next: commit these files (`git add -A && git commit -m "chore: sgf init"`), then '
+    "`sgf doctor` (what a first loop needs), `sgf sandbox build` (the agents' image) and "
+    "`sgf spec` (write the first spec)"
+)
+
+
 def init_steps(steps: list[Step], root: str) -> None:
-    """Print what `sgf init` did, one line per path."""
+    """Print what `sgf init` did, one line per path, then what to run next."""
     out = console()
     out.print(f"sgf init in {root}", style="bold")
     for step in steps:
         note = f" ({step.note})" if step.note else ""
         out.print(f"  {step.action.value:<11} {step.path}{note}")
+    out.print(AFTER_INIT)
 
 
 def recovery(report: Report) -> None:
@@ -119,26 +133,39 @@ def _group(name: str | None, running: list[Running]) -> str:
 Rows = Sequence[Sequence[str]]
 
 
-def table(title: str, heads: Sequence[str], rows: Rows, *, plain: bool) -> object:
-    """A titled table: rich on a terminal; piped, plain aligned rows under one header line,
-    every cell whole (no box drawing, no cut, no wrapping), like `gh`."""
-    heads = tuple(heads)
-    rows = [tuple(inert(c) for c in r) for r in rows]
-    if plain:
-        widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
-        lines = [f"{title}:"] + [
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in [heads, *rows]
-        ]
-        return "\n".join(lines)
-    from rich.table import Table
+class Columns(NamedTuple):
+    """How a table gives way on a narrow terminal (`sgf.tablefit`): its free-text columns
+    with the least each keeps, and the columns it can do without, least useful first."""
 
-    out = Table(title=title, title_justify="left")
-    for head in heads:
-        out.add_column(head)
-    for r in rows:
-        out.add_row(*map(cell, r))
-    return out
+    shrink: Mapping[str, int]
+    optional: tuple[str, ...] = ()
+
+
+def table(
+    title: str, heads: Sequence[str], rows: Rows, *, width: int | None, fits: Columns
+) -> object:
+    """A titled table: on a terminal (`width` characters) fitted as `sgf top` fits its own,
+    identifiers never cut; piped (`width` None), or on a terminal too narrow for it, plain
+    aligned rows under one header line, every cell whole (no cut), like `gh`."""
+    from sgf import tablefit
+
+    rows = [tuple(inert(c) for c in r) for r in rows]
+    if width is not None:
+        sizes = tablefit.fit(heads, rows, width, shrink=fits.shrink, optional=fits.optional)
+        if sizes is not None:
+            return tablefit.table(
+                title, heads, [list(map(cell, sizes.row(r))) for r in rows], sizes
+            )
+    return "\n".join([f"{title}:", *tablefit.aligned(heads, rows)])
+
+
+# What each `sgf status` table gives up on a narrow terminal; the loop ids stay whole.
+RUNNING = Columns({"task": 12, "log": 12}, ("log", "active", "tokens", "group", "time", "task"))
+RECENT = Columns(
+    {"stop reason": 12, "guardrails": 10},
+    ("guardrails", "exit", "ended", "tokens", "closed", "time", "iterations"),
+)
+PER_SPEC = Columns({"spec": 8})
 
 
 def _running(report: Status) -> tuple[tuple[str, ...], Rows]:
@@ -199,19 +226,19 @@ def status(report: Status, *, as_json: bool) -> None:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
     out = console()
-    plain = not out.is_terminal
+    width = out.width if out.is_terminal else None
     for container in report.removed:
         out.print(f"removed orphan container {container} (its ralph was killed)")
     for warning in report.warnings:
         out.print(f"warning: {warning}")
     if report.running:
-        out.print(table("Running loops", *_running(report), plain=plain))
+        out.print(table("Running loops", *_running(report), width=width, fits=RUNNING))
     else:
         out.print("No loops running.")
     if report.stale:
         out.print(f"Crashed (recovered at next launch): {', '.join(report.stale)}")
     if report.recent:
-        out.print(table("Recent loops", *_recent(report), plain=plain))
+        out.print(table("Recent loops", *_recent(report), width=width, fits=RECENT))
     if report.pensa is None:
         out.print(f"pensa: unavailable ({report.pensa_error})")
         return
@@ -231,7 +258,7 @@ def status(report: Status, *, as_json: bool) -> None:
             (s.spec, str(s.ready), str(s.in_progress), str(s.blocked), str(s.open_bugs))
             for s in p.by_spec
         ]
-        out.print(table("Per spec", heads, rows, plain=plain))
+        out.print(table("Per spec", heads, rows, width=width, fits=PER_SPEC))
 
 
 def doctor(findings: list[Finding], *, as_json: bool) -> None:

@@ -149,7 +149,10 @@ def init(env: Env) -> None:
 @click.option(
     "--fix",
     is_flag=True,
-    help="Release stale claims, drop orphaned deps and comments, clear dangling fixes.",
+    help=(
+        "Release stale claims, drop orphaned deps and comments, clear dangling fixes; rebuild "
+        "a damaged database from the JSONL, keeping a copy."
+    ),
 )
 @click.option(
     "--full",
@@ -163,8 +166,9 @@ def doctor(env: Env, fix: bool, full: bool) -> None:
 
     Every in-progress issue is listed (check `claim`, or `stale_claim` when its latest claim
     is over 30 minutes old). Each finding is one line ending with its fix. Work in the
-    database not yet exported is normal, not drift. Findings are data: doctor exits 0
-    whenever it could run.
+    database not yet exported is normal, not drift. A database SQLite cannot read is one
+    finding; `--fix` moves it aside (and says where) and rebuilds it from the JSONL.
+    Findings are data: doctor exits 0 whenever it could run.
     """
     report = env.session.doctor(fix=fix, full=full)
     lines = [f"[{f.check}] {f.message}" for f in report.findings]

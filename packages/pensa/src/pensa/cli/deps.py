@@ -95,5 +95,7 @@ def dep_tree(env: Env, issue_id: str, direction: Literal["down", "up"]) -> None:
 def dep_cycles(env: Env) -> None:
     """List dependency cycles (pn refuses to create them; import refuses them too)."""
     cycles = env.session.graph().cycles()
-    text = "\n".join(f"cycle {n}: {' -> '.join([*c, c[0]])}" for n, c in enumerate(cycles, start=1))
+    from pensa.cycles import drawn
+
+    text = "\n".join(f"cycle {n}: {drawn(c)}" for n, c in enumerate(cycles, start=1))
     env.out.emit(cycles, text or "no cycles")

@@ -8,20 +8,16 @@ a local model, the scripted server) can stand behind OPENAI_BASE_URL. Its config
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ralph import safefile
 from ralph.agents import common, prices
 from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
 _BYPASS = "--dangerously-bypass-approvals-and-sandbox"  # the container is the sandbox
-
-
-def _toml(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
 @dataclass
@@ -39,24 +35,35 @@ class Codex:
     def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
-        lines = ["check_for_update_on_startup = false"]
-        if self.model:
-            lines.insert(0, f"model = {_toml(self.model)}")
-        if url := host.get("OPENAI_BASE_URL"):
-            lines += [
-                'model_provider = "ralph"',
-                "[model_providers.ralph]",
-                'name = "ralph"',
-                f"base_url = {_toml(url)}",
-                'env_key = "OPENAI_API_KEY"',
-                'wire_api = "responses"',
-            ]
-        lines += ["[analytics]", "enabled = false"]
-        safefile.replace(codex_home / "config.toml", ("\n".join(lines) + "\n").encode())
+        safefile.replace(codex_home / "config.toml", config_toml(self.model, host))
         return {"CODEX_HOME": str(codex_home)}
 
     def reader(self) -> Reader:
         return CodexReader(self.model)
+
+
+def config_toml(model: str | None, host: Mapping[str, str]) -> bytes:
+    """codex's `config.toml`: the model, and a provider for OPENAI_BASE_URL when it is set.
+    Written by tomli-w, so any model name or URL (quotes, backslashes, control characters,
+    emoji) reads back as it was given."""
+    import tomli_w
+
+    config: dict[str, Any] = {}
+    if model:
+        config["model"] = model
+    config["check_for_update_on_startup"] = False
+    if url := host.get("OPENAI_BASE_URL"):
+        config["model_provider"] = "ralph"
+        config["model_providers"] = {
+            "ralph": {
+                "name": "ralph",
+                "base_url": url,
+                "env_key": "OPENAI_API_KEY",
+                "wire_api": "responses",
+            }
+        }
+    config["analytics"] = {"enabled": False}
+    return tomli_w.dumps(config).encode()
 
 
 @dataclass

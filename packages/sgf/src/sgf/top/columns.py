@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from sgf import figures
+from sgf import figures, tablefit
 from sgf.loopstate import LoopRow, State
 
 COLUMNS = (
@@ -34,9 +34,7 @@ def ago(when: datetime | None, now: datetime) -> str:
     return duration((now - when).total_seconds())
 
 
-def cut(text: str, width: int) -> str:
-    """At most `width` characters, ending in `…` when cut."""
-    return text if len(text) <= width else text[: width - 1] + "…"
+cut = tablefit.cut
 
 
 tokens = figures.tokens

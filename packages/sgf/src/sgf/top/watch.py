@@ -12,13 +12,15 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sgf import tablefit
 from sgf.render import inert
-from sgf.top import columns
+from sgf.top import columns, layout
 from sgf.top.collect import Snapshot
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from sgf.top.app import Source
 
@@ -41,21 +43,30 @@ def pensa_line(snap: Snapshot) -> str:
     return "\n".join(lines)
 
 
-def table(snap: Snapshot) -> Table:
-    """The loop table, every cell a Text (never markup)."""
-    from rich.table import Table
+# What a narrow terminal does without, first to last: the loop id and the figures stay.
+OPTIONAL = ("trend", "project", "active", "tokens", "spec", "time", "task")
+
+
+def table(snap: Snapshot, width: int) -> Table | Text:
+    """The loop table of `sgf top` in `width` characters, fitted as it is (`sgf.tablefit`):
+    every loop id whole; every cell a Text (never markup). Narrower than the table can get,
+    its aligned lines, which the terminal wraps."""
     from rich.text import Text
 
-    out = Table(title=f"Loops at {snap.taken.astimezone():%H:%M:%S}", title_justify="left")
-    for name in columns.COLUMNS:
-        out.add_column(name, no_wrap=name != "task")
-    for row in snap.rows:
-        cells = [Text(inert(c)) for c in columns.cells(row, snap.taken)]
-        cells[columns.COLUMNS.index("state")].stylize(STYLE[row.state.value])
-        out.add_row(*cells)
+    wide = [tuple(map(inert, layout.cells(row, snap.taken))) for row in snap.rows]
+    title = f"Loops at {snap.taken.astimezone():%H:%M:%S}"
+    sizes = tablefit.fit(layout.NAMES, wide, width, shrink=layout.SHRINK, optional=OPTIONAL)
+    if sizes is None:
+        return Text("\n".join([title, *tablefit.aligned(layout.NAMES, wide)]))
+    shown = sizes.heads(layout.NAMES)
+    rows = []
+    for row, cells in zip(snap.rows, wide, strict=True):
+        texts = [Text(c) for c in sizes.row(cells)]
+        texts[shown.index("state")].stylize(STYLE[row.state.value])
+        rows.append(texts)
     if not snap.rows:
-        out.add_row(Text("no loops", style="dim"), *[""] * (len(columns.COLUMNS) - 1))
-    return out
+        rows.append([Text("no loops", style="dim"), *[Text("")] * (len(shown) - 1)])
+    return tablefit.table(title, layout.NAMES, rows, sizes)
 
 
 PLAIN = ("at", "loop id", *columns.COLUMNS)
@@ -132,7 +143,8 @@ def run(
 
     def view() -> Group:
         snap = source.snapshot()
-        return Group(table(snap), Text(inert(pensa_line(snap), multiline=True), style="dim"))
+        shown = table(snap, console.width)
+        return Group(shown, Text(inert(pensa_line(snap), multiline=True), style="dim"))
 
     with Live(view(), console=console, auto_refresh=False, transient=False) as live:
         while not stop.wait(interval):
