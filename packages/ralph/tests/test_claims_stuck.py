@@ -80,7 +80,8 @@ def test_iterations_that_ended_holding_the_task_count_even_when_a_later_one_is_c
 ) -> None:
     """Each loop's first iteration claims the task and ends without closing it (a real
     attempt); its second is interrupted before it claims anything."""
-    for first, loop in ((1, "build-e1"), (3, "build-e2")):  # the agent counts runs per project
+    env = {**env, "FAKE_AGENT_COUNT": str(tmp_path / "agent-runs")}  # counted across loops
+    for first, loop in ((1, "build-e1"), (3, "build-e2")):
         ready = tmp_path / f"{loop}.ready"
         steps = {
             f"_{first}": [["sh", "pn claim-next --json"], ["result"]],

@@ -17,6 +17,7 @@ from ralph.cli import cli, main, split_agent_args
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]
+Git = Callable[..., str]
 
 DONE = [["say", "finished"], ["touch", ".ralph-complete"], ["result"]]
 WORK = [["say", "working"], ["result"]]
@@ -46,13 +47,16 @@ def test_sentinel_at_depth_3_is_not_completion(ralph: Run, script: Script) -> No
 
 @pytest.mark.parametrize("content", ["", "mine\n"])
 def test_stale_sentinel_is_deleted_before_the_first_iteration(
-    ralph: Run, script: Script, project: Path, content: str
+    ralph: Run, script: Script, project: Path, content: str, git: Git
 ) -> None:
+    # committed by an agent's `git add -A` once: every workspace starts with it
     (project / "a").mkdir()
     (project / "a" / ".ralph-complete").write_text(content)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a stale sentinel")
     done = ralph("-a", "--loop-id", "mine", "1", script(default=WORK))
-    assert done.returncode == 2
-    assert not (project / "a" / ".ralph-complete").exists()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ralph complete" not in done.stdout
 
 
 def test_sentinel_naming_this_loop_ends_it(ralph: Run, script: Script, project: Path) -> None:
@@ -64,28 +68,28 @@ def test_sentinel_naming_this_loop_ends_it(ralph: Run, script: Script, project: 
 
 
 def test_another_loops_sentinel_is_neither_deleted_nor_ends_this_loop(
-    ralph: Run, script: Script, project: Path
+    ralph: Run, script: Script, project: Path, git: Git
 ) -> None:
-    # issues-plan finishing next to a build loop: its sentinels are its own business
+    # another loop's, committed once by an agent's `git add -A`: not this loop's business
     (project / "a").mkdir()
     (project / "a" / ".ralph-complete").write_text("issues-plan-0\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "another loop's sentinel")
     theirs = [["write", ".ralph-complete", "issues-plan-1"], ["say", "working"], ["result"]]
     done = ralph("-a", "--loop-id", "build-1", "3", script(_1=theirs, default=WORK))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Iteration 3 of 3" in done.stdout
     assert (project / "a" / ".ralph-complete").read_text() == "issues-plan-0\n"
-    assert (project / ".ralph-complete").read_text() == "issues-plan-1\n"
 
 
-def test_own_sentinel_ends_the_loop_and_leaves_another_loops_in_place(
-    ralph: Run, script: Script, project: Path
+def test_own_sentinel_ends_the_loop_and_the_humans_tree_never_sees_it(
+    ralph: Run, script: Script, project: Path, git: Git
 ) -> None:
-    (project / ".ralph-complete").write_text("issues-plan-1\n")
     own = [["write", "a/b/.ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
     done = ralph("-a", "--loop-id", "build-1", "3", script(default=own))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert not (project / "a" / "b" / ".ralph-complete").exists()
-    assert (project / ".ralph-complete").read_text() == "issues-plan-1\n"
+    assert not (project / "a").exists()
+    assert git(project, "status", "--porcelain") == ""
 
 
 @pytest.mark.parametrize(("host", "actor"), [({}, "build-1"), ({"PN_ACTOR": "alice"}, "alice")])

@@ -27,7 +27,7 @@ def installed(repo: Path, tmp_path: Path, **guardrails: Any) -> Config:
     )
     state = tmp_path / "run"
     state.mkdir()
-    return hooks.install(config, state=state)
+    return hooks.install(config, state=state, workdir=config.project)
 
 
 def hook(config: Config, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -60,7 +60,7 @@ def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
     assert set(settings["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop"}
     assert hooks.mounts(config.settings.parent.parent)[1][1] == hooks.MANAGED
     fake = Config(project=repo, prompt=Prompt("x"), command="/bin/fake-agent")
-    assert hooks.install(fake, state=tmp_path) is fake
+    assert hooks.install(fake, state=tmp_path, workdir=tmp_path) is fake
 
 
 def test_turned_off_guardrails_set_no_hooks(repo: Path, tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_fired_ignores_junk_and_keeps_known_fields(repo: Path, tmp_path: Path) -
 def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_path: Path) -> None:
     state = tmp_path / "docker-run"
     state.mkdir()
-    docker = hooks.install(Config(project=repo, prompt=Prompt("x")), state=state)
+    docker = hooks.install(Config(project=repo, prompt=Prompt("x")), state=state, workdir=repo)
     assert docker.settings is not None
     assert "--settings" not in docker.agent_argv()  # managed settings, mounted
     text = docker.settings.read_text()

@@ -115,12 +115,13 @@ def test_429_without_reset_backs_off_then_counts_as_failed(
 ) -> None:
     recording = Path(__file__).parent / "fixtures" / "stream" / "api-key-429.jsonl"
     steps = [["replay", str(recording)], ["exit", 1]]
-    done = ralph("-a", "1", script(default=steps))
-    assert done.returncode == 1  # failed: no "run again" advice (issue 10)
+    count = project.parent / "agent-runs"
+    done = ralph("-a", "1", script(default=steps), env={"FAKE_AGENT_COUNT": str(count)})
+    assert done.returncode == 1  # failed: no "run again" advice
     assert "every iteration failed (1); the last: the agent reported an error" in done.stderr
     assert done.stdout.count("rate limited (429) with no reset time") == 2  # RALPH_BACKOFF_TRIES
     assert "still rate limited after 2 retries" in done.stdout
-    assert (project / ".git" / "fake-agent-count").read_text() == "3"
+    assert count.read_text() == "3"
 
 
 def test_usage_limit_that_cannot_be_waited_out_exits_1(ralph: Run, script: Script) -> None:
@@ -238,11 +239,12 @@ def test_a_limit_that_outlives_its_reset_time_backs_off_instead_of_spinning(
     ralph: Run, script: Script, project: Path
 ) -> None:
     steps = [["rate_limit", {"status": "rejected", "resets_in": -100}], ["result"]]
-    done = ralph("-a", "1", script(default=steps))
+    count = project.parent / "agent-runs"
+    done = ralph("-a", "1", script(default=steps), env={"FAKE_AGENT_COUNT": str(count)})
     assert done.returncode == 2
     assert done.stdout.count("the reset time has passed but the limit holds") == 2
     assert "still rate limited after 2 retries" in done.stdout
-    assert (project / ".git" / "fake-agent-count").read_text() == "3"
+    assert count.read_text() == "3"
 
 
 def test_kill_9_of_ralph_leaves_a_host_agent_that_the_next_start_stops(

@@ -89,15 +89,37 @@ class Loop:
             code = self._iterate()
         except RalphError as e:  # printed by the CLI; recorded here, with the totals so far
             self.stop_reason = f"error: {e}"
+            self._bring_back(None)
             self._end(Exit.ERROR, holding)
             raise
+        self._bring_back(code)
         self._end(code, holding)
         return code
+
+    def _bring_back(self, ended: Exit | None) -> None:
+        """The loop's leftovers and last commits, back from its workspace (crossing.finish):
+        landed, unless a stop cut the iteration short and only a check could vouch for them."""
+        if self.home is None:
+            return
+        stopped = ended is Exit.INTERRUPTED or self.interrupts.fired
+        try:
+            lines = self.home.finish(
+                self.sandbox, land=not (stopped and self.gate), check=self.gate
+            )
+        except RalphError as e:
+            lines = [f"warning: {e}"]
+        for line in lines:
+            if line.startswith("warning: "):
+                self.out.warning(line.removeprefix("warning: "))
+            else:
+                self.out.note(line)
+        if ended is Exit.COMPLETE:
+            self.push_pending()
 
     def _holding(self) -> dict[str, str] | None:
         """What the loop's actor holds now, for the tasks closed in the totals (None: no pn)."""
         actor = self.config.loop_env(self.env or {})["PN_ACTOR"]
-        return held(self.root, actor, self.env or {})
+        return held(self.config.project, actor, self.env or {})
 
     def _end(self, code: Exit, holding: dict[str, str] | None) -> None:
         """Print the totals line and write the record's `end`."""
@@ -389,32 +411,11 @@ def run(
             ended = loop.run()
             return ended
         finally:
-            box.close()  # the agent is stopped before its leftovers cross and its claims go
-            if home is not None:
-                _bring_back(home, box, out, loop, ended)
-                box.close()
+            box.close()  # the agent is stopped before its claims are given back
             _release_claims(
                 config, out, env=env, ended=ended, why=loop.stop_reason, since=loop.cut_short_since
             )
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _bring_back(
-    home: crossing.Crossing, box: sandboxes.Sandbox, out: Output, loop: Loop, ended: Exit | None
-) -> None:
-    """The loop's leftovers and last commits, back from its workspace (crossing.finish)."""
-    stopped = ended is Exit.INTERRUPTED or loop.interrupts.fired
-    try:
-        lines = home.finish(box, land=not (stopped and loop.gate), check=loop.gate)
-    except RalphError as e:
-        lines = [f"warning: {e}"]
-    for line in lines:
-        if line.startswith("warning: "):
-            out.warning(line.removeprefix("warning: "))
-        else:
-            out.note(line)
-    if ended is Exit.COMPLETE:
-        loop.push_pending()
 
 
 _WHY = {

@@ -62,8 +62,9 @@ def project_key(project: Path) -> str:
 
 
 def stem(loop_id: str) -> str:
-    """`loop_id` as a folder and ref name (--loop-id is free text)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", loop_id).strip("-.")[:100] or "loop"
+    """`loop_id` as a folder and ref name (--loop-id is free text; a ref name is not:
+    git check-ref-format)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", loop_id).strip("-")[:100] or "loop"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@
 #   RALPH_TAKEN    the last tip the host received from this workspace; empty: none yet
 #   RALPH_OUT      where the bundle goes
 #   RALPH_STAMP    the message of the leftovers' stash (`sgf-recovery <loop-id> <time>`)
+#   RALPH_LOOP_ID  the loop's id (its sentinels name it)
 set -u
 export GIT_NO_REPLACE_OBJECTS=1 GIT_TERMINAL_PROMPT=0
 # pensa's exports are the shared database's, not anyone's leftovers: they are written again
@@ -53,15 +54,29 @@ create() {
   if [ -n "$RALPH_OBJECTS" ]; then
     echo "$RALPH_OBJECTS" >.git/objects/info/alternates || return 1
   fi
+  # the loop's sentinels are messages to ralph, never part of the work
+  printf '.ralph-complete\n.ralph-ding\n' >>.git/info/exclude
   if [ -n "$RALPH_BASE" ]; then
     g update-ref "refs/heads/$RALPH_BRANCH" "$RALPH_BASE" && g reset -q --hard
   fi
 }
 
+sentinels() {
+  # this loop's sentinels (empty, or naming it) that came with a commit are stale: an
+  # iteration ends the loop only with one it wrote (the host's sentinel.py reads them)
+  for f in .ralph-complete */.ralph-complete */*/.ralph-complete; do
+    [ -f "$f" ] && [ ! -L "$f" ] || continue
+    named=$(head -c 4097 "$f" | tr -d '[:space:]')
+    if [ -z "$named" ] || [ "$named" = "${RALPH_LOOP_ID:-}" ]; then
+      rm -f "$f"
+    fi
+  done
+}
+
 prepare() {
   cd "$RALPH_WS" || return 1
   if [ ! -d .git ]; then
-    create
+    create && sentinels
     return
   fi
   [ -n "$RALPH_BASE" ] || return 0
@@ -83,6 +98,7 @@ prepare() {
     say "the last iteration's uncommitted changes do not apply to $RALPH_BRANCH any more;" \
       "they are kept in \`git stash list\`"
   fi
+  sentinels
   return 0
 }
 

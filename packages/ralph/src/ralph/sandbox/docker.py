@@ -258,6 +258,7 @@ class DockerSandbox:
             "RALPH_TAKEN": place.taken,
             "RALPH_OUT": OUT,
             "RALPH_STAMP": place.stamp,
+            "RALPH_LOOP_ID": self.config.loop_id,
         }
 
     def _agent_mounts(self, secrets: Path | None) -> list[Mount]:

@@ -63,6 +63,7 @@ class HostSandbox:
             "RALPH_TAKEN": place.taken,
             "RALPH_OUT": str(place.workspace.out),
             "RALPH_STAMP": place.stamp,
+            "RALPH_LOOP_ID": self.config.loop_id,
         }
 
     @property
