@@ -151,6 +151,7 @@ class Loop:
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             before = git.head(self.root, env=self.env)
+            hooks.begin(self.config, env=self.env)  # what the command guard decides on
             start = None if self.guard is None else self.guard.start()
             self.record.write("iteration_start", index=index, total=total)
             holding = self._held()
