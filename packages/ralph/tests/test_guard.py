@@ -10,6 +10,7 @@ iteration only touches its own work, so the guard stays a seatbelt.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -180,8 +181,11 @@ def test_every_listed_form_is_refused(command: str, expected: str) -> None:
     assert rule(command, OTHERS) == expected
 
 
-def test_the_table_covers_every_rule() -> None:
+def test_the_table_covers_every_rule_and_the_readme_lists_each() -> None:
     assert {expected for _, expected in REFUSED} == {r.name for r in rules.RULES}
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    for each in rules.RULES:
+        assert f"| `{each.name}` |" in readme, each.name
 
 
 @pytest.mark.parametrize(
