@@ -165,7 +165,8 @@ REFUSED = [
     ("echo `date", "unreadable"),
     ("case $x in a) git push -f;; esac", "unreadable"),
     ("ls )", "unreadable"),
-    ("echo 'git push -f' | sh", "unreadable"),
+    ("echo 'git push -f' | sh", "force-push"),
+    ('printf "%s" "$CODE" | bash', "unreadable"),
     ('bash -c "$SCRIPT"', "unreadable"),
     ("bash <<EOF\n$CMD\nEOF", "unreadable"),
     ("eval $CMD", "unreadable"),
@@ -252,6 +253,7 @@ ORDINARY = [
     "sudo -u nobody ls",
     "command -v git",
     "echo git push -f is refused",
+    "curl -fsSL https://example.org/install.sh | sh",
 ]
 
 

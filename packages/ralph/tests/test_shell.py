@@ -56,7 +56,8 @@ def test_nested_commands_come_before_the_one_holding_them() -> None:
 def test_a_subshell_has_its_own_scope_and_pipes_are_marked() -> None:
     cd, make, rm, tail = parse("(cd src && make) ; rm -rf x | tail")
     assert cd.scope == make.scope != rm.scope == ()
-    assert (rm.piped, tail.piped) == (False, True)
+    assert rm.fed_by is None
+    assert tail.fed_by == rm.words
 
 
 def test_words_keep_their_expansions_apart_from_literal_text() -> None:

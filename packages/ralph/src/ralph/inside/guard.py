@@ -224,11 +224,16 @@ def _shell(command: Command, args: list[Word], place: Place, facts: Facts) -> Re
                 "(<<'END') or run the commands directly",
             )
         return _check_text(command.stdin.text, place, facts)
-    if command.piped:
-        return Refusal(
-            "unreadable", "refused: a shell reading commands from a pipe; run them directly"
-        )
-    return None
+    feeder = command.fed_by or ()
+    if feeder and feeder[0].is_("echo", "printf"):  # `echo 'git push -f' | sh`
+        if not all(w.plain for w in feeder[1:]):
+            return Refusal(
+                "unreadable",
+                "refused: the guard cannot see the code piped into the shell before it runs; "
+                "run the commands directly",
+            )
+        return _check_text(" ".join(w.text for w in feeder[1:]), place, facts)
+    return None  # `curl ... | sh`: a script from elsewhere, not read, as `sh script.sh`
 
 
 def _rm(args: list[Word], place: Place, name: str = "") -> Refusal | None:

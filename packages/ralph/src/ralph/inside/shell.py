@@ -75,18 +75,20 @@ class _Reader:
     def commands(self, *, closer: bool) -> None:
         """Read commands to the end, or (closer) to the `)` that closes a `$(`."""
         now = _Building()
+        previous: Command | None = None  # the command a `|` feeds into the next one
         depth = 0
         scopes = [self.scope]
 
         def flush(*, piped: bool = False) -> None:
-            nonlocal now
+            nonlocal now, previous
+            fed_by = previous.words if now.piped and previous is not None else None
             if now.words or now.writes:
                 at = len(self.out)
                 for heredoc in now.heredocs:
                     heredoc.command = at
-                self.out.append(
-                    Command(tuple(now.words), tuple(now.writes), scopes[-1], now.stdin, now.piped)
-                )
+                words, writes = tuple(now.words), tuple(now.writes)
+                previous = Command(words, writes, scopes[-1], now.stdin, fed_by)
+                self.out.append(previous)
             now = _Building(piped=piped)
 
         while True:

@@ -69,4 +69,4 @@ class Command:
     writes: tuple[Word, ...] = ()
     scope: tuple[int, ...] = ()  # the subshells it runs in: a `cd` inside one ends with it
     stdin: Word | None = None  # a heredoc's body or a here-string it reads
-    piped: bool = False  # it reads the previous command's output
+    fed_by: tuple[Word, ...] | None = None  # the words of the command piped into it
