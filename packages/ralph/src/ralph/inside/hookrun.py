@@ -172,7 +172,7 @@ def post_tool_use(args: argparse.Namespace, hook: dict[str, Any], session: Sessi
         if backpressure.checks_in(command, Path(args.project)) and backpressure.passed(
             _output(hook.get("tool_response"))
         ):
-            session.data.update(passed=session.tick(), passed_by=command[:_SHOWN])
+            session.data.update(passed=session.tick(), passed_by=_short(command))
         if re.search(r"\bpn\s+(create|q)\b", command) and "bug" in command:
             session.data["bug_filed"] = True
     return 0
@@ -183,8 +183,13 @@ def post_tool_use_failure(args: argparse.Namespace, hook: dict[str, Any], sessio
     assert isinstance(tool_input, dict)
     command = str(tool_input.get("command", ""))
     if hook.get("tool_name") == "Bash" and backpressure.checks_in(command, Path(args.project)):
-        session.data.update(failed=session.tick(), failed_by=command[:_SHOWN])
+        session.data.update(failed=session.tick(), failed_by=_short(command))
     return 0
+
+
+def _short(command: str) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
 
 
 def _output(response: object) -> str:
