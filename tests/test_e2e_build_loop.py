@@ -60,6 +60,7 @@ def test_build_loop_closes_every_task_in_dependency_order(project: Project, mode
     assert "Bash(pn claim-next --json)" in text
     assert re.search(r"Write\(.*work/pn-", text)
     assert not (project.root / ".ralph-complete").exists()
+    assert project.sent_back() == []  # it checked its work the way the stack does
     assert_clean_exit(project)
 
 
@@ -208,4 +209,5 @@ def test_a_task_the_agent_cannot_do_leaves_the_queue_and_the_loop_finishes_the_r
     text = project.run("sgf", "status").stdout
     assert "needing a human" in text
     assert f"{stuck}  impossible: needs a human decision" in text
+    assert project.sent_back() == []
     assert_clean_exit(project)

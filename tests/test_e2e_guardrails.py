@@ -100,6 +100,36 @@ def test_force_push_and_reset_hard_over_others_commits_are_refused(
     assert rules == ["force-push", "reset-hard", "force-push"]
 
 
+def test_in_the_sandbox_the_guard_decides_on_the_start_ralph_recorded(
+    project: Project, model: Model
+) -> None:
+    """The record of the start is written on the host into the read-only guard folder: the
+    agent may drop its own commit, and not the one that was there when it began."""
+    head = project.git("rev-parse", "HEAD")
+    steps = [
+        {
+            "tool": "Bash",
+            "input": {
+                "command": "echo mine > mine.txt && git add mine.txt && "
+                "git commit -q -m 'wip: mine'"
+            },
+        },
+        {"tool": "Bash", "input": {"command": "git reset --hard HEAD~1"}},
+        {"tool": "Bash", "input": {"command": "git reset --hard HEAD~1"}},
+        {"tool": "Bash", "input": {"command": 'echo "$RALPH_LOOP_ID" > .ralph-complete'}},
+        {"text": "Dropped my own commit."},
+    ]
+    server = model({"steps": steps})
+
+    done = project.sgf("build", "-a", "1")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = [(command, text) for _, command, text in tool_results(server.requests)]
+    refused = [command for command, text in results if "refused:" in text]
+    assert refused == ["git reset --hard HEAD~1"]  # the second one, not the first
+    assert project.git("rev-parse", "HEAD") == head
+
+
 def test_a_planted_symlink_does_not_make_ralph_read_or_delete_host_files(
     project: Project, model: Model
 ) -> None:

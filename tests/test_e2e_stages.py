@@ -33,6 +33,7 @@ def subjects(project: Project) -> list[str]:
 
 
 def assert_clean(project: Project) -> None:
+    assert project.sent_back() == []  # each stage's agent did what its checklist asks
     assert project.git("status", "--porcelain") == ""
     assert project.pid_files() == []
     assert project.containers() == []

@@ -119,6 +119,16 @@ class Project:
     def logs(self) -> list[Path]:
         return sorted((self.root / ".sgf" / "logs").glob("*.log"))
 
+    def sent_back(self) -> list[dict[str, Any]]:
+        """Every time a stop checklist sent an agent back, from the run records' iterations."""
+        fired: list[dict[str, Any]] = []
+        for path in sorted((self.root / ".sgf" / "runs").glob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                event = json.loads(line)
+                if event.get("event") == "iteration":
+                    fired += event.get("guardrails") or []
+        return [g for g in fired if g.get("hook") == "stop" and not g.get("released")]
+
     def foreign_files(self) -> list[Path]:
         """Files in the project not owned by the user running the tests."""
         uid = os.getuid()

@@ -57,7 +57,9 @@ def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
     assert config.settings is not None
     assert config.agent_argv()[-2:] == ["--settings", str(config.settings)]
     settings = json.loads(config.settings.read_text())
-    assert set(settings["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop"}
+    assert set(settings["hooks"]) == {
+        "SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"
+    }  # fmt: skip
     assert hooks.mounts(config.settings.parent.parent)[1][1] == hooks.MANAGED
     fake = Config(project=repo, prompt=Prompt("x"), command="/bin/fake-agent")
     assert hooks.install(fake, state=tmp_path, workdir=tmp_path) is fake
@@ -67,7 +69,7 @@ def test_turned_off_guardrails_set_no_hooks(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=(), guard=False)
     assert config.settings is not None
     settings = json.loads(config.settings.read_text())
-    assert set(settings["hooks"]) == {"SessionStart", "PostToolUse"}
+    assert set(settings["hooks"]) == {"SessionStart", "PostToolUse", "PostToolUseFailure"}
 
 
 def test_the_guard_denies_with_one_line_and_records_it(repo: Path, tmp_path: Path) -> None:
@@ -88,17 +90,85 @@ def test_the_guard_denies_with_one_line_and_records_it(repo: Path, tmp_path: Pat
     assert hooks.fired(config) == []  # read once
 
 
-def test_reset_hard_is_refused_only_over_what_predates_the_session(
+RESET = {"tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}
+
+
+def test_reset_hard_is_refused_only_over_what_predates_the_iteration(
     repo: Path, tmp_path: Path
 ) -> None:
     config = installed(repo, tmp_path)
-    reset = {"tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}
     (repo / "a.txt").write_text("someone's edit\n")
+    hooks.begin(config)  # ralph, before the agent starts
     hook(config, "SessionStart", {"source": "startup"})
-    assert hook(config, "PreToolUse", reset) is not None
+    assert hook(config, "PreToolUse", RESET) is not None
     git(repo, "checkout", "--", "a.txt")  # (the human, outside the hook's view)
     (repo / "b.txt").write_text("the agent's own\n")
-    assert hook(config, "PreToolUse", reset) is None
+    assert hook(config, "PreToolUse", RESET) is None
+
+
+def test_what_the_guard_decides_on_is_out_of_the_agents_reach(repo: Path, tmp_path: Path) -> None:
+    """The hooks run as the agent: whatever they write, it can rewrite. The record of the
+    start is ralph's, in the folder the container mounts read-only."""
+    config = installed(repo, tmp_path)
+    assert config.settings is not None
+    (repo / "a.txt").write_text("someone's edit\n")
+    hooks.begin(config)
+    guard_folder = config.settings.parent
+    assert (guard_folder / "baseline.json").is_file()
+    assert (guard_folder, guard_folder) in hooks.mounts(guard_folder.parent)  # read-only
+    hook(config, "SessionStart", {"source": "startup"})
+    state = guard_folder.parent / hooks.STATE
+    for session in state.glob("session-*.json"):  # the agent rewrites its notes
+        session.write_text(json.dumps({"head": "", "dirty": [], "seq": 0}))
+    assert hook(config, "PreToolUse", RESET) is not None
+
+
+def test_without_a_record_of_the_start_the_guard_fails_closed(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path)
+    hook(config, "SessionStart", {"source": "startup"})
+    assert hook(config, "PreToolUse", RESET) is None  # nothing uncommitted: nothing to lose
+    (repo / "b.txt").write_text("whose? nobody recorded it\n")
+    assert hook(config, "PreToolUse", RESET) is not None
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-q", "-m", "second")
+    back = {"tool_name": "Bash", "tool_input": {"command": "git branch -f main HEAD~1"}}
+    assert hook(config, "PreToolUse", back) is not None
+
+
+def test_a_branch_keeps_the_commits_it_had_when_the_iteration_began(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = installed(repo, tmp_path)
+    git(repo, "branch", "theirs")
+    hooks.begin(config)
+    (repo / "b.txt").write_text("mine\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-q", "-m", "the agent's commit")
+    git(repo, "branch", "mine")
+
+    def bash(command: str) -> dict[str, Any] | None:
+        return hook(config, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": command}})
+
+    assert bash("git reset --hard HEAD~1") is None  # the agent's own commit
+    assert bash("git reset --hard HEAD~2") is not None
+    assert bash("git branch -f mine HEAD~1") is None  # a branch it made
+    assert bash("git branch -f main HEAD~1") is None
+    assert bash("git update-ref refs/heads/main HEAD~2") is not None
+    assert bash("git branch -D theirs") is None  # its commits are all on HEAD
+    assert bash("git checkout a.txt") is None  # a path, nothing foreign in it
+
+
+def test_a_command_the_guard_cannot_read_is_denied(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path)
+    hooks.begin(config)
+    denied = hook(
+        config, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "echo 'oops"}}
+    )
+    assert denied is not None
+    reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason == (
+        "refused: the guard cannot read this command: a ' quote is never closed; close it"
+    )
 
 
 def test_the_stop_checklist_blocks_n_times_then_lets_go(repo: Path, tmp_path: Path) -> None:
@@ -110,7 +180,7 @@ def test_the_stop_checklist_blocks_n_times_then_lets_go(repo: Path, tmp_path: Pa
     assert first is not None
     assert first["decision"] == "block"
     assert "uncommitted changes: b.txt" in first["reason"]
-    assert "after the last passing backpressure" in first["reason"]
+    assert "you edited b.txt and no check passed after it" in first["reason"]
     assert hook(config, "Stop", {"stop_hook_active": True}) is not None
     assert hook(config, "Stop", {"stop_hook_active": True}) is None  # bounded
     fired = hooks.fired(config)
@@ -156,7 +226,9 @@ def test_the_bug_check(message: str, filed: bool, blocked: bool) -> None:
         claimed=None,
         changed=[],
         kept=False,
-        edited_after_pass=False,
+        unchecked=None,
+        last_check=None,
+        failed_check=None,
         last_message=message,
         bug_filed=filed,
     )
@@ -191,7 +263,7 @@ def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_pat
     assert docker.settings is not None
     assert "--settings" not in docker.agent_argv()  # managed settings, mounted
     text = docker.settings.read_text()
-    assert text.count('"command": "python3 -I ') == 4
+    assert text.count('"command": "python3 -I ') == 5
     assert sys.executable not in text
 
 
@@ -201,3 +273,94 @@ def test_the_formatter_runs_on_each_edited_file(repo: Path, tmp_path: Path) -> N
     edit = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "a.txt")}}
     hook(config, "PostToolUse", edit)
     assert (repo / "a.txt").read_text() == "tidy\n"
+
+
+CHECKS = ("clean", "backpressure")
+
+
+def edited(config: Config, path: str = "greet.py") -> None:
+    hook(config, "SessionStart", {"source": "startup"})
+    hook(config, "PostToolUse", {"tool_name": "Write", "tool_input": {"file_path": path}})
+
+
+def ran(config: Config, command: str, stdout: str = "", *, failed: bool = False) -> None:
+    """A Bash call as Claude Code reports it: PostToolUse on exit 0, else PostToolUseFailure."""
+    call = {"tool_name": "Bash", "tool_input": {"command": command}}
+    if failed:
+        hook(config, "PostToolUseFailure", {**call, "error": "Exit code 1"})
+    else:
+        hook(config, "PostToolUse", {**call, "tool_response": {"stdout": stdout, "stderr": ""}})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -m unittest -v 2>&1 | tail -4",
+        "python3 -m py_compile *.py && python3 -m unittest -v",
+        ".venv/bin/pytest -q",
+        "cd src && timeout 600 pytest -x",
+        "uv run mypy .",
+        "cargo test --workspace",
+        "go vet ./...",
+        "npx vitest run",
+        "make test",
+        "run-silent test -- .venv/bin/pytest -q",
+    ],
+)
+def test_running_the_stacks_checks_directly_counts(
+    repo: Path, tmp_path: Path, command: str
+) -> None:
+    config = installed(repo, tmp_path, checks=("backpressure",))
+    edited(config)
+    ran(config, command, "Ran 2 tests in 0.001s\n\nOK")
+    assert hook(config, "Stop", {}) is None
+
+
+def test_a_check_piped_into_tail_that_failed_does_not_count(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=("backpressure",))
+    edited(config)
+    ran(config, "python3 -m unittest -v 2>&1 | tail -4", "Ran 2 tests\n\nFAILED (failures=1)")
+    blocked = hook(config, "Stop", {})
+    assert blocked is not None
+    assert "you edited greet.py and no check passed after it" in blocked["reason"]
+
+
+def test_the_checklist_says_which_check_passed_before_the_edit_and_which_failed_after(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = installed(repo, tmp_path, checks=("backpressure",))
+    edited(config, str(repo / "greet.py"))
+    ran(config, "pytest -q", "3 passed")
+    hook(config, "PostToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "test_x.py"}})
+    ran(config, "pytest -q -x", failed=True)
+    blocked = hook(config, "Stop", {})
+    assert blocked is not None
+    assert (
+        "you edited test_x.py after the last passing check (`pytest -q`); `pytest -q -x` "
+        "failed: run the stack's checks"
+    ) in blocked["reason"]
+    ran(config, "pytest -q", "4 passed")
+    assert hook(config, "Stop", {}) is None
+
+
+def test_a_command_the_project_lists_as_backpressure_counts(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=("backpressure",))
+    (repo / ".sgf").mkdir()
+    (repo / ".sgf" / "backpressure.md").write_text(
+        "| Step | Command |\n|---|---|\n| Test | `run-silent test -- ./scripts/check.sh all` |\n"
+    )
+    edited(config)
+    ran(config, "./scripts/other.sh", "fine")
+    assert hook(config, "Stop", {}) is not None  # not a check
+    ran(config, "./scripts/check.sh all", "fine")
+    assert hook(config, "Stop", {}) is None
+
+
+def test_other_commands_are_no_check(repo: Path, tmp_path: Path) -> None:
+    config = installed(repo, tmp_path, checks=CHECKS)
+    edited(config)
+    for command in ("python3 greet.py", "cat greet.py", "echo pytest", "git commit -am x"):
+        ran(config, command, "ok")
+    blocked = hook(config, "Stop", {})
+    assert blocked is not None
+    assert "no check passed" in blocked["reason"]

@@ -2,10 +2,12 @@
 
 ralph writes them per run, outside the project, so the agent cannot edit them (a project's
 `.claude/settings.json` is the agent's to write): `<run>/guard/settings.json` goes to claude
-as `--settings`, next to `hook.py` and a copy of the `ralph.inside` package it runs. The
-container mounts `<run>/guard` read-only over the read-write run directory; the hooks write
-their notes in `<run>/guard-state`, which ralph reads back, bounded, after each iteration.
-Under `--sandbox none` the same files run on the host, as the agent itself does.
+as `--settings`, next to `hook.py` and a copy of the `ralph.inside` package it runs. Before
+each iteration ralph writes `<run>/guard/baseline.json` too (`begin`): what the repository
+held when the iteration began, which the guard decides on. The container mounts `<run>/guard`
+read-only over the read-write run directory, so none of it is the agent's to rewrite; the
+hooks write their notes in `<run>/guard-state`, which ralph reads back, bounded, after each
+iteration. Under `--sandbox none` the same files run on the host, as the agent itself does.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import os
 import shlex
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
+from ralph import git, safefile
+from ralph.inside import baseline
 from ralph.models import Config, SandboxKind
 
 GUARD, STATE = "guard", "guard-state"
@@ -38,7 +43,8 @@ def settings(config: Config, *, state: Path, python: str, workdir: Path) -> dict
     """The `--settings` JSON: one command per hook event ralph uses."""
     g = config.guardrails
     base = [python, "-I", str(state / GUARD / "hook.py")]
-    options = ["--state", str(state / STATE), "--project", str(workdir)]
+    options = ["--state", str(state / STATE), "--baseline", str(state / GUARD / baseline.FILE)]
+    options += ["--project", str(workdir)]
     options += ["--checks", ",".join(g.checks), "--blocks", str(g.stop_blocks)]
     if g.format_command:
         options += ["--format", g.format_command]
@@ -50,6 +56,7 @@ def settings(config: Config, *, state: Path, python: str, workdir: Path) -> dict
     hooks: dict[str, list[dict[str, object]]] = {
         "SessionStart": [{"hooks": command("session-start")}],
         "PostToolUse": [{"matcher": _TOOLS, "hooks": command("post-tool-use")}],
+        "PostToolUseFailure": [{"matcher": "Bash", "hooks": command("post-tool-use-failure")}],
     }
     if g.guard:
         hooks["PreToolUse"] = [{"matcher": _TOOLS, "hooks": command("pre-tool-use")}]
@@ -70,9 +77,9 @@ def install(config: Config, *, state: Path, workdir: Path) -> Config:
     lib = state / GUARD / "lib" / "ralph" / "inside"
     lib.mkdir(parents=True, exist_ok=True)
     (lib.parent / "__init__.py").write_text("")
-    for name in ("__init__.py", "guard.py", "checklist.py", "hookrun.py"):
-        source = resources.files("ralph.inside").joinpath(name).read_text(encoding="utf-8")
-        (lib / name).write_text(source)
+    for module in resources.files("ralph.inside").iterdir():
+        if module.name.endswith(".py"):
+            (lib / module.name).write_text(module.read_text(encoding="utf-8"))
     (state / GUARD / "hook.py").write_text(_SHIM)
     (state / STATE).mkdir(exist_ok=True)
     path = state / GUARD / "settings.json"
@@ -80,6 +87,41 @@ def install(config: Config, *, state: Path, workdir: Path) -> Config:
         json.dumps(settings(config, state=state, python=python, workdir=workdir), indent=2)
     )
     return replace(config, settings=path)
+
+
+def begin(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    workspace: tuple[str, str] | None = None,
+) -> None:
+    """Record what the repository holds now, as the iteration begins, for the guard.
+
+    Written on the host into `<run>/guard/`, which the container mounts read-only: the agent
+    cannot make the guard think the commits a branch had were its own. A loop's workspace
+    (`workspace`: its branch and the commit the iteration starts from) is the loop's alone
+    and the host runs no git in it, so the record says what the host gave it: that commit
+    on that branch, and no uncommitted work of anyone else's. Without a workspace (a folder
+    that is no repository) a git that fails leaves the paths unknown, and the guard fails
+    closed.
+    """
+    if config.settings is None:
+        return
+    if workspace is not None:
+        branch, base = workspace
+        record = baseline.Baseline(
+            head=base, dirty=(), refs={f"refs/heads/{branch}": base} if base else {}
+        )
+    else:
+        project = config.project
+        status = git.command(project, *baseline.STATUS, env=env)
+        refs = git.command(project, *baseline.REFS, env=env)
+        record = baseline.Baseline(
+            head=git.head(project, env=env) or "",
+            dirty=tuple(baseline.status_paths(status.stdout)) if status.ok else None,
+            refs=baseline.parse_refs(refs.stdout) if refs.ok else {},
+        )
+    safefile.replace(config.settings.parent / baseline.FILE, record.dumps().encode())
 
 
 def mounts(state: Path) -> list[tuple[Path, Path]]:

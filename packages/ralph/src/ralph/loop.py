@@ -163,6 +163,8 @@ class Loop:
             self.out.banner(index, total, loop_id)
             if self.home is not None:
                 self.home.aim()
+            # what the command guard decides on
+            hooks.begin(self.config, env=self.env, workspace=self._given())
             self.record.write("iteration_start", index=index, total=total)
             holding = self._held()
             started = now_iso()
@@ -200,6 +202,12 @@ class Loop:
             self.out.error(f"stopping: {failed}")
             return self._stop(Exit.ERROR, failed)
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
+
+    def _given(self) -> tuple[str, str] | None:
+        """The branch and commit the host gave the iteration's workspace, if it has one."""
+        if self.home is None:
+            return None
+        return self.home.place.branch, self.home.place.base
 
     def _held(self) -> dict[str, str] | None:
         if self.config.record is None and self.gate is None:

@@ -21,13 +21,11 @@ class Check(StrEnum):
 
     TASK = "task"  # the task the loop claimed is closed, or released with a reason
     CLEAN = "clean"  # nothing uncommitted, unless deliberately left for the human
-    BACKPRESSURE = "backpressure"  # run-silent passed after the last file edit
+    BACKPRESSURE = "backpressure"  # the stack's checks passed after the last file edit
     BUGS = "bugs"  # a bug the agent says it found was filed with `pn create -t bug`
 
 
 ALL = tuple(Check)
-# The stop is never the sentinel's or the task's files: they belong to ralph and pn.
-IGNORED = (".ralph-complete", ".ralph-ding")
 # An agent that says it found a bug; "no bugs" and "fixed the bug" do not count.
 _FOUND_BUG = re.compile(
     r"\b(found|discovered|noticed|spotted|hit|ran into)\s+(a|an|another|one|two|several)?"
@@ -51,7 +49,9 @@ class Facts:
     claimed: Sequence[str] | None  # in-progress issues of this loop's actor; None without pn
     changed: Sequence[str]  # uncommitted paths the iteration made
     kept: bool  # the agent wrote why it leaves its changes for the human
-    edited_after_pass: bool  # a file edit came after the last passing backpressure
+    unchecked: str | None  # the file edited after the last passing check, if any
+    last_check: str | None  # the last check that passed (before that edit)
+    failed_check: str | None  # a check that failed after that edit
     last_message: str
     bug_filed: bool
 
@@ -72,10 +72,16 @@ def missing(checks: Sequence[Check], facts: Facts, *, keep_file: str) -> list[st
             f"uncommitted changes: {shown}{more}. Commit them, or if you leave them for the "
             f"human on purpose, write why into {keep_file}"
         )
-    if Check.BACKPRESSURE in checks and facts.edited_after_pass:
+    if Check.BACKPRESSURE in checks and facts.unchecked is not None:
+        said = f"you edited {facts.unchecked} and no check passed after it"
+        if facts.last_check:
+            said = f"you edited {facts.unchecked} after the last passing check"
+            said += f" (`{facts.last_check}`)"
+        if facts.failed_check:
+            said += f"; `{facts.failed_check}` failed"
         out.append(
-            "you edited files after the last passing backpressure: run the stack's checks "
-            "(run-silent ...) again and fix what fails"
+            f"{said}: run the stack's checks (the commands in .sgf/backpressure.md, directly "
+            "or quietly through run-silent) and fix what fails"
         )
     if Check.BUGS in checks and not facts.bug_filed and _FOUND_BUG.search(facts.last_message):
         out.append('you found a bug: file it (`pn create "..." -t bug`) before you stop')

@@ -1,291 +1,304 @@
-"""The destructive-command guard: the one list of what an agent may not run (README "Guardrails").
+"""The destructive-command guard: what an agent may not run (README "Guardrails").
 
 Claude Code asks the `PreToolUse` hook (hookrun.py) before every Bash command and file edit;
 a command this module refuses never runs, and the model reads the one-line reason instead of
-a result. The list is about shared state the iteration does not own: other people's commits
-on the remote, uncommitted work that was there before the agent started, files outside the
-project, and the control directories. Work the iteration made itself stays the agent's to
-throw away.
+a result. The list (rules.py) is about shared state the iteration does not own: other
+people's commits on the remote and on branches, uncommitted work that was there before the
+agent started, files outside the project, and the control directories. Work the iteration
+made itself stays the agent's to throw away.
 
-This module runs inside the sandbox, copied next to hookrun.py, so it imports only the
-standard library. It parses, it does not execute: what it cannot see (a script that runs
-`git push -f` for it) the sandbox's mounts still stop or the review catches.
+It fails closed: a line shell.py cannot read, a shell fed text it cannot see, a path hidden
+in a variable where the path decides, are refused with the way to say them plainly. It is
+still a seatbelt for a confused agent, not a wall: it parses, it does not execute, so a
+script that runs `git push -f` for it is not seen. The sandbox is the boundary.
+
+This module runs inside the sandbox, copied next to hookrun.py: standard library only.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import re
 from pathlib import PurePosixPath
-from typing import Protocol
 
-# Directories no tool call may write: sgf's control files, git's, Claude Code's settings.
-PROTECTED = (".sgf", ".git", ".claude")
+from ralph.inside import gitrules
+from ralph.inside.rules import RULES, Facts, Place, Refusal
+from ralph.inside.shell import KEYWORDS, Unreadable, parse
+from ralph.inside.words import Command, Kind, Part, Word, literal
+
+__all__ = ["FILE_TOOLS", "RULES", "Facts", "Refusal", "check_command", "check_tool"]
+
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-_SEPARATORS = {";", "&&", "||", "|", "&", "\n", "(", ")", "|&"}
-_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "1>", "2>"}
-_PREFIXES = {"sudo", "env", "command", "exec", "nohup", "time", "nice", "xargs"}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
 _WRITERS = {"rm", "mv", "cp", "tee", "truncate", "touch", "chmod", "chown", "ln", "install"}
-_SHELLS = {"sh", "bash", "dash", "zsh"}
-
-
-class Facts(Protocol):
-    """What the guard needs to know about the repository, asked only when a rule needs it."""
-
-    def foreign_changes(self) -> list[str]:
-        """Uncommitted paths that were already changed when the iteration began."""
-        ...
-
-    def keeps_commits(self, target: str) -> bool:
-        """Whether moving HEAD to `target` keeps every commit HEAD had when it began."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One entry of the list: its name, and what it refuses (the README's table)."""
-
-    name: str
-    refuses: str
-
-
-RULES = (
-    Rule("force-push", "`git push` with --force, --force-with-lease, --mirror, --delete or +ref"),
-    Rule("reset-hard", "`git reset --hard` over uncommitted work or commits it did not make"),
-    Rule("discard", "`git checkout -- PATH`, `git checkout .`, `git restore` over others' work"),
-    Rule("clean", "`git clean -f` with -d, -x or -X while untracked files predate it"),
-    Rule("rm-outside", "`rm -r` of a path outside the project, the project itself or .git"),
-    Rule("protected-write", "writes into .sgf/, .git/ or .claude/ (redirects, rm, mv, cp, sed -i)"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why a tool call is refused: a rule name and one line for the model."""
-
-    rule: str
-    reason: str
+# Programs that run the command after their own options: (options taking a value, how many
+# words come before the command). `timeout 60 git push -f` is a push.
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "sudo": (frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "env": (frozenset({"-u", "-C", "--unset", "--chdir"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"-o", "-f", "--output", "--format"}), 0),
+    "command": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "xargs": (frozenset({"-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--replace"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), 0),
+    "setsid": (frozenset(), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
+    "flock": (frozenset({"-w", "-E", "--timeout"}), 1),
+    "unbuffer": (frozenset(), 0),
+    "chronic": (frozenset(), 0),
+}
+# Options whose value is itself a command line: `flock LOCK -c 'git push -f'`.
+_COMMAND_OPTIONS = {"flock": "-c", "su": "-c", "runuser": "-c", "env": "-S"}
+_CHECKED = {"git", "rm", "find", "eval", "sed", *_SHELLS, *_WRITERS, *_WRAPPERS}
+_NOT_COMMANDS = {"for", "select", "function", "in", "fi", "done", "esac", "}", "[[", "]]"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 def check_tool(
-    tool: str, tool_input: dict[str, object], *, project: str, cwd: str, facts: Facts
+    tool: str,
+    tool_input: dict[str, object],
+    *,
+    project: str,
+    cwd: str,
+    facts: Facts,
+    home: str = "/root",
 ) -> Refusal | None:
     """The refusal for one tool call, or None to let it run."""
+    place = Place(project, cwd, home)
     if tool == "Bash":
-        command = tool_input.get("command")
-        return check_command(str(command), project=project, cwd=cwd, facts=facts)
+        return _check_text(str(tool_input.get("command", "")), place, facts)
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if isinstance(path, str) and (where := protected(path, project=project, cwd=cwd)):
+        full = place.path(literal(path)) if isinstance(path, str) else None
+        if full is not None and (where := place.protected(full)):
             return Refusal("protected-write", f"refused: {tool} of {path} writes into {where}/")
     return None
 
 
-def check_command(command: str, *, project: str, cwd: str, facts: Facts) -> Refusal | None:
+def check_command(
+    command: str, *, project: str, cwd: str, facts: Facts, home: str = "/root"
+) -> Refusal | None:
     """The refusal for a shell command line, or None."""
+    return _check_text(command, Place(project, cwd, home), facts)
+
+
+def _check_text(text: str, start: Place, facts: Facts) -> Refusal | None:
     try:
-        segments = list(_segments(command))
-    except ValueError:  # unbalanced quotes: the shell would refuse it too
-        return None
-    for words, targets in segments:
-        if words[:1] == ["cd"] and len(words) > 1:  # later commands run from there
-            cwd = str(_resolve(words[1], cwd))
-        for target in targets:
-            if where := protected(target, project=project, cwd=cwd):
+        commands = parse(text)
+    except Unreadable as e:
+        return Refusal("unreadable", f"refused: the guard cannot read this command: {e}")
+    places: dict[tuple[int, ...], Place] = {(): start}
+    for command in commands:
+        place = next(places[s] for s in _outward(command.scope) if s in places)
+        words = _command_words(list(command.words))
+        if words and words[0].is_("cd", "pushd", "popd"):
+            target = next((w for w in words[1:] if not w.text.startswith("-")), literal(""))
+            places[command.scope] = place.moved(literal("-") if words[0].is_("popd") else target)
+        for target in command.writes:
+            path = place.path(target)
+            if path is not None and (where := place.protected(path)):
                 return Refusal("protected-write", f"refused: a redirect writes into {where}/")
-        if refusal := _check_words(words, project=project, cwd=cwd, facts=facts):
+        if refusal := _check(command, words, place, facts):
             return refusal
     return None
 
 
-def protected(path: str, *, project: str, cwd: str) -> str | None:
-    """The protected directory `path` lies in (".git"...), or None."""
-    full = _resolve(path, cwd)
-    root = PurePosixPath(project)
-    if full == root or not full.is_relative_to(root):
+def _outward(scope: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return [scope[:n] for n in range(len(scope), -1, -1)]
+
+
+def _command_words(words: list[Word]) -> list[Word]:
+    """The command proper: keywords (`if`, `do`, `!`) and `VAR=value` prefixes left out."""
+    while words and (
+        (words[0].plain and words[0].text in KEYWORDS)
+        or (words[0].parts[0].kind is Kind.LIT and _ASSIGNMENT.match(words[0].parts[0].text))
+    ):
+        words = words[1:]
+    return words
+
+
+def _check(command: Command, words: list[Word], place: Place, facts: Facts) -> Refusal | None:
+    if not words or words[0].is_(*_NOT_COMMANDS):
         return None
-    first = full.relative_to(root).parts[0]
-    return first if first in PROTECTED else None
-
-
-def _resolve(path: str, cwd: str) -> PurePosixPath:
-    """`path` made absolute against `cwd`, with `.` and `..` folded (no filesystem access)."""
-    joined = PurePosixPath(cwd) / path
-    parts: list[str] = []
-    for part in joined.parts[1:]:
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part not in (".", ""):
-            parts.append(part)
-    return PurePosixPath("/", *parts)
-
-
-def _segments(command: str) -> Iterator[tuple[list[str], list[str]]]:
-    """Each simple command's words, and the files its redirects write."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    words: list[str] = []
-    targets: list[str] = []
-    tokens = list(lexer)
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in _SEPARATORS:
-            if words or targets:
-                yield words, targets
-            words, targets = [], []
-        elif token in _REDIRECTS or (token.endswith(">") and token.rstrip(">").isdigit()):
-            if i + 1 < len(tokens) and tokens[i + 1] not in _SEPARATORS:
-                if not tokens[i + 1].startswith("&"):  # 2>&1 names a descriptor, not a file
-                    targets.append(tokens[i + 1])
-                i += 1
-        elif token in ("<", "<<", "<<<"):
-            i += 1  # input: skip what it reads
-        else:
-            words.append(token)
-        i += 1
-    if words or targets:
-        yield words, targets
-
-
-def _strip_prefixes(words: Sequence[str]) -> list[str]:
-    out = list(words)
-    while out and (("=" in out[0] and not out[0].startswith("-")) or out[0] in _PREFIXES):
-        out.pop(0)
-        while out and out[0].startswith("-") and out[0] != "--":  # sudo -u x, env -i
-            out.pop(0)
-    return out
-
-
-def _check_words(words: list[str], *, project: str, cwd: str, facts: Facts) -> Refusal | None:
-    words = _strip_prefixes(words)
-    if not words:
+    if not words[0].plain:  # `$GIT push -f`: checked as each program it could be
+        for name in ("git", "rm", "find"):
+            if refusal := _check(command, [literal(name), *words[1:]], place, facts):
+                return Refusal(refusal.rule, f"{refusal.reason} (if {words[0].text} is {name})")
         return None
-    program = PurePosixPath(words[0]).name
-    if program in _SHELLS and "-c" in words[1:]:
-        at = words.index("-c", 1)
-        if at + 1 < len(words):
-            return check_command(words[at + 1], project=project, cwd=cwd, facts=facts)
+    program = PurePosixPath(words[0].text).name
+    args = words[1:]
+    if program in _WRAPPERS or program in _COMMAND_OPTIONS:
+        return _wrapped(command, program, args, place, facts)
+    if program in _SHELLS:
+        return _shell(command, args, place, facts)
+    if program == "eval":
+        if not all(w.plain for w in args):
+            return Refusal("unreadable", "refused: the guard cannot see what eval runs; run it")
+        return _check_text(" ".join(w.text for w in args), place, facts)
     if program == "git":
-        return _check_git(words[1:], facts=facts)
-    if program == "rm" and (refusal := _check_rm(words[1:], project=project, cwd=cwd)):
+        return gitrules.check(args, place, facts)
+    if program == "rm" and (refusal := _rm(args, place)):
         return refusal
-    if program in _WRITERS or (program == "sed" and any(w.startswith("-i") for w in words)):
-        for word in words[1:]:
-            if not word.startswith("-") and (where := protected(word, project=project, cwd=cwd)):
+    if program == "find":
+        return _find(command, args, place, facts)
+    if program in _WRITERS or (program == "sed" and any(w.text.startswith("-i") for w in args)):
+        for word in args:
+            path = None if word.text.startswith("-") else place.path(word)
+            if path is not None and (where := place.protected(path)):
                 return Refusal("protected-write", f"refused: {program} writes into {where}/")
     return None
 
 
-_GIT_VALUE_OPTIONS = {"-C", "-c", "--git-dir", "--work-tree", "--namespace"}
-
-
-def _check_git(args: list[str], *, facts: Facts) -> Refusal | None:
-    while args and args[0].startswith("-"):  # git -C dir -c k=v SUBCOMMAND
-        option = args.pop(0)
-        if option in _GIT_VALUE_OPTIONS and args:
-            args.pop(0)
-    if not args:
-        return None
-    sub, rest = args[0], args[1:]
-    check: Callable[[list[str], Facts], Refusal | None] | None = _GIT_RULES.get(sub)
-    return check(rest, facts) if check else None
-
-
-def _push(rest: list[str], facts: Facts) -> Refusal | None:
-    short = "".join(w[1:] for w in rest if w.startswith("-") and not w.startswith("--"))
-    forced = (
-        "f" in short
-        or "d" in short
-        or any(w.split("=")[0] in _FORCING for w in rest)
-        or any(w.startswith(("+", ":")) for w in rest if not w.startswith("-"))
-    )
-    if forced:
-        return Refusal(
-            "force-push",
-            "refused: a force push (or a delete) rewrites the remote's history for everyone; "
-            "push normally, and rebase onto the remote if it is rejected",
-        )
-    return None
-
-
-_FORCING = {"--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete"}
-
-
-def _foreign(facts: Facts, what: str, rule: str) -> Refusal | None:
-    changed = facts.foreign_changes()
-    if not changed:
-        return None
-    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-    return Refusal(
-        rule,
-        f"refused: {what} would destroy uncommitted changes this iteration did not make "
-        f"({shown}); leave them alone or commit only your own files",
-    )
-
-
-def _reset(rest: list[str], facts: Facts) -> Refusal | None:
-    if "--hard" not in rest:
-        return None
-    targets = [w for w in rest if not w.startswith("-")]
-    if targets and not facts.keeps_commits(targets[0]):
-        return Refusal(
-            "reset-hard",
-            f"refused: git reset --hard {targets[0]} drops commits this iteration did not "
-            "make; revert your own commits instead",
-        )
-    return _foreign(facts, "git reset --hard", "reset-hard")
-
-
-def _checkout(rest: list[str], facts: Facts) -> Refusal | None:
-    discards = "--" in rest or "." in rest or "-f" in rest or "--force" in rest
-    return _foreign(facts, "git checkout " + " ".join(rest), "discard") if discards else None
-
-
-def _restore(rest: list[str], facts: Facts) -> Refusal | None:
-    if "--staged" in rest and "--worktree" not in rest and "-W" not in rest:
-        return None  # only the index changes: nothing is lost
-    return _foreign(facts, "git restore", "discard")
-
-
-def _clean(rest: list[str], facts: Facts) -> Refusal | None:
-    short = "".join(w[1:] for w in rest if w.startswith("-") and not w.startswith("--"))
-    force = "f" in short or "--force" in rest
-    wide = any(c in short for c in "dxX")
-    return _foreign(facts, "git clean -" + short, "clean") if force and wide else None
-
-
-def _stash(rest: list[str], facts: Facts) -> Refusal | None:
-    if rest and rest[0] in ("drop", "clear"):
-        return Refusal("discard", "refused: git stash drop/clear deletes work someone stashed")
-    return None
-
-
-_GIT_RULES: dict[str, Callable[[list[str], Facts], Refusal | None]] = {
-    "push": _push,
-    "reset": _reset,
-    "checkout": _checkout,
-    "restore": _restore,
-    "clean": _clean,
-    "stash": _stash,
-}
-
-
-def _check_rm(args: list[str], *, project: str, cwd: str) -> Refusal | None:
-    short = "".join(w[1:] for w in args if w.startswith("-") and not w.startswith("--"))
-    if not ("r" in short or "R" in short or "--recursive" in args):
-        return None
-    root = PurePosixPath(project)
-    for word in args:
-        if word.startswith("-"):
+def _wrapped(
+    command: Command, program: str, args: list[Word], place: Place, facts: Facts
+) -> Refusal | None:
+    """The command a wrapper (`timeout 60 ...`, `sudo -u x ...`) runs, checked as itself."""
+    if flag := _COMMAND_OPTIONS.get(program):
+        for at, word in enumerate(args[:-1]):
+            if word.is_(flag):
+                return _code(args[at + 1], place, facts)
+    if program == "command" and any(w.is_("-v", "-V") for w in args[:1]):
+        return None  # a lookup: nothing runs
+    values, before = _WRAPPERS.get(program, (frozenset(), 0))
+    i = 0
+    while i < len(args) and args[i].plain and args[i].text.startswith("-"):
+        option, i = args[i].text, i + 1
+        if option == "--":
+            break
+        if option.startswith("--"):
+            i += option in values  # `--signal KILL`; `--signal=KILL` is one word
             continue
-        full = _resolve(word.replace("~", "/home", 1) if word.startswith("~") else word, cwd)
-        inside = full.is_relative_to(root) and full != root
-        if not inside:
+        for k, char in enumerate(option[1:], start=2):
+            if f"-{char}" in values:
+                i += k == len(option)  # `-n 10`; `-n10` is one word
+                break
+    while program in ("env", "sudo") and i < len(args) and _ASSIGNMENT.match(args[i].text):
+        i += 1
+    rest = args[i + before :]
+    if program == "xargs":  # its command gets words from stdin the guard cannot see
+        rest = [*rest, Word((Part(Kind.VAR, "<stdin>"),))]
+    if not rest:
+        return None
+    if refusal := _check(command, rest, place, facts):
+        return refusal
+    # An option the table does not know may have eaten the command's first word: look on.
+    for at, word in enumerate(rest[1:], start=1):
+        name = PurePosixPath(word.text).name if word.plain else ""
+        if name in _CHECKED and (refusal := _check(command, rest[at:], place, facts)):
+            return refusal
+    return None
+
+
+def _code(code: Word, place: Place, facts: Facts) -> Refusal | None:
+    """A command line given as one word (`bash -c '...'`), read and checked."""
+    if any(p.kind is not Kind.LIT and place.path(Word((p,))) is None for p in code.parts):
+        return Refusal(
+            "unreadable",
+            f"refused: the guard cannot see the code {code.text!r} makes before it runs; "
+            "put the command in single quotes, or run it directly",
+        )
+    return _check_text(code.text, place, facts)
+
+
+def _shell(command: Command, args: list[Word], place: Place, facts: Facts) -> Refusal | None:
+    """`bash -c '...'`, `bash <<EOF`, `... | sh`: the commands a shell is given."""
+    i = 0
+    while i < len(args) and args[i].plain and args[i].text[:1] in ("-", "+"):
+        option, i = args[i].text, i + 1
+        if not option.startswith("--") and "c" in option[1:]:
+            return _code(args[i], place, facts) if i < len(args) else None
+        if option in ("-o", "+o", "-O", "+O"):
+            i += 1
+    if i < len(args):
+        return None  # a script file: not read (README "Guardrails")
+    if command.stdin is not None:
+        if not command.stdin.plain:
             return Refusal(
-                "rm-outside", f"refused: rm -r {word} reaches outside the project {project}"
+                "unreadable",
+                "refused: the shell's heredoc expands before it runs; quote its delimiter "
+                "(<<'END') or run the commands directly",
             )
+        return _check_text(command.stdin.text, place, facts)
+    feeder = command.fed_by or ()
+    if feeder and feeder[0].is_("echo", "printf"):  # `echo 'git push -f' | sh`
+        if not all(w.plain for w in feeder[1:]):
+            return Refusal(
+                "unreadable",
+                "refused: the guard cannot see the code piped into the shell before it runs; "
+                "run the commands directly",
+            )
+        return _check_text(" ".join(w.text for w in feeder[1:]), place, facts)
+    return None  # `curl ... | sh`: a script from elsewhere, not read, as `sh script.sh`
+
+
+def _rm(args: list[Word], place: Place, name: str = "") -> Refusal | None:
+    """`rm` of `args`; `name` says it in the refusal (a find's -delete) instead of rm."""
+    recursive, options = False, True
+    targets: list[Word] = []
+    for word in args:
+        if options and word.is_("--"):
+            options = False
+        elif options and word.plain and word.text.startswith("-") and word.text != "-":
+            short = not word.text.startswith("--")
+            recursive |= word.text == "--recursive" or (short and bool(set(word.text) & {"r", "R"}))
+        else:
+            targets.append(word)
+    for word in targets:
+        said = name or f"rm -r {word.text}"
+        path = place.path(word)
+        if path is None:
+            if recursive:
+                return Refusal(
+                    "rm-outside",
+                    f"refused: {said}: the guard cannot tell where it points "
+                    "before it runs; name the path",
+                )
+            continue
+        if recursive and not place.inside(path):
+            return Refusal(
+                "rm-outside",
+                f"refused: {said} reaches outside the project or removes it "
+                f"whole ({place.project})",
+            )
+        if where := place.protected(path):
+            return Refusal("protected-write", f"refused: {said} removes {where}/")
+    return None
+
+
+def _find(command: Command, args: list[Word], place: Place, facts: Facts) -> Refusal | None:
+    """`find ROOTS ... -delete` and `-exec CMD {} ;`: CMD run on things under each root."""
+    i = 0
+    while i < len(args) and (args[i].is_("-H", "-L", "-P", "-D") or args[i].text[:2] == "-O"):
+        i += 2 if args[i].is_("-D") else 1
+    roots: list[Word] = []
+    while i < len(args) and not (args[i].text.startswith("-") or args[i].is_("(", ")", "!", ",")):
+        roots.append(args[i])
+        i += 1
+    expression = args[i:]
+    runs: list[list[Word]] = []
+    j = 0
+    while j < len(expression):
+        if expression[j].is_("-exec", "-execdir", "-ok", "-okdir"):
+            end = next(
+                (k for k in range(j + 1, len(expression)) if expression[k].is_(";", "+")),
+                len(expression),
+            )
+            runs.append(expression[j + 1 : end])
+            j = end
+        j += 1
+    for root in roots or [literal(".")]:
+        under = Word((*root.parts, Part(Kind.LIT, "/"), Part(Kind.GLOB, "*")))
+        if any(w.is_("-delete") for w in expression) and (
+            refusal := _rm([literal("-r"), under], place, f"find {root.text} -delete")
+        ):
+            return refusal
+        for run in runs:
+            words = [under if w.is_("{}") else w for w in run]
+            if refusal := _check(command, _command_words(words), place, facts):
+                return refusal
     return None
