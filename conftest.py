@@ -169,6 +169,43 @@ def base_image(docker_engine: bool) -> str:
     return BASE_IMAGE
 
 
+FAKE_AGENTS = Path(__file__).parent / "packages" / "ralph" / "tests" / "agents"
+# Where the test image keeps the fake agents: the agent works in a workspace of its own,
+# which holds only what the project committed, so the agents travel in the image.
+AGENT_DIR = "/opt/springfield-test"
+
+
+@pytest.fixture(scope="session")
+def agent_image(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The base image with the fake agents in AGENT_DIR; tagged by their content, so every
+    checkout and every change gets its own image and none overwrites another's."""
+    import hashlib
+
+    sources = sorted(FAKE_AGENTS.glob("*.py"))
+    digest = hashlib.sha256(base_image.encode())
+    for source in sources:
+        digest.update(source.name.encode() + source.read_bytes())
+    tag = f"springfield-test-agents:{digest.hexdigest()[:16]}"
+    found = subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False)
+    if found.returncode == 0:
+        return tag
+    context = tmp_path_factory.mktemp("agent-image")
+    for source in sources:
+        shutil.copy(source, context / source.name)
+    (context / "Dockerfile").write_text(
+        f"FROM {base_image}\nCOPY *.py {AGENT_DIR}/\nRUN chmod 0755 {AGENT_DIR}/*.py\n"
+    )
+    built = subprocess.run(
+        ["docker", "build", "-q", "-t", tag, str(context)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    return tag
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The pinned claude binary (scripts/ensure-claude.sh prints its path)."""
@@ -257,6 +294,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 NEEDS = {
     "docker_engine": "docker",
     "base_image": "docker",
+    "agent_image": "docker",
     "claude_bin": "claude",
     "codex_bin": "codex",
     "opencode_bin": "opencode",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -166,27 +165,35 @@ def loop_id(request: pytest.FixtureRequest) -> Iterator[str]:
     assert left == [], f"containers left behind: {left}"
 
 
-def agent_in(checkout: Path) -> Path:
-    """The fake agent copied into `checkout` (visible in the container at the same path)."""
-    target = checkout / "tools" / "fake_agent.py"
-    target.parent.mkdir()
-    shutil.copy(AGENTS / "fake_agent.py", target)
-    target.chmod(0o755)
-    return target
+# The fake agents in the test image (the root conftest's agent_image).
+IMAGE_AGENT = "/opt/springfield-test/fake_agent.py"
+IMAGE_TTY_AGENT = "/opt/springfield-test/tty_agent.py"
+
+
+def workspace_of(project: Path, loop_id: str) -> Path:
+    """Where loop `loop_id` of `project` keeps its agent's repository while it runs (the
+    test's own state folder: the isolated HOME's)."""
+    from ralph import workspace
+
+    return workspace.folder(project, os.environ) / workspace.stem(loop_id) / "repo"
+
+
+def stashed(project: Path, path: str) -> str:
+    """`path` as the newest stash of `project` holds it (an untracked file: its third parent)."""
+    for spec in (f"stash@{{0}}:{path}", f"stash@{{0}}^3:{path}"):
+        done = subprocess.run(
+            ["git", "show", spec], cwd=project, capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0:
+            return done.stdout
+    raise AssertionError(f"no {path} in the newest stash of {project}")
 
 
 @pytest.fixture
-def agent_in_project(project: Path) -> Path:
-    return agent_in(project)
-
-
-@pytest.fixture
-def docker_env(
-    base_image: str, agent_in_project: Path, ralph_env: dict[str, str]
-) -> dict[str, str]:
-    """ralph's environment for the Docker sandbox on the base image, with the fake agent."""
-    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": base_image}
-    env["RALPH_COMMAND"] = str(agent_in_project)
+def docker_env(agent_image: str, ralph_env: dict[str, str]) -> dict[str, str]:
+    """ralph's environment for the Docker sandbox on the test image, with the fake agent."""
+    env = {**ralph_env, "RALPH_SANDBOX": "docker", "RALPH_TEMPLATE": agent_image}
+    env["RALPH_COMMAND"] = IMAGE_AGENT
     return env
 
 

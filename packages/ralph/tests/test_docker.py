@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from ralph import proc
-from ralph.sandbox.docker import LABEL_LOOP, DockerSandbox
+from ralph.sandbox.docker import LABEL_LOOP, SANDBOX_UID, DockerSandbox
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
 
-from .conftest import Git, Script, agent_in, loop_containers, run_ralph
+from .conftest import IMAGE_AGENT, Git, Script, loop_containers, run_ralph, stashed, workspace_of
 
 pytestmark = pytest.mark.docker
 
@@ -29,20 +29,25 @@ Spawn = Callable[..., "subprocess.Popen[str]"]
 SECRET = "sk-ant-test-secret-value-123"
 
 
-def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
+def test_the_agent_works_unprivileged_in_a_repository_of_its_own(
     project: Path, docker_env: dict[str, str], script: Script, loop_id: str, git: Git
 ) -> None:
     (project / ".sgf").mkdir()
     (project / ".sgf" / "config.toml").write_text("stack = 'python'\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "sgf")
+    (project / ".git" / "the-humans-git").write_text("")
     steps = [
         ["whoami"],
-        ["try_write", ".sgf/config.toml"],
-        ["try_write", ".sgf/new.md"],
+        ["sh", "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | tr '\\t\\n' '  '"],
+        ["try_write", ".sgf/config.toml"],  # its own copy: the human's never changes
+        ["sh", "git checkout -- .sgf/config.toml"],
         ["touch", "made/by/agent.txt"],
         ["env", "ANTHROPIC_API_KEY"],
         ["env", "GIT_AUTHOR_EMAIL"],
         ["env", "RALPH_LOOP_ID"],
         ["env", "PN_ACTOR"],
+        ["sh", f"test -e {project}/.git/the-humans-git && echo the-humans-git || echo own-git"],
         ["commit", "from-container.txt", "feat: made in the container"],
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
@@ -50,15 +55,15 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
     env = {**docker_env, "ANTHROPIC_API_KEY": SECRET}
     done = run_ralph(project, env, "-a", "--loop-id", loop_id, "3", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
+    uid, gid = (SANDBOX_UID, SANDBOX_UID) if os.getuid() == 0 else (os.getuid(), os.getgid())
     home = f"home={tempfile.gettempdir()}/ralph-"
-    assert f"uid={os.getuid()} gid={os.getgid()} {home}" in done.stdout
-    assert ("sandbox=1" if os.getuid() == 0 else "sandbox=None") in done.stdout
+    assert f"uid={uid} gid={gid} {home}" in done.stdout  # never root in the container
+    assert "sandbox=None" in done.stdout
+    assert "CapEff: 0000000000000000 NoNewPrivs: 1" in done.stdout
     assert "autoupdater=1" in done.stdout
-    assert "cannot write .sgf/config.toml: Read-only file system" in done.stdout
-    assert "cannot write .sgf/new.md: Read-only file system" in done.stdout
+    assert "wrote .sgf/config.toml" in done.stdout
     assert (project / ".sgf" / "config.toml").read_text() == "stack = 'python'\n"
-    made = project / "made" / "by" / "agent.txt"
-    assert (made.stat().st_uid, made.stat().st_gid) == (os.getuid(), os.getgid())
+    assert "sh rc=0: own-git" in done.stdout
     assert "env GIT_AUTHOR_EMAIL=test@example.com" in done.stdout
     assert f"env RALPH_LOOP_ID={loop_id}" in done.stdout
     assert f"env PN_ACTOR={loop_id}" in done.stdout  # claims in the container name the loop
@@ -66,6 +71,12 @@ def test_docker_loop_runs_agent_as_host_user_with_sgf_read_only(
     assert git(project, "log", "-1", "--format=%an <%ae> %s") == (
         "Test User <test@example.com> feat: made in the container"
     )
+    assert (project / "from-container.txt").is_file()  # the checkout followed
+    # what the agent left uncommitted came back as a stash; none of it in the human's tree
+    assert not (project / "made").exists()
+    assert "sgf-recovery " + loop_id in git(project, "stash", "list")
+    assert stashed(project, "made/by/agent.txt") == ""
+    assert not workspace_of(project, loop_id).exists()  # removed once everything crossed
     # the key reached the agent (which printed it); ralph itself never shows it
     assert f"env ANTHROPIC_API_KEY={SECRET}" in done.stdout
     assert SECRET not in done.stderr
@@ -120,13 +131,13 @@ def test_secrets_reach_the_agent_but_never_docker_inspect(
     wait_for: WaitFor,
     spawn_ralph: Spawn,
 ) -> None:
-    ready = project / "ready"
+    ready = workspace_of(project, loop_id) / "ready"
     token = "sk-ant-oat-test-oauth-token-456"
     env = {**docker_env, "ANTHROPIC_API_KEY": SECRET, "CLAUDE_CODE_OAUTH_TOKEN": token}
     env["ANTHROPIC_BASE_URL"] = "http://model.invalid:8080"
     steps = [
         ["write", "seen.txt", "$ANTHROPIC_API_KEY $CLAUDE_CODE_OAUTH_TOKEN $ANTHROPIC_BASE_URL"],
-        ["ready", str(ready)],
+        ["ready", "ready"],
         ["hang"],
     ]
     proc_ = spawn_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
@@ -144,7 +155,7 @@ def test_secrets_reach_the_agent_but_never_docker_inspect(
         out, err = proc_.communicate(timeout=60)
     assert proc_.returncode == 130, err
     # the agent saw both secrets, and the plain settings stay container env
-    assert (project / "seen.txt").read_text() == f"{SECRET} {token} http://model.invalid:8080\n"
+    assert stashed(project, "seen.txt") == f"{SECRET} {token} http://model.invalid:8080\n"
     assert "ANTHROPIC_BASE_URL=http://model.invalid:8080" in inspect["Config"]["Env"]
     for value in (SECRET, token):
         assert value not in raw  # env, cmd, labels, mounts: nowhere
@@ -152,11 +163,20 @@ def test_secrets_reach_the_agent_but_never_docker_inspect(
     labels = inspect["Config"]["Labels"]
     assert labels[LABEL_LOOP] == loop_id
     assert labels["springfield.project"] == str(project)
-    assert inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
+    uid, gid = (SANDBOX_UID, SANDBOX_UID) if os.getuid() == 0 else (os.getuid(), os.getgid())
+    assert inspect["Config"]["User"] == f"{uid}:{gid}"
+    assert inspect["HostConfig"]["CapDrop"] == ["ALL"]
+    assert inspect["HostConfig"]["SecurityOpt"] == ["no-new-privileges"]
+    assert inspect["HostConfig"]["PidsLimit"] == 4096
+    assert inspect["HostConfig"]["Memory"] == 8 * 1024**3
+    mounted = {m["Destination"]: m["Source"] for m in inspect["Mounts"]}
+    assert mounted[str(project)] == str(workspace_of(project, loop_id))  # not the project
+    assert not any(Path(m).is_relative_to(project / ".git") for m in mounted.values()
+                   if m != str(project / ".git" / "objects"))  # fmt: skip
     assert inspect["Config"]["WorkingDir"] == str(project)
     (mount,) = [m for m in inspect["Mounts"] if m["Source"] == str(secrets)]
     assert (mount["Destination"], mount["RW"]) == (str(secrets), False)
-    assert (mode, owner) == (0o600, os.getuid())
+    assert (mode, owner) == (0o600, uid)
     assert not secrets.exists()  # removed with the container, and the per-run dir is gone
     assert not secrets.parent.exists()
 
@@ -183,8 +203,8 @@ def test_a_signal_stops_and_removes_the_container(
     wait_for: WaitFor,
     spawn_ralph: Spawn,
 ) -> None:
-    ready = project / "ready"
-    steps = [["say", "started"], ["ready", str(ready)], ["hang"]]
+    ready = workspace_of(project, loop_id) / "ready"
+    steps = [["say", "started"], ["ready", "ready"], ["hang"]]
     ralph_ = spawn_ralph(
         project, docker_env, "-a", "--loop-id", loop_id, "3", script(default=steps)
     )
@@ -205,7 +225,7 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
     wait_for: WaitFor,
     spawn_ralph: Spawn,
 ) -> None:
-    ready = project / "ready"
+    ready = workspace_of(project, loop_id) / "ready"
     env = {**docker_env, "CLAUDE_CODE_OAUTH_TOKEN": SECRET}
     ralph_ = spawn_ralph(
         project,
@@ -214,7 +234,7 @@ def test_kill_9_leaves_a_container_that_the_next_start_removes(
         "--loop-id",
         loop_id,
         "1",
-        script(_1=[["ready", str(ready)], ["hang"]], default=[["result"]]),
+        script(_1=[["ready", "ready"], ["hang"]], default=[["result"]]),
     )
     wait_for(ready.exists, timeout=60, what="the agent in the container")
     ralph_.kill()
@@ -341,7 +361,7 @@ def test_network_host_reaches_a_loopback_server(
 
 
 def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
-    project: Path, agent_in_project: Path, base_image: str, tmp_path: Path, loop_id: str
+    project: Path, agent_image: str, tmp_path: Path, loop_id: str
 ) -> None:
     """As a library: another uid (root can test what a normal user gets)."""
     if os.getuid() != 0:
@@ -357,7 +377,7 @@ def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
         project=project,
         prompt=Prompt(""),
         loop_id=loop_id,
-        template=base_image,
+        template=agent_image,
         sandbox=SandboxKind.DOCKER,
         timeouts=Timeouts(stop_grace=1),
     )
@@ -367,7 +387,7 @@ def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
     try:
         box.prepare()
         with proc.Interrupts() as interrupts:
-            running = box.start([str(agent_in_project)], stdin=steps.encode())
+            running = box.start([IMAGE_AGENT], stdin=steps.encode())
             try:
                 for chunk in running.output(interrupts, lambda: 60.0, lambda data: None):
                     assert chunk is not None
@@ -418,8 +438,9 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
     git: Git,
     tmp_path: Path,
 ) -> None:
-    """Issue 9: hooks, fsmonitor, hooksPath, include.path and a filter planted by the agent
-    never run on the host: not by ralph's push, not by a host `git status` afterwards."""
+    """Hooks, fsmonitor, hooksPath, include.path and a filter planted by the agent in its
+    repository never run on the host: ralph runs no git there, and the host's own
+    repository is out of the container's reach."""
     proof = tmp_path / "pwned"
     payload = f"#!/bin/sh\necho ran >> {proof}\n"
     (project / "payload.sh").write_text(payload)
@@ -435,11 +456,11 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
         "cp payload.sh .git/hooks/post-checkout",
         f"git config core.fsmonitor {pwd}/payload.sh",
         f"git config core.hooksPath {pwd}",
-        f"printf '[core]\\\\n\\\\tfsmonitor = {pwd}/payload.sh\\\\n' > evil.cfg"
+        f"printf '[core]\\n\\tfsmonitor = {pwd}/payload.sh\\n' > evil.cfg"
         " && git config include.path ../evil.cfg",
         f"git config filter.evil.clean {pwd}/payload.sh"
         " && echo '* filter=evil' > .git/info/attributes",
-        "echo '[include] path = ../evil.cfg' >> .git/config",
+        "echo '[include]\n\tpath = ../evil.cfg' >> .git/config",
     ]
     steps: list[list[object]] = [["sh", attack] for attack in attacks]
     steps += [
@@ -449,7 +470,6 @@ def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
     ]
     done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
     # The host runs git as a developer would, after the loop.
     subprocess.run(["git", "status"], cwd=project, capture_output=True, check=True)
     subprocess.run(["git", "fetch", "-q"], cwd=project, capture_output=True, check=True)
@@ -468,12 +488,10 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     git: Git,
     tmp_path: Path,
 ) -> None:
-    """Issue 14: a checkout made by `git worktree add` commits inside the container (its
-    common git directory is mounted), while its pointers and the common config, hooks and
-    info/ stay read-only."""
+    """A project that is a linked worktree (`git worktree add`): the agent's commits land
+    on its branch, and nothing of the repository's git directories is in the container."""
     linked = tmp_path / "linked"
     git(project, "worktree", "add", "-q", "-b", "side", str(linked))
-    agent = agent_in(linked)
     common = project / ".git"
     admin = common / "worktrees" / "linked"
     before = {p: p.read_bytes() for p in (linked / ".git", admin / "commondir", common / "config")}
@@ -490,10 +508,9 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
-    env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
+    env = {**docker_env, "RALPH_AUTO_PUSH": "false"}
     done = run_ralph(linked, env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "sh rc=0" not in done.stdout, done.stdout  # every attack was refused
     assert git(linked, "log", "-1", "--format=%s", "side") == "feat: made in a linked worktree"
     assert {p: p.read_bytes() for p in before} == before
     assert not (common / "hooks" / "post-commit").exists()
@@ -522,7 +539,7 @@ def test_an_engine_that_sees_the_project_passes_the_probe(
     steps = [["write", ".ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
     done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert list(project.glob(".ralph-probe-*")) == []
+    assert list(project.rglob(".ralph-probe-*")) == []
 
 
 @pytest.mark.skipif(

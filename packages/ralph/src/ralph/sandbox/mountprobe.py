@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ralph import safefile
 from ralph.errors import SandboxFailed
-from ralph.sandbox.base import OBJECTS
+from ralph.sandbox.base import OBJECTS, OUT, PENSA
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -32,18 +32,23 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
     from docker.errors import DockerException
 
     token = secrets.token_hex(8)
-    markers = [box.state / "probe"]
+    # (on the host, in the container)
+    markers = [(box.state / "probe", str(box.state / "probe"))]
     objects = ""
-    if box.place is not None:
-        markers.append(box.place.workspace.out / "probe")
+    if box.place is None:  # the folder itself is mounted
+        marker = box.config.project / f".ralph-probe-{token}"
+        markers.append((marker, str(marker)))
+    else:
+        markers.append((box.place.workspace.out / "probe", f"{OUT}/probe"))
         if box.place.pensa is not None:
-            markers.append(box.place.pensa / f".ralph-probe-{token}")
+            name = f".ralph-probe-{token}"
+            markers.append((box.place.pensa / name, f"{PENSA}/{name}"))
         if box.place.objects is not None:
             objects = f" && test -d {OBJECTS}/pack && printf objects"
     seen, failure = b"", ""
     expected = (token * len(markers) + ("objects" if objects else "")).encode()
     try:
-        for marker in markers:
+        for marker, _ in markers:
             safefile.create(marker, token.encode())
         # An engine hiccup is not a verdict: ask again before refusing. That includes a
         # wrong answer with no error: a CI run with the local engine, which sees every
@@ -52,7 +57,7 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
             try:
                 seen = client.containers.run(
                     box.config.template,
-                    command=["/bin/sh", "-c", f"cat {' '.join(map(str, markers))}{objects}"],
+                    command=["/bin/sh", "-c", f"cat {' '.join(inside for _, inside in markers)}{objects}"],
                     entrypoint=[],
                     labels=box.labels(),
                     user=f"{box.uid}:{box.gid}",
@@ -69,7 +74,7 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
                 log.warning("mount probe failed: %s", e)
                 failure = f" ({str(e).splitlines()[0][:200]})"
     finally:
-        for marker in markers:
+        for marker, _ in markers:
             marker.unlink(missing_ok=True)
     if seen != expected:
         host = box.env.get("DOCKER_HOST") or "the configured engine"
