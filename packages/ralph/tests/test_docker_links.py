@@ -1,8 +1,10 @@
-"""A hostile agent in real Docker plants links where ralph writes: nothing is written through.
+"""A hostile agent in real Docker plants links and FIFOs where ralph reads or writes on the
+host (its workspace's sentinels, the outbox its commits cross through): nothing is read or
+written through them, nothing hangs.
 
 Each test puts a victim outside the project, lets the fake agent point a link at it from
-inside the container, and proves the victim is untouched after ralph's host-side writes
-(README "Security model", ralph/safefile.py).
+inside the container (a link's target need not exist where it is made), and proves the
+victim is untouched after ralph's host-side reads and writes (README "Security model").
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Git, Script, agent_in, run_ralph
+from .conftest import Script, run_ralph
 
 pytestmark = pytest.mark.docker
 
@@ -27,19 +29,22 @@ def victim(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_run_record_replaced_by_a_link_is_refused_and_nothing_written_through(
+def test_the_run_record_is_out_of_the_agents_reach(
     project: Path, docker_env: dict[str, str], script: Script, loop_id: str, victim: Path
 ) -> None:
+    """The project is not in the container: a link "at" the record lands in the agent's own
+    repository, and ralph keeps appending to the real record."""
     record = project / "records" / "run.jsonl"
-    steps = [["sh", f"rm -f {record} && ln -s {victim} {record}"], ["result"]]
+    steps = [["sh", f"mkdir -p {record.parent} && ln -sf {victim} {record}"], ["result"]]
     done = run_ralph(
         project, docker_env, "-a", "--loop-id", loop_id, "--record", str(record), "2",
         script(default=steps),
     )  # fmt: skip
-    assert "sh rc=0" in done.stdout  # the agent did plant its link
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "sh rc=0" in done.stdout  # the agent did plant its link, in its own repository
     assert victim.read_text() == PRECIOUS
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert f"refusing to write {record}: it is a symbolic link" in done.stderr
+    assert not record.is_symlink()
+    assert record.read_text().count('"event": "iteration"') == 2
 
 
 def test_a_sentinel_behind_a_linked_folder_is_not_deleted(
@@ -50,11 +55,10 @@ def test_a_sentinel_behind_a_linked_folder_is_not_deleted(
     theirs = victim.parent / ".ralph-complete"
     theirs.write_text("")  # empty: a sentinel any loop would take as its own
     steps = [
-        ["sh", f"ln -s {victim.parent} escape && ln -s {victim.parent} sub/deeper"],
+        ["sh", f"mkdir sub && ln -s {victim.parent} escape && ln -s {victim.parent} sub/deeper"],
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
         ["result"],
     ]
-    (project / "sub").mkdir()
     done = run_ralph(project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sh rc=0" in done.stdout
@@ -78,31 +82,32 @@ def test_a_fifo_planted_as_a_sentinel_does_not_hang_the_loop(
     assert "ralph complete after 1 iteration(s)" in done.stdout
 
 
-def test_a_linked_integration_lock_is_refused_and_creates_nothing(
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_a_bundle_planted_in_the_outbox_is_refused_without_reading_through_it(
     project: Path,
     docker_env: dict[str, str],
     script: Script,
     loop_id: str,
-    git: Git,
-    tmp_path: Path,
+    victim: Path,
+    plant: str,
 ) -> None:
-    """A worktree loop's lock lives in the common git directory, which the container writes."""
-    linked = tmp_path / "linked"
-    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
-    agent = agent_in(linked)
-    made = tmp_path / "outside-made.txt"  # the lock's O_CREAT would have made it
-    lock = project / ".git" / "springfield-integrate.lock"
+    """The agent plants the outbox's bundle (a FIFO nobody writes, or a link to a file of
+    the user's), claims the export ran, and keeps ralph's own export from replacing them."""
+    made = {
+        "fifo": "mkfifo /ralph/out/workspace.bundle",
+        "link": f"ln -s {victim} /ralph/out/workspace.bundle",
+    }
     steps = [
-        ["sh", f"ln -s {made} {lock}"],
-        ["commit", "from-worktree.txt", "feat: made in a linked worktree"],
+        ["commit", "work.txt", "feat: the agent's work"],
+        ["sh", f"{made[plant]} && touch /ralph/out/exported && chmod 555 /ralph/out"],
         ["result"],
     ]
-    env = {**docker_env, "RALPH_COMMAND": str(agent), "RALPH_AUTO_PUSH": "false"}
     done = run_ralph(
-        linked, env, "-a", "--loop-id", loop_id, "--integrate", "main",
-        "--integrate-checkout", str(project), "2", script(default=steps),
-    )  # fmt: skip
-    assert "sh rc=0" in done.stdout, done.stdout + done.stderr
-    assert not made.exists()
+        project, docker_env, "-a", "--loop-id", loop_id, "2", script(default=steps), timeout=90
+    )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"refusing to write {lock}: it is a symbolic link" in done.stdout + done.stderr
+    assert "workspace.bundle is not a plain file" in done.stderr or (
+        "workspace.bundle cannot be opened as a plain file" in done.stderr
+    )
+    assert "Iteration 2" not in done.stdout
+    assert victim.read_text() == PRECIOUS

@@ -76,6 +76,8 @@ class Crossing:
         base = self.lane.base() or ""
         self.place.base = base
         self.ws.update(base=base)
+        with contextlib.suppress(OSError):  # the agent may have made its outbox read-only
+            os.chmod(self.ws.out, 0o700)
         for name in ("workspace.bundle", "exported"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.ws.out / name)  # a link planted there goes, nothing behind it
