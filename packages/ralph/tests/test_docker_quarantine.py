@@ -1,5 +1,6 @@
-"""A hostile agent in the real Docker sandbox commits the control plane by plumbing; none of
-it reaches the human's branch, work tree, remote or a host command (quarantine.py)."""
+"""A hostile agent in the real Docker sandbox commits the control plane (by plumbing, or
+plainly in its own repository); none of it reaches the human's branch, work tree, remote or a
+host command (quarantine.py)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,6 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
     steps = [
         # --no-verify: pensa's hooks call the host's pre-commit, which the image lacks
         ["sh", "echo x > ordinary.txt && git add ordinary.txt && git commit -qnm 'feat: work'"],
-        ["try_write", target],  # read-only on disk: it exists
         ["write", "tools/payload", evil.rstrip("\n")],
         plumbing(target, "tools/payload"),
         ["sh", "rm tools/payload"],
@@ -92,13 +92,12 @@ def test_a_plumbing_commit_of_the_control_plane_is_quarantined_and_never_reaches
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.count("sh rc=0") == 3, done.stdout  # the plumbing worked in there
-    assert f"cannot write {target}: Read-only file system" in done.stdout
     assert "Iteration 2" not in done.stdout
     ref = f"refs/sgf/quarantine/{loop_id}"
     error = done.stderr.strip().splitlines()[-1]
     assert f"protected paths ({target})" in error
     assert f"git log --stat {ref}" in error
-    assert "push" not in done.stdout.replace("nothing was pushed", "")
+    assert "push of" not in done.stdout
     # the human's branch, work tree, index and remote hold none of it
     assert git(project, "rev-parse", "HEAD") == start
     assert git(project, "status", "--porcelain") == ""
@@ -156,15 +155,15 @@ def test_the_rest_of_the_control_plane_is_quarantined_too(
 ) -> None:
     theirs = git(project, "ls-tree", "HEAD", "--", target)
     start = git(project, "rev-parse", "HEAD")
-    (project / "tools" / "payload").write_text('[submodule "x"]\n\turl = ../evil\n')
-    steps = [plumbing(target, "tools/payload", mode=mode), ["result"]]
+    payload = ["write", "tools/payload", '[submodule "x"]\n\turl = ../evil']
+    steps = [payload, plumbing(target, "tools/payload", mode=mode), ["result"]]
     done = run_ralph(project, human, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "sh rc=0" in done.stdout
     assert f"protected paths ({target})" in done.stderr
     assert git(project, "rev-parse", "HEAD") == start
     assert git(project, "ls-tree", "HEAD", "--", target) == theirs
-    assert git(project, "status", "--porcelain") == "?? tools/payload"
+    assert git(project, "status", "--porcelain") == ""
     assert git(project, "--git-dir", str(remote), "rev-parse", "main") == start
     assert git(project, "ls-tree", f"refs/sgf/quarantine/{loop_id}", "--", target).startswith(mode)
 
@@ -186,7 +185,6 @@ def test_ordinary_commits_are_still_pushed(
         "feat: two\nfeat: one"
     )
     assert git(project, "for-each-ref", "refs/sgf/") == ""
-    # nothing is mounted where nothing was, so nothing was made on the host
     assert not (project / ".claude").exists()
     assert not (project / ".gitmodules").exists()
 
@@ -204,37 +202,21 @@ def test_a_project_s_own_protected_path_is_quarantined_too(
     assert not (project / "Makefile").exists()
 
 
-def test_a_worktree_loop_s_control_plane_commit_is_never_fast_forwarded(
-    project: Path, docker_env: dict[str, str], script: Script, loop_id: str, git: Git
+def test_a_plain_commit_of_the_control_plane_in_the_agents_own_repository_is_quarantined(
+    project: Path, human: dict[str, str], script: Script, loop_id: str, git: Git
 ) -> None:
-    (project / ".sgf").mkdir()
-    (project / ".sgf" / "config.toml").write_text(HUMAN_CONFIG)
-    (project / ".gitignore").write_text(".sgf/worktrees/\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "sgf")
+    """Its `.sgf/` is its own copy, so it can edit and commit it like any file."""
     start = git(project, "rev-parse", "main")
-    tree = project / ".sgf" / "worktrees" / loop_id
-    git(project, "worktree", "add", "-q", "-b", f"sgf/{loop_id}", str(tree))
-    agent = tree / "tools" / "fake_agent.py"  # committed by the docker_env fixture
-    (tree / "tools" / "payload").write_text(EVIL_CONFIG)
     steps = [
-        ["sh", "echo x > ordinary.txt && git add ordinary.txt && git commit -qm ordinary"],
-        plumbing(".sgf/config.toml", "tools/payload"),
+        ["sh", "echo x > ordinary.txt && git add ordinary.txt && git commit -qnm ordinary"],
+        ["sh", f"printf '%s' '{EVIL_CONFIG}' > .sgf/config.toml && git commit -qnam tidy"],
         ["result"],
     ]
-    env = {
-        **docker_env,
-        "RALPH_COMMAND": str(agent),
-        "RALPH_AUTO_PUSH": "false",
-        "RALPH_INTEGRATE": "main",
-        "RALPH_INTEGRATE_CHECKOUT": str(project),
-    }
-    done = run_ralph(tree, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+    done = run_ralph(project, human, "-a", "--loop-id", loop_id, "1", script(default=steps))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "protected paths (.sgf/config.toml)" in done.stderr
     assert "fast-forwarded" not in done.stdout
     assert git(project, "rev-parse", "main") == start
-    assert git(project, "rev-parse", f"sgf/{loop_id}") == start
     assert (project / ".sgf" / "config.toml").read_text() == HUMAN_CONFIG
     assert git(project, "show", f"refs/sgf/quarantine/{loop_id}:.sgf/config.toml") == (
         EVIL_CONFIG.strip()

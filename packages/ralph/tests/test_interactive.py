@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import loop_containers
+from .conftest import IMAGE_TTY_AGENT, loop_containers
 
 AGENT = Path(__file__).parent / "agents" / "tty_agent.py"
 WaitFor = Callable[..., None]
@@ -218,9 +218,8 @@ def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
 @pytest.mark.parametrize("token", [None, "sk-ant-oat-tty-test-789"])
 def test_interactive_in_a_container_gets_a_real_tty(
     terminal: Callable[..., Terminal],
-    tty_agent: Path,
     project: Path,
-    base_image: str,
+    agent_image: str,
     tmp_path: Path,
     token: str | None,
 ) -> None:
@@ -229,11 +228,11 @@ def test_interactive_in_a_container_gets_a_real_tty(
         "--sandbox",
         "docker",
         "--template",
-        base_image,
+        agent_image,
         "--loop-id",
         f"tty-{os.getpid()}",
         "--command",
-        str(tty_agent),
+        IMAGE_TTY_AGENT,
         "1",
         env={"CLAUDE_CODE_OAUTH_TOKEN": token} if token else {"CLAUDE_CODE_OAUTH_TOKEN": ""},
     )
@@ -291,16 +290,15 @@ def test_usage_limit_countdown_is_rewritten_in_place_on_a_terminal(
 @pytest.mark.docker
 def test_a_resize_the_docker_client_misses_still_reaches_the_agent(
     terminal: Callable[..., Terminal],
-    tty_agent: Path,
     project: Path,
-    base_image: str,
+    agent_image: str,
     tmp_path: Path,
 ) -> None:
     """The docker client forwards SIGWINCH only once it watches for it, after the container
     starts; ralph follows the terminal's size itself, so no resize is lost in that window."""
     term = terminal(
-        "--sandbox", "docker", "--template", base_image, "--loop-id", f"tty-miss-{os.getpid()}",
-        "--command", str(tty_agent), "1", "go on",
+        "--sandbox", "docker", "--template", agent_image, "--loop-id", f"tty-miss-{os.getpid()}",
+        "--command", IMAGE_TTY_AGENT, "1", "go on",
         env={"CLAUDE_CODE_OAUTH_TOKEN": "", **docker_without_sigwinch(tmp_path / "shim")},
     )  # fmt: skip
     seen = drive(term, resize=(41, 97))

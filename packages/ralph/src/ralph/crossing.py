@@ -155,6 +155,7 @@ class Crossing:
                 f"`git merge --ff-only {self.lane.loop_branch}` once {self.lane.target} can take "
                 "them"
             )
+        git.delete_ref(self.repo, self.incoming, env=self.env)  # landed, waiting or kept
         workspace.remove(self.ws)
         return said
 
