@@ -54,7 +54,6 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
         "iteration", "iterations", "task", "task_title", "cost", "tokens", "idle_seconds", "group",
-        "worktree",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
     assert running["pid"] == os.getpid()

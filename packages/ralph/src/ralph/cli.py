@@ -218,6 +218,11 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="With --integrate: the target moves only when CMD (sh) passes on the rebased "
     "branch in a clean checkout in the sandbox; else the tasks are reopened.",
 )
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="Bring back the workspaces of this project's loops whose ralph is gone, then exit.",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -250,6 +255,7 @@ def cli(
     guard: bool,
     format_command: str | None,
     check_command: str | None,
+    recover: bool,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -265,6 +271,10 @@ def cli(
     """
     env: Mapping[str, str] = ctx.obj["env"]
     project = Path.cwd().resolve()
+    if recover:
+        out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=None)
+        ctx.obj["out"] = out
+        return int(loop.recover_only(project, out, env=env))
     iterations, prompt_spec = prompt.positionals(args)
     ding_command = env.get("RALPH_DING_COMMAND")  # set but empty: the terminal bell
     config = Config(

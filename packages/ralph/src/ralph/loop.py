@@ -23,7 +23,7 @@ from ralph.afk import Afk, Attempt, summary_line
 from ralph.ding import Ding
 from ralph.errors import RalphError
 from ralph.governor import Governor, failure_of
-from ralph.models import Config, Exit, SandboxKind
+from ralph.models import Config, Exit, Prompt, SandboxKind
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.watchdog import Expiry
@@ -394,7 +394,7 @@ def run(
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
         uid, gid = _sandbox_user(config)
-        for line in crossing.recover(config, env, state, uid=uid, gid=gid):
+        for line in crossing.recover(config, env, state):
             out.note(line) if not line.startswith("warning: ") else out.warning(line[9:])
         home = crossing.open_(config, env, uid=uid, gid=gid)
         workdir = config.project if home is None else home.workdir(config)
@@ -424,6 +424,17 @@ def run(
                 config, out, env=env, ended=ended, why=loop.stop_reason, since=loop.cut_short_since
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def recover_only(project: Path, out: Output, *, env: Mapping[str, str]) -> Exit:
+    """`ralph --recover`: bring back the project's dead loops' workspaces; exit 0."""
+    config = Config(project=project, prompt=Prompt(""), loop_id="ralph-recover")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(proc.Interrupts())
+        state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
+        for line in crossing.recover(config, env, state):
+            out.note(line) if not line.startswith("warning: ") else out.warning(line[9:])
+    return Exit.COMPLETE
 
 
 _WHY = {
