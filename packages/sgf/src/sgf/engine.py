@@ -169,17 +169,27 @@ def import_tarball(env: Mapping[str, str], tarball: Path, image: str) -> None:
 
 
 def output_of(
-    env: Mapping[str, str], image: str, argv: list[str], *, timeout: float = 120.0
+    env: Mapping[str, str],
+    image: str,
+    argv: list[str],
+    *,
+    timeout: float = 120.0,
+    name: str | None = None,
 ) -> str | None:
     """What `argv` (its first word the entrypoint) prints in a throw-away container of
-    `image`, or None when it fails or outlives `timeout` seconds."""
+    `image` (called `name`, when given), or None when it fails or outlives `timeout`
+    seconds. The container is removed in every case."""
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
-    with closing(_client(env)) as client:
+    try:
+        client = _client(env)
+    except EngineUnreachable:
+        return None
+    with closing(client):
         container = None
         try:
-            container = client.containers.create(image, argv[1:], entrypoint=argv[0])
+            container = client.containers.create(image, argv[1:], entrypoint=argv[0], name=name)
             container.start()
             status = container.wait(timeout=timeout)
             if status.get("StatusCode") != 0:
