@@ -77,9 +77,9 @@ def cell(value: object) -> Text:
 
 # What a newcomer runs after `sgf init`, in order (README "Your first project").
 AFTER_INIT = (
-    'next: commit these files (`git add -A && git commit -m "chore: sgf init"`), then '
-    "`sgf doctor` (what a first loop needs), `sgf sandbox build` (the agents' image) and "
-    "`sgf spec` (write the first spec)"
+    "next: `sgf sandbox build` (the agents' image; it records its base in .sgf/config.toml), "
+    'commit these files (`git add -A && git commit -m "chore: sgf init"`), then `sgf doctor` '
+    "(what a first loop needs) and `sgf spec` (write the first spec)"
 )
 
 

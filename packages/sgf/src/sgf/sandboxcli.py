@@ -108,7 +108,10 @@ def sandbox_build(
         except BuildFailed as e:
             raise SgfError(buildview.failure(str(e), log_path)) from None
     if cfg is not None and baseimage.remember(env.root(), used):
-        click.echo(f"the project's base image is now {used} (`base` in .sgf/config.toml)", err=True)
+        click.echo(
+            f"the project's base image is now {used} (`base` in .sgf/config.toml: commit it)",
+            err=True,
+        )
     if not verbose and not built.skipped:
         click.echo(f"full build output: {log_path}", err=True)
     state = "up to date" if built.skipped else "built"
