@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,3 +185,42 @@ def test_without_an_engine_the_error_says_so(tmp_path: Path) -> None:
     env = {"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
     with pytest.raises(EngineUnreachable, match="Docker engine is not reachable"):
         baseimage.ensure(UNREACHABLE, fallback=None, env=env, cache=tmp_path, out=Recorded())
+
+
+def sgf_base(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`sgf sandbox base ARGS` as the real console script."""
+    sgf = Path(sys.executable).parent / "sgf"
+    return subprocess.run(
+        [str(sgf), "sandbox", "base", *args], env=env, capture_output=True, text=True,
+        timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_sandbox_base_makes_only_images_of_its_own_name() -> None:
+    done = sgf_base("--tag", "debian:bookworm-slim", env=dict(os.environ))
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: Invalid value for --tag: 'debian:bookworm-slim': sgf makes only "
+        "springfield-base:TAG images\n"
+    )
+
+
+@pytest.mark.docker
+def test_sandbox_base_leaves_an_image_that_is_here(base_image: str) -> None:
+    done = sgf_base("--tag", base_image, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{base_image} is here already (--force makes it again)\n"
+
+
+@pytest.mark.docker
+def test_sandbox_base_says_in_one_line_why_it_cannot(made_tag: str, tmp_path: Path) -> None:
+    env = {**os.environ, "SPRINGFIELD_CACHE": str(tmp_path / "cache")}
+    env["PATH"] = os.pathsep.join(
+        p for p in env["PATH"].split(os.pathsep) if not Path(p, "debootstrap").exists()
+    )
+    done = sgf_base("--tag", made_tag, env=env)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"error: cannot get the image {made_tag}: sgf cannot make it here: debootstrap is not "
+        "installed (`apt-get install debootstrap`)"
+    )

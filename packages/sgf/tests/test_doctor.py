@@ -110,6 +110,73 @@ def test_a_ready_project_has_no_problem(
     assert code == 0
 
 
+def use_base(root: Path, base: str) -> None:
+    path = root / ".sgf" / "config.toml"
+    path.write_text(path.read_text() + f'base = "{base}"\n')
+
+
+@pytest.mark.docker
+def test_the_base_checked_is_the_projects_not_the_default(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    """A project built from another base is not warned about debian:bookworm-slim."""
+    pn = sandboximage.host_pn_version() or ""
+    base = labelled()
+    use_base(shop, base)
+    use_image(
+        shop, labelled(**{sandboximage.PN_LABEL: pn, sandboximage.CLAUDE_LABEL: claude.VERSION})
+    )
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    assert found["base_image"] == {
+        "check": "base_image", "level": "ok", "message": f"the base image {base} is here",
+        "fix": None,
+    }  # fmt: skip
+    assert code == 0
+
+
+@pytest.mark.docker
+def test_a_missing_base_waits_for_a_rebuild_when_the_image_is_built(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    pn = sandboximage.host_pn_version() or ""
+    gone = f"springfield-doctor-test:gone-{uuid.uuid4().hex[:8]}"
+    built = {sandboximage.PN_LABEL: pn, sandboximage.CLAUDE_LABEL: claude.VERSION}
+    use_image(shop, labelled(**built, **{sandboximage.BASE_LABEL: gone}))
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    base = found["base_image"]
+    assert base["level"] == "ok"  # the image's own label names the base it came from
+    assert base["message"].startswith(f"the base image {gone} is not here; for a rebuild, ")
+    assert code == 0
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("base", "said"),
+    [
+        ("springfield-base:doctor-gone", "would make it again, but debootstrap is"),
+        ("registry.invalid:5000/none:1", "`sgf sandbox base` makes"),
+    ],
+)
+def test_a_missing_base_the_build_cannot_get_alone_is_a_warning(
+    shop: Path,
+    tool_env: dict[str, str],
+    tmp_path: Path,
+    base: str,
+    said: str,
+    docker_engine: bool,
+) -> None:
+    use_base(shop, base)
+    use_image(shop, f"springfield-doctor-test:missing-{uuid.uuid4().hex[:8]}")
+    env = {**tool_env, "ANTHROPIC_API_KEY": "k", "SPRINGFIELD_CACHE": str(tmp_path / "empty")}
+    env["PATH"] = os.pathsep.join(  # a machine without debootstrap
+        p for p in env["PATH"].split(os.pathsep) if not Path(p, "debootstrap").exists()
+    )
+    _, found = doctor(shop, env)
+    assert found["base_image"]["level"] == "warning"
+    assert found["base_image"]["message"] == f"the base image {base} is not here"
+    assert said in found["base_image"]["fix"]
+
+
 def test_no_credentials_and_missing_hooks_are_problems(
     shop: Path, tool_env: dict[str, str], tmp_path: Path
 ) -> None:
