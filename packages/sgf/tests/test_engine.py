@@ -102,3 +102,21 @@ def test_without_an_engine_nothing_is_found_and_nothing_answers(tmp_path: Path) 
     assert engine.containers(dead, "springfield.project") == []
     assert not engine.remove_container(dead, "0123456789ab")
     assert engine.output_of(dead, "debian:bookworm-slim", ["true"]) is None
+
+
+@pytest.mark.parametrize(
+    ("event", "line"),
+    [
+        ({"status": "Pulling from library/debian", "id": "bookworm-slim"},
+         "bookworm-slim: Pulling from library/debian"),
+        ({"status": "Downloading", "progressDetail": {"current": 1, "total": 2},
+          "progress": "[=>   ] 12MB/30MB", "id": "a1b2c3"},
+         "a1b2c3: Downloading [=>   ] 12MB/30MB"),
+        ({"status": "Digest: sha256:0123"}, "Digest: sha256:0123"),
+        ({"progressDetail": {}}, ""),
+    ],
+)  # fmt: skip
+def test_a_pulls_progress_reads_as_docker_pull_draws_it(
+    event: dict[str, object], line: str
+) -> None:
+    assert engine.progress_line(event) == line

@@ -88,14 +88,15 @@ def pull(env: Mapping[str, str], image: str) -> Iterator[str]:
             for event in client.api.pull(image, stream=True, decode=True):
                 if "error" in event:
                     raise ImageUnavailable(image, str(event["error"]))
-                if line := _pull_line(event):
+                if line := progress_line(event):
                     yield line
         except (DockerException, RequestException) as e:
             raise ImageUnavailable(image, _first_line(e)) from e
 
 
-def _pull_line(event: Mapping[str, Any]) -> str:
-    """`a1b2c3: Downloading [=====>   ] 12MB/30MB`, as `docker pull` draws it."""
+def progress_line(event: Mapping[str, Any]) -> str:
+    """A pull's progress message as `docker pull` draws it: `a1b2c3: Downloading [=>  ]
+    12MB/30MB`, `Pulling from library/debian`; "" when it says nothing."""
     parts = [str(event.get(k)) for k in ("id", "status", "progress") if event.get(k)]
     if len(parts) > 1 and event.get("id"):
         parts[0] += ":"
@@ -141,7 +142,7 @@ def build(
                 raise BuildFailed(tag, str(event["error"]).strip())
             text = str(event.get("stream") or "")
             if not text and event.get("status"):  # a base pulled after all, or a warning
-                text = _pull_line(event) + "\n"
+                text = progress_line(event) + "\n"
             *lines, pending = (pending + text).split("\n")
             yield from (line.rstrip("\r") for line in lines)
         if pending:
