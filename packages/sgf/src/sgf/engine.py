@@ -30,9 +30,8 @@ def _client(env: Mapping[str, str], *, timeout: float = TIMEOUT) -> DockerClient
     import docker
     from docker.errors import DockerException
 
-    try:
+    try:  # the client asks the engine its API version at once: no answer, no client
         client = docker.from_env(environment=dict(env), timeout=int(timeout))
-        client.ping()
     except DockerException as e:
         raise EngineUnreachable(_first_line(e)) from e
     except OSError as e:  # the socket's own refusal, before the SDK wraps it
