@@ -113,6 +113,26 @@ def test_making_a_base_without_a_cached_tarball_or_debootstrap_says_so(tmp_path:
         )
 
 
+def test_a_debootstrap_that_fails_leaves_no_tarball_and_names_its_log(tmp_path: Path) -> None:
+    """The real debootstrap, pointed at a mirror nobody serves: it fails at once."""
+    env = dict(os.environ)
+    cache = tmp_path / "cache"
+    if why := baseimage.cannot_make(env, cache):
+        if os.environ.get("CI") == "true":
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    out = Recorded()
+    with pytest.raises(ImageUnavailable) as e:
+        baseimage.make("springfield-base:never", env=env, cache=cache, out=out,
+                       mirror="http://127.0.0.1:9/debian")  # fmt: skip
+    log = cache / baseimage.DEBOOTSTRAP_LOG
+    assert str(e.value).startswith("cannot get the image springfield-base:never: debootstrap ")
+    assert str(e.value).endswith(f"; its output is in {log}")
+    assert "127.0.0.1:9" in log.read_text()  # what debootstrap said, kept
+    assert out.phases == ["debootstrap: a minimal Debian bookworm from http://127.0.0.1:9/debian"]
+    assert sorted(p.name for p in cache.iterdir()) == [baseimage.DEBOOTSTRAP_LOG]  # no rootfs
+
+
 @pytest.fixture
 def cache() -> Path:
     """The shared cache holding the Debian root file system (skips locally without it)."""

@@ -71,31 +71,35 @@ def how_to_get(image: str, env: Mapping[str, str], cache: Path) -> tuple[str, bo
     return how, False
 
 
-def make(image: str, *, env: Mapping[str, str], cache: Path, out: Progress) -> None:
+def make(
+    image: str, *, env: Mapping[str, str], cache: Path, out: Progress, mirror: str = MIRROR
+) -> None:
     """Make the base image `image` from the cached root file system, debootstrapping it
-    first when there is none."""
+    from `mirror` first when there is none."""
     if not tarball(cache).is_file():
         if why := cannot_make(env, cache):
             raise ImageUnavailable(image, f"sgf cannot make it here: {why}")
-        _debootstrap(image, env=env, cache=cache, out=out)
+        _debootstrap(image, env=env, cache=cache, out=out, mirror=mirror)
     out.phase(f"importing the Debian root file system as {image}", key="base-import")
     engine.import_tarball(env, tarball(cache), image)
 
 
-def _debootstrap(image: str, *, env: Mapping[str, str], cache: Path, out: Progress) -> None:
+def _debootstrap(
+    image: str, *, env: Mapping[str, str], cache: Path, out: Progress, mirror: str
+) -> None:
     """debootstrap a minimal bookworm into a scratch folder, then keep it as the tarball."""
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rootfs.", dir=cache))
     log = cache / DEBOOTSTRAP_LOG
     try:
-        out.phase(f"debootstrap: a minimal Debian {SUITE} from {MIRROR}", key="base-debootstrap")
+        out.phase(f"debootstrap: a minimal Debian {SUITE} from {mirror}", key="base-debootstrap")
         argv = [
             proc.which("debootstrap", env) or "debootstrap",
             "--variant=minbase",
             f"--include={','.join(INCLUDE)}",
             SUITE,
             str(work / "rootfs"),
-            MIRROR,
+            mirror,
         ]
         with log.open("wb") as kept:
             code = proc.run_teed(argv, cwd=cache, env=env, sinks=[kept, Lines(out)])
