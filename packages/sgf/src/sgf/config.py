@@ -41,6 +41,9 @@ class Config:
 
     stack: str
     docker_template: str
+    # The image the sandbox image is built FROM; None: debian:bookworm-slim. `sgf sandbox
+    # build` records the one it used (README "Your first project").
+    base: str | None = None
     auto_push: bool = True
     default_iterations: int = 25
     max_iterations: int = 100
@@ -152,6 +155,25 @@ def parse(text: str) -> Config:
     preset = stacks.STACKS.get(stack) or stacks.get(stacks.DEFAULT_STACK)
     values.setdefault("docker_template", preset.docker_template)
     return Config(**values)
+
+
+def remember_base(root: Path, base: str | None) -> bool:
+    """Record `base` (None: the default) as the project's base image in `.sgf/config.toml`,
+    keeping every other key as it is; tell whether the file changed."""
+    import tomli_w
+
+    from sgf import safefile
+
+    config = load(root)  # refuses a broken file before a byte is written
+    if config.base == base:
+        return False
+    data = tomllib.loads((root / CONFIG).read_text(encoding="utf-8"))
+    if base is None:
+        data.pop("base", None)
+    else:
+        data["base"] = base
+    safefile.replace(root / CONFIG, tomli_w.dumps(data).encode(), root=root)
+    return True
 
 
 def load(root: Path) -> Config:
