@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from ralph import proc
-from ralph.sandbox.docker import LABEL_LOOP, SANDBOX_UID, DockerSandbox
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
+from ralph.sandbox.docker import LABEL_LOOP, SANDBOX_UID, DockerSandbox
 
 from .conftest import IMAGE_AGENT, Git, Script, loop_containers, run_ralph, stashed, workspace_of
 

@@ -2,7 +2,7 @@
 """A scripted stand-in for `claude -p --output-format stream-json`: reads its prompt on stdin.
 
 The prompt is JSON: {"1": [actions], "2": [...], "default": [...]}, keyed by how many times the
-agent has run in this project (counted in .git/fake-agent-count, or the file FAKE_AGENT_COUNT names). Anything else is plain text
+agent has run (see counter()). Anything else is plain text
 and gets the "default" behaviour of an agent that answers and exits. Runs on the host and in
 the base image (python3 only, standard library only).
 """
