@@ -110,6 +110,12 @@ class Guard:
     def allow_list(self) -> bool:
         return (self.folder / "socket").is_dir()
 
+    @property
+    def cap_drop(self) -> list[str]:
+        """Capabilities the agent's container goes without: on the run's network, raw
+        sockets (crafted frames to the host's own addresses) are not the agent's to have."""
+        return ["NET_RAW"] if self.allow_list else []
+
     def start(
         self,
         client: DockerClient,

@@ -91,6 +91,25 @@ def image(client: DockerClient, bases: Sequence[str], *, note: Callable[[str], N
     raise SandboxFailed(f"no image to build the egress proxy from (tried {', '.join(bases)})")
 
 
+def gateway(client: DockerClient, network: str) -> str:
+    """The host's address on a Docker network: its gateway (the default bridge's inspect may
+    name only its subnet, whose first address the engine gives the bridge)."""
+    import ipaddress
+
+    from docker.errors import DockerException
+
+    try:
+        configs = client.networks.get(network).attrs.get("IPAM", {}).get("Config") or []
+    except DockerException as e:
+        raise SandboxFailed(f"cannot inspect the docker network {network!r}: {e}") from e
+    for config in configs:
+        if config.get("Gateway"):
+            return str(config["Gateway"])
+        if config.get("Subnet") and ":" not in config["Subnet"]:
+            return str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
+    raise SandboxFailed(f"the docker network {network!r} has no IPv4 gateway")
+
+
 def owner() -> dict[str, str]:
     """Labels naming this ralph, so a leftover of a dead one is known as such."""
     pid = os.getpid()
