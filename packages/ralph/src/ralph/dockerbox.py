@@ -3,8 +3,9 @@
 This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
 remove, clean-up by label) goes through the docker SDK; the byte streams go through
 `docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
-and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode. Secrets never become container
-env (see credentials.py).
+and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode. No credential enters the
+container: the run's guard (egress/guard.py) gives it placeholders, the key proxy's URLs and,
+unless --network says otherwise, a network whose only way out is the allow-list sidecar.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ralph import agents, claude_home, credentials, git, gitdirs, hooks, mountprobe, proc, terminal
+from ralph.egress import sidecar
+from ralph.egress.guard import OPEN, Guard
+from ralph.egress.refusals import Refusal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.protect import Protected
@@ -43,7 +47,8 @@ LABEL_START = "springfield.ralph-start"
 def container_env(
     host: Mapping[str, str], *, home: Path, uid: int, identity: Mapping[str, str], tty: bool
 ) -> dict[str, str]:
-    """The container's environment: HOME, identities, no auto-updates; no secrets.
+    """The container's environment: HOME, identities, no auto-updates; no secrets (the
+    guard's placeholders and URLs are added by the sandbox).
 
     `identity` holds the git identity and the loop's own variables (Config.loop_env).
     """
@@ -94,6 +99,7 @@ class DockerSandbox:
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
     agent_vars: Mapping[str, str] = field(default_factory=dict)  # the backend's (agents/)
+    guard: Guard | None = None  # keys on the host, the way out (sandbox.make plans it)
     _client: DockerClient | None = None
     _mine: dict[str, Container] = field(default_factory=dict)
 
@@ -138,13 +144,30 @@ class DockerSandbox:
         removed = [f"container {c}" for c in self.remove_leftovers()]
         if remote_engine(self.env):
             mountprobe.check(self, client)
+        if self.guard is not None:
+            bases = (*filter(None, [(image.labels or {}).get("springfield.base")]), image.id)
+            removed += self.guard.start(
+                client, bases=bases, project=self.config.project, note=log.warning
+            )
         return removed
+
+    def gateway(self, network: str) -> str:
+        """The host's address on a Docker network (the key proxy listens there when open)."""
+        return sidecar.gateway(self._docker(), network)
+
+    def network_note(self) -> str:
+        """What the agent can reach and where its keys are: the loop's first line says it."""
+        return self.guard.describe() if self.guard else "network: " + (self.config.network or "")
+
+    def refusals(self) -> list[Refusal]:
+        """The requests the egress proxy refused so far."""
+        return self.guard.refusals() if self.guard else []
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
 
         name = self.config.network
-        if name is None or name in ("host", "bridge", "none") or name.startswith("container:"):
+        if name in (None, OPEN, "host", "bridge", "none") or name.startswith("container:"):
             return
         try:
             client.networks.get(name)
@@ -175,7 +198,7 @@ class DockerSandbox:
                 removed.append(_short(container))
         return removed
 
-    def _mounts(self, secrets: Path | None) -> list[Mount]:
+    def _mounts(self) -> list[Mount]:
         from docker.types import Mount
 
         project = str(self.config.project)
@@ -183,8 +206,6 @@ class DockerSandbox:
             Mount(project, project, type="bind"),
             Mount(str(self.state), str(self.state), type="bind"),
         ]
-        if secrets is not None:
-            mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
         # The control plane (protect.py: .sgf/'s prompts, config and backpressure, hooks'
         # config, attributes, submodules, .claude/) is read-only where it exists; commits
         # of it by plumbing are quarantined after the iteration (quarantine.py).
@@ -206,11 +227,6 @@ class DockerSandbox:
             folder = Path(shared).resolve().parent
             if not folder.is_relative_to(self.config.project):
                 mounts.append(Mount(str(folder), str(folder), type="bind"))
-        creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
-        if not credentials.secrets(self.env) and creds.is_file():
-            # read-write, so a token refresh inside the container persists on the host
-            target = self.home / ".claude" / ".credentials.json"
-            mounts.append(Mount(str(target), str(creds), type="bind"))
         return mounts
 
     def _create(self, argv: Sequence[str], *, tty: bool) -> Container:
@@ -222,13 +238,9 @@ class DockerSandbox:
         }
         env = container_env(self.env, home=self.home, uid=self.uid, identity=identity, tty=tty)
         env.update(self.agent_vars)
-        secrets = credentials.secrets(self.env)
-        path = None
-        if secrets:  # deleted with the container (_remove), or with the per-run dir
-            path = credentials.write(self.state, secrets, uid=self.uid, gid=self.gid)
-            argv = credentials.wrap(argv, path)
+        env.update(self.guard.agent_env if self.guard else {})
         try:
-            container = self._create_with(argv, env, tty=tty, secrets=path)
+            container = self._create_with(argv, env, tty=tty)
         except DockerException as e:
             raise SandboxFailed(
                 f"cannot create a container from {self.config.template}: {e}"
@@ -236,9 +248,7 @@ class DockerSandbox:
         self._mine[_cid(container)] = container
         return container
 
-    def _create_with(
-        self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool, secrets: Path | None
-    ) -> Container:
+    def _create_with(self, argv: Sequence[str], env: Mapping[str, str], *, tty: bool) -> Container:
         return self._docker().containers.create(
             self.config.template,
             command=list(argv),
@@ -247,8 +257,9 @@ class DockerSandbox:
             user=f"{self.uid}:{self.gid}",
             working_dir=str(self.config.project),
             environment=dict(env),
-            mounts=self._mounts(secrets),
-            network_mode=self.config.network,
+            mounts=self._mounts(),
+            network_mode=self.guard.network if self.guard else self.config.network,
+            cap_drop=self.guard.cap_drop if self.guard else None,
             stdin_open=True,
             tty=tty,
             init=True,  # reaps the agent's orphans; forwards our signals to it
@@ -285,12 +296,6 @@ class DockerSandbox:
         except APIError as e:  # e.g. removal already in progress
             log.warning("cannot remove container %s: %s", _short(container), e)
         self._mine.pop(_cid(container), None)
-        # found through its mounts, so a leftover of a `kill -9`ed ralph loses its file too
-        for path in credentials.mounted(container.attrs.get("Mounts") or []):
-            try:
-                path.unlink(missing_ok=True)
-            except OSError as e:
-                log.warning("cannot remove the secrets file %s: %s", path, e)
 
     def _attach(self, container: Container) -> list[str]:
         return ["docker", "start", "--attach", "--interactive", _cid(container)]
@@ -342,6 +347,8 @@ class DockerSandbox:
     def close(self) -> None:
         for container in list(self._mine.values()):
             self._remove(container)
+        if self.guard is not None:  # after the agents: the network is free then
+            self.guard.close()
         if self._client is not None:
             from docker.errors import DockerException
 

@@ -13,6 +13,7 @@ from ralph.errors import SandboxFailed
 from ralph.models import Config
 
 if TYPE_CHECKING:
+    from ralph.egress.refusals import Refusal
     from ralph.sandbox import Running
 
 
@@ -68,6 +69,15 @@ class HostSandbox:
             every=every,
             grace=self.config.timeouts.stop_grace,
         )
+
+    def network_note(self) -> str:
+        return (
+            "--sandbox none: the agent runs on this machine with your network and your "
+            "keys in its environment; no container, key proxy or allow-list applies"
+        )
+
+    def refusals(self) -> list[Refusal]:
+        return []  # no egress proxy on the host
 
     def close(self) -> None:
         for path in self.records:

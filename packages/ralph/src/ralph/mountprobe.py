@@ -47,7 +47,7 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
                     entrypoint=[],
                     labels=box.labels(),
                     user=f"{box.uid}:{box.gid}",
-                    mounts=box._mounts(None),
+                    mounts=box._mounts(),
                     network_mode="none",
                     remove=True,
                     stdout=True,

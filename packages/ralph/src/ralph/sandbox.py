@@ -1,8 +1,9 @@
 """Where the agent runs: the seam between the loop and a sandbox, and the choice of one.
 
 `dockerbox.py` runs each iteration in a Docker container (the security boundary); `hostbox.py`
-runs the agent on the host (`--sandbox none`). Secrets never become container env (see
-credentials.py); each backend's configuration files go into the run's HOME (agents/).
+runs the agent on the host (`--sandbox none`). In Docker no credential enters the container
+(egress/guard.py plans placeholders, the key proxy and the network before the backend writes
+its configuration); each backend's configuration files go into the run's HOME (agents/).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ralph import proc
 from ralph.models import Config, SandboxKind
 
 if TYPE_CHECKING:
-    pass
+    from ralph.egress.refusals import Refusal
 
 
 class Running(Protocol):
@@ -65,15 +66,33 @@ class Sandbox(Protocol):
         """Remove everything this sandbox started (idempotent)."""
         ...
 
+    def network_note(self) -> str:
+        """One line: what the agent can reach, and where its keys are."""
+        ...
+
+    def refusals(self) -> list[Refusal]:
+        """The agent's requests the egress proxy refused so far."""
+        ...
+
 
 def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:
     """The sandbox `config.sandbox` asks for, with the backend's files in the run's HOME."""
     from ralph.dockerbox import DockerSandbox
+    from ralph.egress.guard import Guard
     from ralph.hostbox import HostSandbox
 
     home = state / "home"
     home.mkdir(parents=True, exist_ok=True)
-    agent_vars = config.backend(env).setup(home, env)
     if config.sandbox is SandboxKind.NONE:
-        return HostSandbox(config, env, agent_vars=agent_vars)
-    return DockerSandbox(config, env, state, agent_vars=agent_vars)
+        return HostSandbox(config, env, agent_vars=config.backend(env).setup(home, env))
+    box = DockerSandbox(config, env, state)
+    # the guard binds the key proxy now: the agent's files name its URLs and placeholders
+    box.guard = Guard.plan(
+        network=config.network, env=env, allow=config.allowed(), gateway=box.gateway
+    )
+    try:
+        box.agent_vars = config.backend(env).setup(home, {**env, **box.guard.agent_env})
+    except BaseException:
+        box.guard.close()
+        raise
+    return box

@@ -48,6 +48,12 @@ def proxy_env() -> dict[str, str]:
     return env
 
 
+# What the proxy would refuse anyway is not asked for, so the refusals are the agent's own:
+# Claude Code's telemetry, error reports, feature flags and OAuth account look-ups go straight
+# to api.anthropic.com, not through ANTHROPIC_BASE_URL.
+QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
 def extra_hosts(text: str) -> dict[str, str]:
     """`name:address,...` (RALPH_EGRESS_HOSTS, for tests: a stand-in registry's address)."""
     pairs = (item.partition(":") for item in text.split(",") if item.strip())
@@ -87,7 +93,7 @@ class Guard:
                 (folder / "socket").mkdir(mode=0o700)
                 proxy = KeyProxy(planned, listen=folder / "socket" / sidecar.SOCKET)
                 url = f"http://{sidecar.ALIAS}:{policy.KEYPROXY_PORT}"
-                agent_env = {**routes.agent_env(planned, url), **proxy_env()}
+                agent_env = {**routes.agent_env(planned, url), **proxy_env(), **QUIET}
                 name: str | None = f"ralph-egress-{folder.name.removeprefix('ralph-egress-')}"
             else:
                 name = None if network == OPEN else network
