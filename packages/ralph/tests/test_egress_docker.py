@@ -28,6 +28,8 @@ from ralph.egress.refusals import Refusal
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import parse_scenario
 
+from .conftest import Script, run_ralph
+
 if TYPE_CHECKING:
     from docker import DockerClient
 
@@ -40,7 +42,7 @@ SCENARIO = {"steps": [{"text": "hello"}], "final_text": "hello again"}
 class HostService:
     """An HTTP server on every address of the host, counting the requests it gets."""
 
-    def __init__(self, answer: bytes) -> None:
+    def __init__(self, answer: bytes, handler: type[BaseHTTPRequestHandler] | None = None) -> None:
         self.hits: list[str] = []
         service = self
 
@@ -55,7 +57,9 @@ class HostService:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("0.0.0.0", 0), Handler)  # every address: the point
+        self.server = ThreadingHTTPServer(
+            ("0.0.0.0", 0), handler or Handler
+        )  # every address: the point
         self.port = int(self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
@@ -277,3 +281,110 @@ def test_a_dead_ralphs_sidecar_and_network_are_removed_and_a_live_ones_kept(
         for network in made:
             with contextlib.suppress(Exception):  # removed by the code under test
                 network.remove()
+
+
+def test_through_ralph_the_hostile_agent_fails_too_and_the_record_lists_the_refusals(
+    client: DockerClient,
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    host_service: HostService,
+    registry: HostService,
+    tmp_path: Path,
+) -> None:
+    """The same probe as the agent of a real ralph run: the loop ends normally, and neither
+    ralph's output, its log nor its record holds the canary."""
+    canary = f"sk-ant-api03-CANARY{uuid.uuid4().hex}"
+    shutil.copy(PROBE, project / "tools" / "hostile_probe.py")
+    (project / "plan.json").write_text(
+        json.dumps(escapes(client, host_service.port, registry.port))
+    )
+    record, log = tmp_path / "run.jsonl", tmp_path / "ralph.log"
+    steps = [["sh", "python3 -B tools/hostile_probe.py plan.json report.json"], ["result"]]
+    with ModelServer(parse_scenario(SCENARIO), key=canary) as model:
+        env = {**docker_env, "ANTHROPIC_API_KEY": canary, "ANTHROPIC_BASE_URL": model.url}
+        env["RALPH_EGRESS_HOSTS"] = "registry.test:host-gateway"
+        done = run_ralph(
+            project, env, "-a", "--loop-id", loop_id, "--allow", f"registry.test:{registry.port}",
+            "--record", str(record), "--log-file", str(log), "1", script(default=steps),
+            timeout=600,
+        )  # fmt: skip
+        statuses = [r.status for r in model.requests]
+    assert done.returncode == 2, done.stdout + done.stderr  # one iteration, no sentinel
+    report = json.loads((project / "report.json").read_text())
+    assert report["leaks"] == []
+    assert report["escaped"] == {}
+    assert report["answers"]["model"] == 200
+    assert report["reached"] == {f"http://registry.test:{registry.port}/simple/": 200}
+    assert statuses == [200, 401, 401, 200, 404]
+    assert host_service.hits == []
+    for text in (done.stdout, done.stderr, log.read_text(), record.read_text()):
+        assert canary not in text
+    [end] = [json.loads(line) for line in record.read_text().splitlines() if '"end"' in line]
+    refused = {(r["host"], r["port"], r["method"]) for r in end["refused"]}
+    assert {("example.com", 443, "CONNECT"), ("1.1.1.1", 80, "GET")} <= refused
+    assert "the egress proxy refused: " in done.stderr + done.stdout
+    assert done.stdout.startswith("network: allow-list (the model through ralph's key proxy; ")
+
+
+def test_an_expired_login_is_refreshed_on_the_host_and_the_agent_never_holds_it(
+    project: Path,
+    docker_env: dict[str, str],
+    script: Script,
+    loop_id: str,
+    isolated_home: Path,
+) -> None:
+    """`~/.claude/.credentials.json` with an expired access token: the key proxy refreshes it
+    against a stand-in token endpoint, writes the rotated pair back, and the model gets the
+    fresh token; the agent held only a placeholder."""
+    fresh = f"sk-ant-oat01-fresh-{uuid.uuid4().hex}"
+    creds = isolated_home / ".claude" / ".credentials.json"
+    creds.parent.mkdir()
+    login = {"accessToken": "sk-ant-oat01-expired", "refreshToken": "sk-ant-ort01-old",
+             "expiresAt": 1000, "scopes": ["user:inference"]}  # fmt: skip
+    creds.write_text(json.dumps({"claudeAiOauth": login}))
+    token_endpoint = HostService(b"", handler=token_handler(fresh))
+    call = (
+        'python3 -c "import os, urllib.request; r = urllib.request.Request('
+        "os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages', data=b'{}', headers={"
+        "'authorization': 'Bearer ' + os.environ['CLAUDE_CODE_OAUTH_TOKEN']}); "
+        "print('model said', urllib.request.urlopen(r, timeout=20).status)\""
+    )
+    steps = [["sh", call], ["env", "CLAUDE_CODE_OAUTH_TOKEN"], ["result"]]
+    try:
+        with ModelServer(parse_scenario(SCENARIO), key=fresh) as model:
+            env = {**docker_env, "ANTHROPIC_BASE_URL": model.url}
+            env["RALPH_CLAUDE_TOKEN_URL"] = f"http://127.0.0.1:{token_endpoint.port}/token"
+            done = run_ralph(project, env, "-a", "--loop-id", loop_id, "1", script(default=steps))
+            statuses = [r.status for r in model.requests]
+    finally:
+        token_endpoint.close()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "model said 200" in done.stdout, done.stdout
+    assert statuses == [200]
+    assert "env CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-ralph-placeholder-" in done.stdout
+    saved = json.loads(creds.read_text())["claudeAiOauth"]
+    assert (saved["accessToken"], saved["refreshToken"]) == (fresh, "sk-ant-ort01-new")
+    assert fresh not in done.stdout + done.stderr
+
+
+def token_handler(fresh: str) -> type[BaseHTTPRequestHandler]:
+    """A stand-in OAuth token endpoint that rotates the pair once."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert body["refresh_token"] == "sk-ant-ort01-old"
+            data = json.dumps(
+                {"access_token": fresh, "refresh_token": "sk-ant-ort01-new", "expires_in": 3600}
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
