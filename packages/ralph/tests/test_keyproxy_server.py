@@ -7,7 +7,7 @@ import http.client
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -290,3 +290,60 @@ def test_each_backends_credential_is_put_where_its_api_wants_it(
             conn.close()
         assert response.status == 200, data
         assert REAL.encode() not in data
+
+
+def test_connections_past_the_limit_are_closed_at_once_and_a_freed_slot_is_reused(
+    upstream: Upstream, wait_for: Callable[..., None]
+) -> None:
+    found, placeholder = route(upstream.url)
+    with KeyProxy([found], listen=("127.0.0.1", 0), max_connections=2) as proxy:
+        host, port = proxy.url.removeprefix("http://").split(":")
+        held = [socket.create_connection((host, int(port)), timeout=30) for _ in range(2)]
+        extra = socket.create_connection((host, int(port)), timeout=30)
+        assert extra.recv(1) == b""  # closed by the proxy, not left waiting
+        extra.close()
+        held.pop().close()
+
+        def answered() -> bool:
+            conn = connect(proxy)
+            try:
+                conn.request("GET", "/anthropic/echo", headers={"x-api-key": placeholder})
+                return conn.getresponse().status == 200
+            except (OSError, http.client.HTTPException):
+                return False
+            finally:
+                conn.close()
+
+        wait_for(answered, timeout=30, what="a freed slot")
+        for sock in held:
+            sock.close()
+
+
+def test_an_http_1_0_client_gets_the_stream_unframed_until_the_close(
+    upstream: Upstream, proxied: tuple[KeyProxy, str]
+) -> None:
+    proxy, placeholder = proxied
+    upstream.go.set()
+    host, port = proxy.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(f"GET /anthropic/gated HTTP/1.0\r\nx-api-key: {placeholder}\r\n\r\n".encode())
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    assert b"chunked" not in head.lower()
+    assert body == b"data: one\n\ndata: two\n\n"
+
+
+def test_a_chunked_request_body_goes_upstream_with_its_length(
+    upstream: Upstream, proxied: tuple[KeyProxy, str]
+) -> None:
+    proxy, placeholder = proxied
+    conn = connect(proxy)
+    conn.request(
+        "POST", "/anthropic/echo", body=iter([b'{"a": ', b"1}"]),
+        headers={"x-api-key": placeholder}, encode_chunked=True,
+    )  # fmt: skip
+    assert json.loads(conn.getresponse().read())["Content-Length"] == "8"
+    conn.close()

@@ -43,14 +43,31 @@ _HOP = frozenset(
 )  # fmt: skip
 _CHUNK = 64 * 1024
 _MAX_BODY = 64 * 1024 * 1024  # a request (a prompt) larger than this is refused
+MAX_CONNECTIONS = 64
 UPSTREAM_TIMEOUT = 900.0  # a model may think this long before its first byte
 IDLE_TIMEOUT = 900.0  # an idle agent connection is closed after this long
 
 
 class _Serving(socketserver.ThreadingMixIn, socketserver.BaseServer):
+    """A thread per connection, at most MAX_CONNECTIONS at once: an agent that opens
+    thousands gets the rest closed at once, not thousands of threads in ralph."""
+
     daemon_threads = True
     block_on_close = False
     routes: dict[str, Route]
+    slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class _TCPServer(_Serving, socketserver.TCPServer):
@@ -269,7 +286,13 @@ class KeyProxy:
             env.update(routes.agent_env(proxy.routes, proxy.url))
     """
 
-    def __init__(self, routes: Sequence[Route], *, listen: Path | tuple[str, int]) -> None:
+    def __init__(
+        self,
+        routes: Sequence[Route],
+        *,
+        listen: Path | tuple[str, int],
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self.routes = tuple(routes)
         server: _Serving
         if isinstance(listen, Path):
@@ -278,6 +301,7 @@ class KeyProxy:
         else:
             server = _TCPServer(listen, _Handler)
         server.routes = {r.name: r for r in self.routes}
+        server.slots = threading.BoundedSemaphore(max_connections)
         self._server = server
         self._thread: threading.Thread | None = None
 
