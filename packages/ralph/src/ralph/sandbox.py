@@ -78,7 +78,7 @@ class Sandbox(Protocol):
 def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:
     """The sandbox `config.sandbox` asks for, with the backend's files in the run's HOME."""
     from ralph.dockerbox import DockerSandbox
-    from ralph.egress.guard import Guard
+    from ralph.egress.guard import Guard, remotes
     from ralph.hostbox import HostSandbox
 
     home = state / "home"
@@ -87,9 +87,8 @@ def make(config: Config, *, env: Mapping[str, str], state: Path) -> Sandbox:
         return HostSandbox(config, env, agent_vars=config.backend(env).setup(home, env))
     box = DockerSandbox(config, env, state)
     # the guard binds the key proxy now: the agent's files name its URLs and placeholders
-    box.guard = Guard.plan(
-        network=config.network, env=env, allow=config.allowed(), gateway=box.gateway
-    )
+    allow = [*config.allowed(), *remotes(config.project, env)]
+    box.guard = Guard.plan(network=config.network, env=env, allow=allow, gateway=box.gateway)
     try:
         box.agent_vars = config.backend(env).setup(home, {**env, **box.guard.agent_env})
     except BaseException:
