@@ -177,7 +177,7 @@ class Sidecar:
                 # what squid and socat need: squid drops to its own user, socat opens the
                 # user's socket; nothing more for an agent that might break squid
                 cap_drop=["ALL"],
-                cap_add=["CHOWN", "SETUID", "SETGID", "DAC_OVERRIDE", "FOWNER"],
+                cap_add=["CHOWN", "SETUID", "SETGID", "DAC_OVERRIDE"],
                 security_opt=["no-new-privileges"],
             )
             self._network.connect(self._container, aliases=[ALIAS])
