@@ -152,6 +152,7 @@ def test_only_placeholders_reach_the_agent_and_the_endpoint_is_the_key_proxy(
     assert f"ANTHROPIC_BASE_URL={url}" in inspect["Config"]["Env"]
     assert inspect["HostConfig"]["NetworkMode"].startswith("ralph-egress-")
     assert inspect["HostConfig"]["CapDrop"] == ["NET_RAW"]
+    assert inspect["HostConfig"]["DnsOptions"] == ["timeout:1", "attempts:1"]
     labels = inspect["Config"]["Labels"]
     assert labels[LABEL_LOOP] == loop_id
     assert labels["springfield.project"] == str(project)

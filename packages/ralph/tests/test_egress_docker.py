@@ -213,6 +213,7 @@ def run_probe(
         environment=guard.agent_env,
         network=guard.network,
         cap_drop=guard.cap_drop,
+        dns_opt=guard.dns_options,
         volumes={str(work): {"bind": str(work), "mode": "rw"}},
         working_dir=str(work),
         labels={"springfield.test": "egress"},

@@ -25,6 +25,7 @@ def test_the_allow_list_sends_the_model_to_the_sidecar_and_the_rest_to_squid() -
         assert guard.network is not None
         assert guard.network.startswith("ralph-egress-")
         assert guard.cap_drop == ["NET_RAW"]
+        assert guard.dns_options == ["timeout:1", "attempts:1"]
         assert guard.describe() == (
             "network: allow-list (the model through ralph's key proxy; .crates.io, pypi.org); "
             "keys stay on the host"
@@ -50,6 +51,7 @@ def test_an_open_network_keeps_the_key_proxy_on_the_hosts_side() -> None:
             assert guard.agent_env["OPENAI_BASE_URL"].startswith("http://127.0.0.1:")
             assert "HTTPS_PROXY" not in guard.agent_env
             assert guard.cap_drop == []
+            assert guard.dns_options == []
             assert guard.describe().startswith("network: open (")
             assert guard.refusals() == []
         finally:

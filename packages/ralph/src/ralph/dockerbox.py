@@ -260,6 +260,7 @@ class DockerSandbox:
             mounts=self._mounts(),
             network_mode=self.guard.network if self.guard else self.config.network,
             cap_drop=self.guard.cap_drop if self.guard else None,
+            dns_opt=self.guard.dns_options if self.guard else None,
             stdin_open=True,
             tty=tty,
             init=True,  # reaps the agent's orphans; forwards our signals to it

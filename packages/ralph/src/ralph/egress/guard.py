@@ -128,6 +128,13 @@ class Guard:
         return (self.folder / "socket").is_dir()
 
     @property
+    def dns_options(self) -> list[str]:
+        """The agent's resolver options: on the run's network only the sidecar's name
+        resolves, and any other name fails after Docker's DNS gives up forwarding it, which
+        glibc's defaults stretch to twenty seconds; one try of one second makes it two."""
+        return ["timeout:1", "attempts:1"] if self.allow_list else []
+
+    @property
     def cap_drop(self) -> list[str]:
         """Capabilities the agent's container goes without: on the run's network, raw
         sockets (crafted frames to the host's own addresses) are not the agent's to have."""
