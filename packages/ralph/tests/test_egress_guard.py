@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ralph.egress import policy
 from ralph.egress.guard import OPEN, Guard, extra_hosts, remotes
+from ralph.errors import SandboxFailed
 
 from .conftest import Git
 
@@ -73,3 +76,10 @@ def test_extra_hosts_are_name_address_pairs() -> None:
         "other": "10.0.0.2",
     }
     assert extra_hosts("") == {}
+
+
+def test_the_allow_list_needs_an_engine_on_this_machine() -> None:
+    with pytest.raises(SandboxFailed, match="run with --network open"):
+        Guard.plan(network=None, env={"DOCKER_HOST": "tcp://build-box:2376"})
+    local = Guard.plan(network=None, env={"DOCKER_HOST": "unix:///run/docker.sock"})
+    local.close()

@@ -145,7 +145,9 @@ class DockerSandbox:
         if remote_engine(self.env):
             mountprobe.check(self, client)
         if self.guard is not None:
-            bases = (*filter(None, [(image.labels or {}).get("springfield.base")]), image.id)
+            # the sandbox image's own base (sgf's label), else the sandbox image itself
+            base = (image.labels or {}).get("springfield.base")
+            bases = (base, self.config.template) if base else (self.config.template,)
             removed += self.guard.start(
                 client, bases=bases, project=self.config.project, note=log.warning
             )

@@ -28,6 +28,7 @@ from ralph import git
 from ralph.egress import policy, sidecar
 from ralph.egress.policy import Allowed
 from ralph.egress.refusals import Refusal
+from ralph.errors import SandboxFailed
 from ralph.keyproxy import routes
 from ralph.keyproxy.login import TOKEN_URL, ClaudeLogin
 from ralph.keyproxy.server import KeyProxy
@@ -94,6 +95,13 @@ class Guard:
     ) -> Guard:
         """Bind the key proxy and decide what the agent sees. `gateway(network)` is the host's
         address on a Docker network (needed only for an open network other than `host`)."""
+        engine = env.get("DOCKER_HOST", "")
+        if network is None and engine and not engine.startswith("unix://"):
+            raise SandboxFailed(
+                f"the allow-list network needs a Docker engine on this machine (DOCKER_HOST is "
+                f"{engine}): its proxy reaches ralph's key proxy through a socket here; "
+                "run with --network open"
+            )
         login = ClaudeLogin(
             routes.host_login(env), token_url=env.get("RALPH_CLAUDE_TOKEN_URL") or TOKEN_URL
         )
