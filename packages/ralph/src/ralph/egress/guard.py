@@ -2,9 +2,9 @@
 
 `Guard.plan` is called before the agent's configuration is written (it decides the URLs and
 placeholders the agent sees, so it binds the key proxy's socket at once); `start` brings the
-sidecar up once the Docker engine is known to answer; `close` takes everything down. The
-dockerbox needs three things from it: `network` (what to attach the agent's container to),
-`agent_env` (its variables) and `refusals()` (for the run record).
+sidecar up once the Docker engine is known to answer; `close` takes everything down. A
+sandbox takes from it what its agent containers are created with (`network`, `agent_env`,
+`cap_drop`, `dns_options`) and, for the run record, `refusals()`.
 
 Modes, from ralph's `--network`:
 - unset: the allow-list. The agent's container is on the run's internal network; model
@@ -78,6 +78,7 @@ class Guard:
 
     network: str | None  # the agent container's network (None: Docker's default)
     agent_env: dict[str, str]
+    allow_list: bool  # the run's own network and the sidecar; else an open network
     allow: tuple[Allowed, ...]
     proxy: KeyProxy
     folder: Path  # private: the key proxy's socket, squid's config
@@ -128,12 +129,7 @@ class Guard:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         hosts = extra_hosts(env.get("RALPH_EGRESS_HOSTS", ""))
-        guard = cls(name, agent_env, policy.normalise(allow), proxy, folder, hosts)
-        return guard
-
-    @property
-    def allow_list(self) -> bool:
-        return (self.folder / "socket").is_dir()
+        return cls(name, agent_env, network is None, policy.normalise(allow), proxy, folder, hosts)
 
     @property
     def dns_options(self) -> list[str]:
