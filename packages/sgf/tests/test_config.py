@@ -96,6 +96,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         isolation=config.Isolation.WORKTREE,
         claims=config.Claims.GIT,
         protected=["ci/", "Makefile"],
+        allow=["docs.python.org"],
         stop_checklist=False,
         stop_blocks=5,
         command_guard=False,

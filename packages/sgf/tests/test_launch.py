@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sgf import config as sgf_config
+from sgf import stacks
 from sgf.loops import STOP_CHECKS, Stage
 
 from .conftest import alive
@@ -51,14 +52,16 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
     assert len(loop_id) == len(stage) + 16
     prompt_name = "issues" if stage == "issues-log" else stage
     prompt = project / ".sgf/prompts/.assembled" / f"{prompt_name}.md"
+    loaded = sgf_config.load(project)
     expected = [
         *(["-a"] if afk else []),
         "--loop-id", loop_id,
-        "--template", sgf_config.load(project).docker_template,  # the project's image
+        "--template", loaded.docker_template,  # the project's image
         "--auto-push", "true",
         "--max-iterations", "100",
         "--sandbox", "docker",
         "--checks", ",".join(STOP_CHECKS[Stage(stage)]) or "none",  # the stage's checklist
+        *[f for host in stacks.get(loaded.stack).registries for f in ("--allow", host)],
         count, str(prompt),
     ]  # fmt: skip
     assert record["argv"] == expected

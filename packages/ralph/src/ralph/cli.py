@@ -107,7 +107,16 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
 @env_option(
     "--network",
     metavar="NAME",
-    help="Docker network for the container (host: reach the host's loopback).",
+    help="Unset: only --allow hosts, through the egress proxy. open: Docker's default network; "
+    "NAME: that network (host: the host's loopback). Keys stay on the host either way.",
+)
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="HOST",
+    help="Repeatable: let the agent reach HOST (pypi.org, .crates.io for a domain and its "
+    "subdomains, host:port) through the egress proxy; with --network unset only.",
 )
 @click.option(
     "--log-file",
@@ -238,6 +247,7 @@ def cli(
     command: str | None,
     sandbox: str,
     network: str | None,
+    allow: tuple[str, ...],
     log_file: Path | None,
     idle_timeout: float,
     max_cost: float | None,
@@ -289,6 +299,7 @@ def cli(
         agent=agent,
         sandbox=SandboxKind(sandbox),
         network=network,
+        allow=_allowed(allow),
         agent_args=tuple(ctx.obj["agent_args"]),
         timeouts=Timeouts(idle=idle_timeout, **tuning),  # type: ignore[arg-type]  # TUNING's fields
         budgets=Budgets(
@@ -353,6 +364,15 @@ def _protected(specs: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(protect.normalise(spec) for spec in specs)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--protect") from e
+
+
+def _allowed(specs: tuple[str, ...]) -> tuple[str, ...]:
+    from ralph.egress import policy
+
+    try:
+        return tuple(str(policy.parse(spec)) for spec in specs)
+    except RalphError as e:
+        raise click.BadParameter(str(e), param_hint="--allow") from e
 
 
 def _open_log(path: Path) -> TextIO:

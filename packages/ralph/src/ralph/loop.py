@@ -132,8 +132,13 @@ class Loop:
             f"{format.tokens(g.tokens)} tokens, "
             f"{format.duration(seconds)}; stopped: {self.stop_reason or code.name.lower()}"
         )
+        refused = self.sandbox.refusals()
+        if refused:
+            shown = ", ".join(map(str, refused[:5])) + (", ..." if len(refused) > 5 else "")
+            self.out.warning(f"the egress proxy refused: {shown} (allow a host with --allow)")
         self.record.write(
             "end",
+            refused=[r.as_json() for r in refused],
             exit=int(code),
             stop_reason=self.stop_reason,
             iterations=g.iterations,
@@ -403,6 +408,7 @@ def run(
         stack.callback(box.close)
         for leftover in box.prepare():
             out.note(f"removed leftover {leftover}")
+        out.note(box.network_note())
         hint = None if config.afk else interactive_hint(config, state)
         loop = Loop(
             config,

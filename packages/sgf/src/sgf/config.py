@@ -60,6 +60,9 @@ class Config:
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
     # own defaults always hold; README "Security model").
     protected: list[str] | None = None
+    # More hosts agents may reach through the egress proxy, beyond the stack's registries,
+    # passed to ralph as --allow (README "Security model"); this file is protected too.
+    allow: list[str] | None = None
     # Guardrails (README "Guardrails"): None keeps ralph's default
     stop_checklist: bool | None = None  # false: no Stop hook
     stop_blocks: int | None = None  # None: ralph's default (3)
@@ -118,7 +121,8 @@ def _check(key: str, value: Any, hint: Any) -> Any:
     kind = kinds[0]
     if get_origin(kind) is list:  # a list of paths
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError(f"{CONFIG}: {key} must be a list of paths, not {value!r}")
+            what = "host names" if key == "allow" else "paths"
+            raise ConfigError(f"{CONFIG}: {key} must be a list of {what}, not {value!r}")
         return value
     if isinstance(kind, type) and issubclass(kind, StrEnum):
         if value not in {k.value for k in kind}:

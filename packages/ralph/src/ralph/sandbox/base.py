@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ralph import proc
 from ralph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ralph.egress.refusals import Refusal
 
 STEPS = ("prepare", "export", "leftovers")
 SCRIPT = "workspace.sh"
@@ -98,4 +101,12 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Remove everything this sandbox started (idempotent)."""
+        ...
+
+    def network_note(self) -> str:
+        """One line: what the agent can reach, and where its keys are."""
+        ...
+
+    def refusals(self) -> list[Refusal]:
+        """The agent's requests the egress proxy refused so far."""
         ...
