@@ -395,33 +395,6 @@ def test_sandbox_runs_a_non_root_uid_without_is_sandbox(
     assert (mine.st_uid, mine.st_gid) == (uid, gid)
 
 
-def test_a_secrets_file_that_cannot_be_removed_is_a_logged_warning(
-    project: Path, base_image: str, tmp_path: Path, loop_id: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    """As a library: an orphan whose 'secrets file' is a directory (unlink fails)."""
-    import docker
-    from docker.types import Mount
-
-    odd = tmp_path / "credentials-odd.sh"
-    (odd / "inside").mkdir(parents=True)
-    config = Config(project=project, prompt=Prompt(""), loop_id=loop_id, template=base_image)
-    box = DockerSandbox(config, dict(os.environ), tmp_path)
-    client = docker.from_env()
-    try:
-        client.containers.create(
-            base_image,
-            command=["true"],
-            labels={LABEL_LOOP: loop_id, "springfield.project": str(project)},
-            mounts=[Mount(str(odd), str(odd), type="bind", read_only=True)],
-        )
-        assert len(box.remove_leftovers()) == 1
-    finally:
-        box.close()
-        client.close()
-    assert odd.is_dir()
-    assert f"cannot remove the secrets file {odd}" in caplog.text
-
-
 def test_a_hostile_agent_cannot_make_the_host_run_its_code_through_git(
     project: Path,
     remote: Path,

@@ -13,6 +13,7 @@ import contextlib
 import json
 import shutil
 import socket
+import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from ralph.egress.refusals import Refusal
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import parse_scenario
 
-from .conftest import Script, run_ralph
+from .conftest import Script, run_ralph, stashed
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -297,10 +298,13 @@ def test_through_ralph_the_hostile_agent_fails_too_and_the_record_lists_the_refu
     """The same probe as the agent of a real ralph run: the loop ends normally, and neither
     ralph's output, its log nor its record holds the canary."""
     canary = f"sk-ant-api03-CANARY{uuid.uuid4().hex}"
+    (project / "tools").mkdir(exist_ok=True)
     shutil.copy(PROBE, project / "tools" / "hostile_probe.py")
     (project / "plan.json").write_text(
         json.dumps(escapes(client, host_service.port, registry.port))
     )
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)  # the agent works in a
+    subprocess.run(["git", "commit", "-qm", "probe"], cwd=project, check=True)  # clone of it
     record, log = tmp_path / "run.jsonl", tmp_path / "ralph.log"
     steps = [["sh", "python3 -B tools/hostile_probe.py plan.json report.json"], ["result"]]
     with ModelServer(parse_scenario(SCENARIO), key=canary) as model:
@@ -313,7 +317,7 @@ def test_through_ralph_the_hostile_agent_fails_too_and_the_record_lists_the_refu
         )  # fmt: skip
         statuses = [r.status for r in model.requests]
     assert done.returncode == 2, done.stdout + done.stderr  # one iteration, no sentinel
-    report = json.loads((project / "report.json").read_text())
+    report = json.loads(stashed(project, "report.json"))  # left uncommitted: in the stash
     assert report["leaks"] == []
     assert report["escaped"] == {}
     assert report["answers"]["model"] == 200

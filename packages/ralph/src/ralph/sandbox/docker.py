@@ -179,6 +179,7 @@ class DockerSandbox:
 
     def gateway(self, network: str) -> str:
         """The host's address on a Docker network (the key proxy listens there when open)."""
+        self._check_network(self._docker())  # a missing one is named as such, in one line
         return sidecar.gateway(self._docker(), network)
 
     def network_note(self) -> str:
