@@ -22,6 +22,7 @@ from ralph.stream import Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
+LIMITS_EVERY = 2.0  # seconds between looks at the sandbox's process and memory counters
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Attempt:
     expiry: Expiry | None = None
     interrupted: bool = False
     seconds: float = 0.0
+    limit: str | None = None  # the sandbox's process or memory limit ended the run
 
 
 def summary_line(index: int, attempt: Attempt) -> str:
@@ -138,6 +140,9 @@ class Afk:
                     limit = event
         finally:
             status = running.close(grace=t.stop_grace)
+        hit = running.limit_hit()
+        if hit is not None:
+            self.out.warning(f"stopped the iteration: {hit}")
         if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
             # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
             # --command, or an image without claude); every iteration would fail the same way
@@ -149,6 +154,7 @@ class Afk:
             watch.fired,
             interrupted=self.interrupts.fired,
             seconds=self.clock() - started,
+            limit=hit,
         )
 
     def _stderr(self, watch: Watchdog, data: bytes) -> None:
@@ -156,14 +162,17 @@ class Afk:
         self.out.agent_stderr(data)
 
     def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
+        def timeout() -> float:  # look at the sandbox's limits at least this often
+            return min(watch.remaining(), LIMITS_EVERY)
+
         with contextlib.closing(
-            running.output(self.interrupts, watch.remaining, lambda data: self._stderr(watch, data))
+            running.output(self.interrupts, timeout, lambda data: self._stderr(watch, data))
         ) as chunks:
             for chunk in chunks:
                 if chunk is not None:
                     watch.activity()
                     yield chunk
-                elif self.interrupts.fired or watch.expired():
+                elif self.interrupts.fired or watch.expired() or running.limit_hit():
                     running.stop(grace=self.config.timeouts.stop_grace)
                     return
 

@@ -233,8 +233,10 @@ class Loop:
         for event in fired:
             self.out.note(hooks.describe(event))
         result = attempt.result
-        failure = failure or failure_of(
-            attempt.status, result, expired=attempt.expiry is Expiry.IDLE
+        failure = (
+            failure
+            or attempt.limit
+            or failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE)
         )
         # interrupted or cut by --max-time is no failure; interactive sessions have no result
         judged = (

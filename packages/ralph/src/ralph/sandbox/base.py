@@ -44,6 +44,10 @@ class Running(Protocol):
         """Let it exit, else stop it; release pipes and the container (idempotent)."""
         ...
 
+    def limit_hit(self) -> str | None:
+        """Why the sandbox is past use (its process or memory limit reached), or None."""
+        ...
+
 
 @dataclass
 class Place:

@@ -35,6 +35,7 @@ from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.sandbox import mountprobe
 from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, SCRIPT, Place, Running
+from ralph.sandbox.limits import Limits, folders
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -84,6 +85,15 @@ class _DockerRun:
     child: proc.Child
     container: Container
     removed: Callable[[Container], None]
+    limits: Limits
+    seen: str | None = None  # what a limit did, once known
+
+    def limit_hit(self) -> str | None:
+        if self.seen is None:
+            if not self.limits.cgroups:
+                self.limits.cgroups = _cgroups(self.container)
+            self.seen = self.limits.hit()
+        return self.seen
 
     def output(
         self,
@@ -98,7 +108,11 @@ class _DockerRun:
 
     def close(self, *, grace: float) -> int:
         try:
-            return self.child.close(grace=grace)
+            self.limit_hit()  # the counters go with the container
+            status = self.child.close(grace=grace)
+            if self.seen is None and _oom_killed(self.container):
+                self.seen = self.limits.memory_message()
+            return status
         finally:
             self.removed(self.container)
 
@@ -115,7 +129,6 @@ class DockerSandbox:
     gid: int = field(default_factory=os.getgid)
     agent_vars: Mapping[str, str] = field(default_factory=dict)  # the backend's (agents/)
     guard: Guard | None = None  # keys on the host, the way out (sandbox.make plans it)
-    last_oom: bool = False  # the last run's container was killed for memory
     _client: DockerClient | None = None
     _mine: dict[str, Container] = field(default_factory=dict)
 
@@ -418,11 +431,8 @@ class DockerSandbox:
         except BaseException:
             self._remove(container)
             raise
-        return _DockerRun(child, container, self._removed_noting_oom)
-
-    def _removed_noting_oom(self, container: Container) -> None:
-        self.last_oom = _oom_killed(container)
-        self._remove(container)
+        limits = Limits(self.config.limits.pids, self.config.limits.memory, {})
+        return _DockerRun(child, container, self._remove, limits)
 
     def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
         if self.place is not None:
@@ -509,6 +519,17 @@ class DockerSandbox:
                 log.warning("clean-up by label failed: %s", e)
             self._client.close()
             self._client = None
+
+
+def _cgroups(container: Container) -> dict[str, Path]:
+    from docker.errors import DockerException
+
+    try:
+        container.reload()
+    except DockerException:
+        return {}
+    pid = (container.attrs.get("State") or {}).get("Pid")
+    return folders(pid) if isinstance(pid, int) and pid > 0 else {}
 
 
 def _oom_killed(container: Container) -> bool:
