@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import git, inbox, integrate, pncli, proc, publish, quarantine, workspace
+from ralph import git, inbox, integrate, pids, pncli, proc, publish, quarantine, workspace
 from ralph.errors import RalphError
 from ralph.models import Config, SandboxKind
 from ralph.protect import Protected
@@ -229,7 +229,7 @@ def open_(config: Config, env: Mapping[str, str], *, uid: int, gid: int) -> Cros
         project=str(repo),
         branch=target,
         pid=os.getpid(),
-        start=proc.start_time(os.getpid()),
+        start=pids.start_time(os.getpid()),
         sandbox=config.sandbox.value,
         template=config.template,
     )
@@ -302,6 +302,7 @@ def _recover_one(
     )
     box = sandboxes.make(dead, env=env, state=state, place=place)
     try:
+        box.remove_leftovers()  # nothing of the dead loop may write the workspace meanwhile
         lane = integrate.Lane(repo, owner.branch, owner.loop_id, env=env)
         guard = quarantine.Guard(
             repo, protected=Protected.with_extra(config.protect), loop_id=owner.loop_id, env=env

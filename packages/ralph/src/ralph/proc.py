@@ -356,23 +356,6 @@ def which(name: str) -> str | None:
     return shutil.which(name)
 
 
-def start_time(pid: int) -> int | None:
-    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or None.
-
-    With the PID it names one process for good: a PID reused after a reboot or a crash has
-    another start time."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()  # the command name may hold spaces
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
 def kill_group(pgid: int, *, grace: float = 2.0) -> None:
     """SIGTERM to a process group, then SIGKILL if it is still there after `grace`."""
     import time
@@ -386,15 +369,4 @@ def kill_group(pgid: int, *, grace: float = 2.0) -> None:
                 os.killpg(pgid, 0)
             except (ProcessLookupError, PermissionError):
                 return
-            time.sleep(0.05)  # polling a group we cannot wait() for: it is not our child
-
-
-def is_alive(pid: int) -> bool:
-    """Whether process `pid` exists (signal 0)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+            time.sleep(0.05)  # a group we cannot wait() for: it is not our child

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ralph import proc, safefile
+from ralph import pids, safefile
 from ralph.errors import RalphError
 
 _OWNER = "owner.json"
@@ -83,7 +83,7 @@ class Owner:
 
     def alive(self) -> bool:
         """Whether the ralph that owns the workspace still runs."""
-        return proc.is_alive(self.pid) and proc.start_time(self.pid) == self.start
+        return pids.is_alive(self.pid) and pids.start_time(self.pid) == self.start
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import proc
+from ralph import pids
 from ralph.egress import policy
 from ralph.egress.refusals import Refusal, lines, refused
 from ralph.errors import SandboxFailed
@@ -113,15 +113,15 @@ def gateway(client: DockerClient, network: str) -> str:
 def owner() -> dict[str, str]:
     """Labels naming this ralph, so a leftover of a dead one is known as such."""
     pid = os.getpid()
-    return {OWNER_PID: str(pid), OWNER_START: str(proc.start_time(pid) or "")}
+    return {OWNER_PID: str(pid), OWNER_START: str(pids.start_time(pid) or "")}
 
 
 def orphaned(labels: Mapping[str, str]) -> bool:
     """Whether the ralph named in `labels` is gone (or its PID now belongs to another)."""
     pid, start = labels.get(OWNER_PID, ""), labels.get(OWNER_START, "")
-    if not (pid.isdigit() and proc.is_alive(int(pid))):
+    if not (pid.isdigit() and pids.is_alive(int(pid))):
         return True
-    return start.isdigit() and proc.start_time(int(pid)) != int(start)
+    return start.isdigit() and pids.start_time(int(pid)) != int(start)
 
 
 class Sidecar:

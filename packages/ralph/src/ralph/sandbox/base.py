@@ -73,6 +73,11 @@ class Sandbox(Protocol):
         """Check the sandbox can run; remove what a crashed ralph left; return removed ids."""
         ...
 
+    def remove_leftovers(self) -> list[str]:
+        """Stop what a crashed ralph of this project left running (its containers, its host
+        agents); return what was stopped."""
+        ...
+
     @property
     def workdir(self) -> Path:
         """Where the agent works, as the agent sees it."""

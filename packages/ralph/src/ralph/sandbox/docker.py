@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, proc, terminal
+from ralph import agents, pids, proc, terminal
 from ralph.egress import sidecar
 from ralph.egress.guard import OPEN, Guard
 from ralph.egress.refusals import Refusal
@@ -112,7 +112,7 @@ class DockerSandbox:
             LABEL_LOOP: self.config.loop_id,
             LABEL_PROJECT: str(self.config.project),
             LABEL_PID: str(os.getpid()),
-            LABEL_START: str(proc.start_time(os.getpid()) or ""),
+            LABEL_START: str(pids.start_time(os.getpid()) or ""),
         }
 
     def prepare(self) -> list[str]:
@@ -176,9 +176,9 @@ class DockerSandbox:
         for container in client.containers.list(all=True, filters={"label": project}):
             labels = container.labels
             pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
-            orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
+            orphan = not (pid.isdigit() and pids.is_alive(int(pid)))
             if not orphan and start.isdigit():
-                orphan = proc.start_time(int(pid)) != int(start)
+                orphan = pids.start_time(int(pid)) != int(start)
             if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
                 self._remove(container)
                 removed.append(short(container))

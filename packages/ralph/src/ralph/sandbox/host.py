@@ -49,6 +49,9 @@ class HostSandbox:
                 "run ralph as a normal user, use --sandbox docker, or set IS_SANDBOX=1 if this "
                 "machine is itself a throw-away sandbox"
             )
+        return self.remove_leftovers()
+
+    def remove_leftovers(self) -> list[str]:
         return orphans.reap()
 
     @property

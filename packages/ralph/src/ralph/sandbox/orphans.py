@@ -16,7 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ralph import proc, safefile
+from ralph import pids, proc, safefile
 
 
 def registry() -> Path:
@@ -31,9 +31,9 @@ def record(pgid: int, *, where: Path | None = None) -> Path:
     owner = os.getpid()
     data = {
         "pgid": pgid,
-        "agent_start": proc.start_time(pgid),
+        "agent_start": pids.start_time(pgid),
         "owner": owner,
-        "owner_start": proc.start_time(owner),
+        "owner_start": pids.start_time(owner),
     }
     path = (where or registry()) / f"{owner}-{pgid}.json"
     return safefile.replace(path, json.dumps(data).encode())
@@ -45,7 +45,7 @@ def forget(path: Path) -> None:
 
 
 def _same(pid: object, started: object) -> bool:
-    return isinstance(pid, int) and proc.start_time(pid) == started and started is not None
+    return isinstance(pid, int) and pids.start_time(pid) == started and started is not None
 
 
 def reap(*, where: Path | None = None) -> list[str]:
