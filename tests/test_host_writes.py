@@ -1,5 +1,6 @@
 """sgf with the fake agent in real Docker: the sandbox mode is the project's, and links an
-agent plants where sgf writes are never written through (README "Security model")."""
+agent commits where sgf writes never reach the human's tree, nor are written through
+(README "Security model")."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def test_a_stray_ralph_sandbox_none_does_not_take_the_loop_out_of_docker(
     agent_does(project, ["try_write", ".sgf/probe.md"])
     done = project.sgf("build", "-a", "1", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "cannot write .sgf/probe.md: Read-only file system" in done.stdout, done.stdout
+    assert done.stdout.startswith("network: allow-list"), done.stdout  # in a container
+    assert "wrote .sgf/probe.md" in done.stdout  # its own copy, in its workspace
     assert not (project.root / ".sgf" / "probe.md").exists()
     assert OUTSIDE_DOCKER not in done.stderr
 
@@ -97,13 +99,18 @@ def test_init_never_writes_through_a_temporary_name_the_agent_linked(
     project: Loops, tmp_path: Path
 ) -> None:
     """`sgf init` again after a loop: the agent removed AGENTS.md and linked the temporary
-    name an older sgf wrote it through to a file of the user's."""
-    victim = tmp_path / "victim.txt"
+    name an older sgf wrote it through to a file of the user's, inside the repository."""
+    victim = project.root / "docs" / "victim.txt"
+    victim.parent.mkdir()
     victim.write_text(PRECIOUS)
-    agent_does(project, ["sh", f"rm AGENTS.md && ln -s {victim} .AGENTS.md.sgf-tmp"])
+    project.git("add", "docs")
+    project.git("commit", "-qm", "docs: a file of the user's")
+    link = "rm AGENTS.md && ln -s docs/victim.txt .AGENTS.md.sgf-tmp"
+    agent_does(project, ["sh", f"{link} && git add -A && git commit -qnm tidy"])
     done = project.sgf("build", "-a", "1", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sh rc=0" in done.stdout
+    assert (project.root / ".AGENTS.md.sgf-tmp").is_symlink()  # landed: it stays inside
     again = project.sgf("init", "--stack", "python")
     assert victim.read_text() == PRECIOUS
     assert again.returncode == 0, again.stdout + again.stderr
@@ -112,15 +119,31 @@ def test_init_never_writes_through_a_temporary_name_the_agent_linked(
     assert not agents.is_symlink()
 
 
-def test_init_refuses_a_gitignore_the_agent_linked_to_a_file_of_the_users(
+def test_a_committed_link_out_of_the_repository_never_lands(
     project: Loops, tmp_path: Path
 ) -> None:
     """Merged into `.gitignore` and committed, the file's contents would leave with a push."""
     secret = tmp_path / "secret.txt"
     secret.write_text("TOKEN=do-not-commit\n")
-    agent_does(project, ["sh", f"rm .gitignore && ln -s {secret} .gitignore"])
+    link = f"rm .gitignore && ln -s {secret} .gitignore"
+    agent_does(project, ["sh", f"{link} && git add -A && git commit -qnm tidy"])
     done = project.sgf("build", "-a", "1", timeout=180)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ".gitignore (a link out of the repository)" in done.stderr
+    assert not (project.root / ".gitignore").is_symlink()
+    again = project.sgf("init", "--stack", "python")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert secret.read_text() == "TOKEN=do-not-commit\n"
+
+
+def test_init_refuses_a_gitignore_linked_to_a_file_of_the_users(
+    project: Loops, tmp_path: Path
+) -> None:
+    """A link made on the host (by an agent under `--sandbox none`, by anyone)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=do-not-commit\n")
+    (project.root / ".gitignore").unlink()
+    (project.root / ".gitignore").symlink_to(secret)
     again = project.sgf("init", "--stack", "python")
     assert again.returncode == 1, again.stdout + again.stderr
     assert again.stderr.strip().splitlines() == [

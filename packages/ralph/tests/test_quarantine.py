@@ -255,3 +255,25 @@ def test_a_change_undone_within_the_iteration_is_still_quarantined(
     git(project, "commit", "-q", "--no-verify", "-m", "undo")
     with pytest.raises(Quarantined, match=r"\(\.pre-commit-config\.yaml\)"):
         guard.check(arrived(project, git), KNOWN)
+
+
+@pytest.mark.parametrize(
+    ("path", "target", "out"),
+    [
+        ("docs/readme", "/home/someone/.bashrc", True),
+        (".gitignore", "../secret.txt", True),
+        ("a/b/link", "../../../x", True),
+        ("a/b/link", "../c/x", False),
+        ("link", "src/main.py", False),
+    ],
+)
+def test_a_link_leading_out_of_the_repository_is_quarantined(
+    project: Path, guard: Guard, git: Git, path: str, target: str, out: bool
+) -> None:
+    plumb(project, path, target, git, mode="120000")
+    tip = arrived(project, git)
+    if out:
+        with pytest.raises(Quarantined, match="a link out of the repository"):
+            guard.check(tip, KNOWN)
+    else:
+        guard.check(tip, KNOWN)

@@ -8,7 +8,10 @@ A commit is held back when it
 - changes a protected path (`.sgf/`, `.pre-commit-config.yaml`, `.gitattributes` in any
   folder, `.gitmodules`, gitlinks, `.claude/`, the project's own), or
 - puts under `.pensa/`, which pn on the host reads and writes, anything but a plain file
-  (a symbolic link, a gitlink) or a file over pensa's size limit.
+  (a symbolic link, a gitlink) or a file over pensa's size limit, or
+- adds a symbolic link that leads out of the repository (an absolute target, or one through
+  `..` past the top): checked out in the human's tree it would make a tool that writes there
+  (sgf init's `.gitignore`, an editor, a build) write wherever the agent chose.
 
 Then the whole iteration is quarantined: its commits are kept on `refs/sgf/quarantine/<loop>`
 (`-2`, `-3` for more) for a human to read with `git log --stat`, never to check out; nothing
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ralph import git, workspace
 from ralph.errors import RalphError
@@ -31,6 +34,8 @@ from ralph.protect import GITLINK, Protected
 REFS = "refs/sgf/quarantine/"
 TRACKER = ".pensa/"
 PLAIN = ("100644", "100755", "000000")  # a file, an executable file, or gone
+SYMLINK = "120000"
+_MAX_TARGET = 4096
 # pn refuses to read more than this from one of its files; a larger one is no export of its.
 MAX_TRACKER_FILE = 256 * 1024**2
 
@@ -140,6 +145,8 @@ class Guard:
         for change in changes:
             if self.protected.covers(change.path, mode=GITLINK if GITLINK in change.modes else ""):
                 hits.append(change.path)
+            elif change.mode == SYMLINK and self._leads_out(change):
+                hits.append(f"{change.path} (a link out of the repository)")
             elif change.path.startswith(TRACKER) and change.mode not in PLAIN:
                 hits.append(f"{change.path} (not a plain file)")
             elif change.path.startswith(TRACKER) and sizes.get(change.blob, 0) > MAX_TRACKER_FILE:
@@ -156,6 +163,19 @@ class Guard:
             raw += self._git("diff-tree", "-r", "--raw", "--root", "--no-renames", "--no-abbrev",
                              "--ignore-submodules=none", third.stdout.strip())  # fmt: skip
         return self._judge(parse_raw(raw))
+
+    def _leads_out(self, change: Change) -> bool:
+        """Whether the link `change` adds points outside the repository."""
+        done = git.command(self.repo, "cat-file", "blob", change.blob, env=self.env)
+        target = done.stdout[:_MAX_TARGET] if done.ok else "/"
+        if not target or target.startswith("/"):
+            return True
+        depth = 0
+        for part in PurePosixPath(change.path).parent.parts + PurePosixPath(target).parts:
+            depth += -1 if part == ".." else 0 if part == "." else 1
+            if depth < 0:
+                return True
+        return False
 
     def _sizes(self, blobs: set[str]) -> dict[str, int]:
         out: dict[str, int] = {}
