@@ -1,13 +1,16 @@
-"""A hostile agent in the real Docker sandbox attacks `.pensa/`; pn on the host holds.
+"""A hostile agent in the real Docker sandbox attacks the project's `.pensa/`; pn on the host
+holds.
 
-The agent (ralph's scripted fake agent, run by ralph in a container) plants links and a
-trigger. Then the human does what humans do: `git commit` (the pre-commit hook runs `pn
+The agent works in a repository of its own, but it claims in the project's one database, so
+the project's `.pensa/` folder is in its container (at /ralph/pensa). The agent (ralph's
+scripted fake agent, run by ralph in a container) plants links and a trigger there. Then the human does what humans do: `git commit` (the pre-commit hook runs `pn
 export`), `pn list`, `pn close`, `pn doctor`. A file outside the project stands for
 `~/.bashrc`: nothing may be written through to it.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -23,6 +26,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 
 AGENT = Path(__file__).resolve().parents[1] / "packages/ralph/tests/agents/fake_agent.py"
 BIN = Path(sys.executable).parent
+SHARED = "/ralph/pensa"  # the project's .pensa/ in the agent's container
 START_UP = "# the human's shell start-up file\n"
 TRIGGER = (
     "CREATE TRIGGER rewrite AFTER UPDATE ON issues BEGIN "
@@ -107,7 +111,7 @@ def test_planted_temp_file_links_do_not_redirect_the_pre_commit_export(
         'python3 -c "import os\n'
         f"for pid in range({first}, {first + 6000}):\n"
         "    for n in ('issues', 'deps', 'comments', 'deleted'):\n"
-        f"        os.symlink('{victim}', f'.pensa/.{{n}}.jsonl.{{pid}}.tmp')\""
+        f"        os.symlink('{victim}', f'{SHARED}/.{{n}}.jsonl.{{pid}}.tmp')\""
     )
     agent_runs(tracked, base_image, plant)
     assert run(tracked, "git", "status", "--porcelain", "--", ".pensa").stdout == ""  # unseen
@@ -132,7 +136,9 @@ def test_a_symlinked_jsonl_is_refused_with_one_line(
     """deps.jsonl (or the journal) replaced by a link: every pn command on the host refuses
     it, naming it; the journal used to fail every write with "check the permissions"."""
     link = f".pensa/{planted}"
-    agent_runs(tracked, base_image, f"rm -f {link} && ln -s {victim} {link}")
+    agent_runs(
+        tracked, base_image, f"rm -f {SHARED}/{planted} && ln -s {victim} {SHARED}/{planted}"
+    )
     exported = run(tracked, "pn", "export", "--json")  # what the pre-commit hook runs
     assert exported.returncode == 1
     (line,) = exported.stderr.splitlines()
@@ -156,10 +162,9 @@ def test_a_trigger_planted_in_the_database_never_runs_on_the_host(
 ) -> None:
     db = tracked / ".pensa" / "db.sqlite"
     ids = dict(sqlite3.connect(db).execute("SELECT title, id FROM issues").fetchall())
-    code = f"import sqlite3\nsqlite3.connect('.pensa/db.sqlite').execute({TRIGGER!r})\n"
-    (tracked / "tools" / "plant.py").write_text(code)  # the agent's code, minus shell quoting
-    plant = "python3 tools/plant.py"
-    agent_runs(tracked, base_image, plant)
+    code = f"import sqlite3; sqlite3.connect('{SHARED}/db.sqlite').execute({TRIGGER!r})"
+    packed = base64.b64encode(code.encode()).decode()  # the agent's code, minus shell quoting
+    agent_runs(tracked, base_image, f"echo {packed} | base64 -d | python3")
 
     done = run(tracked, "pn", "close", ids["first"], "--reason", "done")
     assert done.returncode == 1
