@@ -1,19 +1,21 @@
-"""A hostile agent in the real Docker sandbox cannot make the host's git run its commands
-through configuration git finds outside `.git/config` (README "Security model"): a nested
-repository's own config, a submodule's under `.git/modules/<name>`, a planted `commondir`,
-a `.git` of the agent's making swapped in for the real one.
+"""A hostile agent in the real Docker sandbox, through sgf, alone and as one of `--parallel`
+loops: whatever it does in its repository, nothing runs on the host, nothing is written
+through a link, no control-plane change reaches the branch or the remote, and its ordinary
+work arrives (README "Security model").
 
-After each attack the developer works as usual on the host: plain git, `pn list`, `sgf status`
-and the next loop. The agent's trap records the mount namespace it runs in; it must run in the
-container (the attack is armed) and never in the host's.
+Each attack (tests/agents/hostile.py) is followed by the human's ordinary work on the host
+(plain git, `pn list`, `sgf status`, the next loop) and by a fresh clone of the remote doing
+the same. The agent's trap appends the mount namespace it runs in to a host path: the file
+never appears on the host. The victims stand for files of the user's outside the project.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
-import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,152 +23,213 @@ import pytest
 from tests import loops_harness
 from tests.loops_harness import Loops
 
-pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 
-AGENT = Path(__file__).parent / "agents" / "hostile_git.py"
-HOST = os.readlink("/proc/self/ns/mnt")
+AGENT = Path(__file__).parent / "agents" / "hostile.py"
+PRECIOUS = "precious, outside the project\n"
+EVIL = "planted by the agent"
+MODES = {"alone": [], "parallel": ["--parallel", "2"]}
+
+
+class Hostile:
+    """A project whose loops run the hostile agent in Docker, a bare remote, a teammate."""
+
+    def __init__(self, loops: Loops, tmp_path: Path, base_image: str, attack: str) -> None:
+        self.loops = loops
+        self.base_image = base_image
+        self.tmp = tmp_path
+        self.mark = Path(f"/tmp/springfield-mark-{uuid.uuid4().hex}")
+        victims = tmp_path / "victims"
+        victims.mkdir()
+        self.victims = [victims / f"victim-{n}.txt" for n in range(6)]
+        for victim in self.victims:
+            victim.write_text(PRECIOUS)
+        self.remote = tmp_path / "remote.git"
+        loops.run("git", "init", "-q", "--bare", str(self.remote))
+        tools = loops.root / "tools"
+        tools.mkdir()
+        shutil.copy(AGENT, tools / "hostile.py")
+        (tools / "hostile.py").chmod(0o755)
+        config = {"attack": attack, "mark": str(self.mark), "victims": list(map(str, self.victims))}
+        (tools / "hostile.json").write_text(json.dumps(config))
+        loops.env["RALPH_COMMAND"] = str(tools / "hostile.py")
+        with (loops.root / ".sgf" / "config.toml").open("a") as config:
+            config.write('memory = "512m"\npids = 256\n')  # a bomb or a hog hits them soon
+        loops.git("add", "-A")
+        loops.git("commit", "-qm", "chore: the agent")
+        loops.git("remote", "add", "origin", str(self.remote))
+        loops.git("push", "-q", "-u", "origin", "main")
+
+    def loop(self, *extra: str, iterations: int = 3) -> subprocess.CompletedProcess[str]:
+        argv = ["build", "-a", "--sandbox", "docker", "--template", self.base_image, *extra]
+        return self.loops.sgf(*argv, str(iterations))
+
+    def teammate_pushes(self) -> None:
+        """Another machine pushes first: the loop's push is rejected and must replay."""
+        mate = self.tmp / "teammate"
+        self.loops.run("git", "clone", "-q", str(self.remote), str(mate))
+        (mate / "TEAM.md").write_text("the teammate's work\n")
+        self.loops.git("add", "TEAM.md", cwd=mate)
+        self.loops.git("-c", "core.hooksPath=/dev/null", "commit", "-qm", "docs: team", cwd=mate)
+        self.loops.git("push", "-q", cwd=mate)
+
+    def nothing_ran_on_the_host(self) -> None:
+        assert not self.mark.exists(), self.mark.read_text()
+        for victim in self.victims:
+            assert not victim.is_symlink()
+            assert victim.read_text() == PRECIOUS, victim
+
+    def control_plane_is_the_humans(self, where: Path, ref: str = "HEAD") -> None:
+        config = self.loops.git("show", f"{ref}:.sgf/config.toml", cwd=where)
+        assert EVIL not in config
+        hooks = self.loops.run(
+            "git", "show", f"{ref}:.pre-commit-config.yaml", cwd=where, check=False
+        ).stdout
+        assert "readlink /proc/self/ns/mnt" not in hooks
+
+    def human_works(self, where: Path) -> None:
+        """What a developer does next, with plain git and the tools on PATH: none of it may
+        run the agent's code or write through its links."""
+        run = self.loops.run
+        for argv in (
+            ["git", "status"],
+            ["git", "diff"],
+            ["git", "log", "-p", "-3"],
+            ["git", "switch", "-c", "look"],
+            ["git", "switch", "main"],
+            ["git", "rebase", "--continue"],  # refused: no rebase of the agent's is here
+            ["git", "pull", "--no-rebase", "-q"],
+            ["pn", "list"],
+            ["pn", "doctor"],
+        ):
+            run(*argv, cwd=where, check=False)
+        (where / "notes.txt").write_text("the developer's notes\n")
+        run("git", "add", "notes.txt", cwd=where)
+        run("git", "commit", "-qm", "docs: notes", cwd=where, check=False)
+        run("sgf", "status", cwd=where, check=False)
+
+    def fresh_clone_works(self) -> Path:
+        clone = self.tmp / "fresh"
+        self.loops.run("git", "clone", "-q", str(self.remote), str(clone))
+        self.loops.run("pn", "init", cwd=clone)  # installs pensa's hooks: pre-commit's config
+        self.control_plane_is_the_humans(clone)
+        self.human_works(clone)
+        return clone
 
 
 @pytest.fixture
-def loops(tmp_path: Path, base_image: str) -> Loops:
-    """A project after `sgf init` whose loops run the hostile agent in Docker."""
-    made = loops_harness.make(tmp_path, os.environ)
-    agent = made.root / "tools" / "hostile_git.py"
-    agent.parent.mkdir()
-    shutil.copy(AGENT, agent)
-    agent.chmod(0o755)
-    made.env["RALPH_COMMAND"] = str(agent)
-    made.env["RALPH_SANDBOX"] = "docker"
-    made.git("add", "tools")
-    made.git("commit", "-qm", "chore: the agent")
-    return made
+def hostile(request: pytest.FixtureRequest, tmp_path: Path, base_image: str) -> Hostile:
+    loops = loops_harness.make(tmp_path, os.environ)
+    return Hostile(loops, tmp_path, base_image, request.param)
 
 
-def attack(loops: Loops, name: str, base_image: str) -> str:
-    """Run one loop in Docker whose agent carries out `name`; return what it printed."""
-    (loops.root / "tools" / "attack").write_text(name + "\n")
-    loops.git("add", "tools/attack")
-    loops.git("commit", "-qm", f"chore: attack {name}")
-    done = loop(loops, base_image)
-    return done.stdout + done.stderr
+def work_arrived(hostile: Hostile, ref: str = "main") -> list[str]:
+    listed = hostile.loops.git("ls-tree", "--name-only", f"{ref}:work")
+    return listed.split()
 
 
-def loop(loops: Loops, base_image: str) -> subprocess.CompletedProcess[str]:
-    return loops.sgf(
-        "build", "-a", "--no-push", "--sandbox", "docker", "--template", base_image, "1"
-    )
+def after(hostile: Hostile) -> None:
+    """The human carries on, a fresh clone carries on, the next loop works: all on a clean
+    host, with the control plane as the human left it."""
+    hostile.nothing_ran_on_the_host()
+    hostile.control_plane_is_the_humans(hostile.loops.root)
+    hostile.control_plane_is_the_humans(hostile.loops.root, "origin/main")
+    hostile.human_works(hostile.loops.root)
+    hostile.fresh_clone_works()
+    hostile.nothing_ran_on_the_host()
 
 
-def marks(loops: Loops) -> list[str]:
-    path = loops.root / ".git" / "hostile-marks"
-    return path.read_text().split() if path.exists() else []
-
-
-def developer_works_on_the_host(loops: Loops, *extra: list[str]) -> None:
-    """What a developer does next, with plain git (no -c): none of it may run the trap."""
-    for argv in (
-        ["git", "status"],
-        ["git", "diff"],
-        ["git", "diff", "HEAD~1"],
-        ["git", "log", "-p", "-3"],
-        ["git", "switch", "-c", "look"],
-        ["git", "switch", "main"],
-        *extra,
-    ):
-        loops.run(*argv, check=False)
-    (loops.root / "notes.txt").write_text("the developer's notes\n")
-    loops.run("git", "add", "notes.txt")
-    loops.run("git", "commit", "-qm", "docs: notes")
-    (loops.root / "notes.txt").write_text("more notes\n")
-    loops.run("git", "commit", "-qam", "docs: more notes")
-    loops.run("pn", "list")
-    loops.run("sgf", "status")
-
-
-def test_a_nested_repositorys_config_never_runs_on_the_host(loops: Loops, base_image: str) -> None:
-    said = attack(loops, "worktree-submodule", base_image)
-    assert "add sub' rc=0" in said, said  # the gitlink is committed
-    assert marks(loops), said  # armed: the trap ran inside the container
-    assert "protected paths (sub)" in said, said  # the gitlink commit is quarantined
-    developer_works_on_the_host(loops)
-    # The nested repository the agent left stays, untracked: sgf will not launch over it
-    # until the developer has looked at it and removed it.
-    refused = loop(loops, base_image)
-    assert refused.returncode == 1, refused.stdout + refused.stderr
-    assert "?? sub/" in refused.stderr
-    shutil.rmtree(loops.root / "sub")
-    done = loop(loops, base_image)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert HOST not in marks(loops)
-
-
-def test_a_submodules_config_under_git_modules_cannot_be_written(
-    loops: Loops, base_image: str, tmp_path: Path
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["rebase"], indirect=True)
+def test_planted_rebase_state_and_a_rejected_push_never_move_the_branch_to_the_agents_commit(
+    hostile: Hostile, mode: str
 ) -> None:
-    library = tmp_path / "library"
-    loops.run("git", "init", "-q", str(library))
-    loops.run("git", "-C", str(library), "commit", "-q", "--allow-empty", "-m", "lib")
-    file_ok = ("-c", "protocol.file.allow=always")
-    loops.run("git", *file_ok, "submodule", "add", "-q", str(library), "lib")
-    loops.run("git", "commit", "-qm", "chore: a submodule of the developer's")
-    config = (loops.root / ".git" / "modules" / "lib" / "config").read_bytes()
-    said = attack(loops, "modules-config", base_image)
-    assert "Read-only file system" in said, said
-    assert (loops.root / ".git" / "modules" / "lib" / "config").read_bytes() == config
-    developer_works_on_the_host(
-        loops,
-        ["git", "add", "-A"],
-        ["git", "-C", "lib", "status"],
-        ["git", "submodule", "status"],
-        ["git", *file_ok, "submodule", "update", "--init"],
-    )
-    done = loop(loops, base_image)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert HOST not in marks(loops)
+    hostile.teammate_pushes()
+    done = hostile.loop(*MODES[mode])
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "armed: " in said  # the trap ran in the container
+    assert "pushed after replaying onto the remote" in said, said
+    arrived = work_arrived(hostile, "origin/main")
+    assert len(arrived) >= (4 if mode == "parallel" else 2), arrived
+    assert hostile.loops.git("log", "-1", "--format=%s", "origin/main~0").startswith("feat:")
+    after(hostile)
 
 
-def test_no_commondir_can_be_planted_not_even_while_the_agent_runs(
-    loops: Loops, base_image: str
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["replace"], indirect=True)
+def test_a_replace_ref_hides_nothing_from_the_quarantine(hostile: Hostile, mode: str) -> None:
+    done = hostile.loop(*MODES[mode])
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "protected paths (.pre-commit-config.yaml, .sgf/config.toml)" in said, said
+    assert hostile.loops.git("for-each-ref", "refs/replace/") == ""
+    quarantined = hostile.loops.git("for-each-ref", "--format=%(refname)", "refs/sgf/quarantine/")
+    assert quarantined
+    ref = quarantined.split()[0]
+    assert EVIL in hostile.loops.git("log", "-p", ref, "--", ".sgf/config.toml")
+    after(hostile)
+    for ref in quarantined.split():  # reviewed and thrown away, the next loop works
+        hostile.loops.git("update-ref", "-d", ref)
+    hostile.loops.env["RALPH_COMMAND"] = str(loops_harness.BUILDER)
+    hostile.loops.seed(1)
+    nxt = hostile.loop()
+    assert nxt.returncode == 0, nxt.stdout + nxt.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["links"], indirect=True)
+def test_links_in_the_agents_git_directory_are_never_written_through(
+    hostile: Hostile, mode: str
 ) -> None:
-    """The developer's `git status` during the iteration is the window: ralph only looks
-    after it. The read-only self-pointing commondir leaves no moment to plant one."""
-    (loops.root / "tools" / "attack").write_text("commondir\n")
-    loops.git("add", "tools/attack")
-    loops.git("commit", "-qm", "chore: attack commondir")
-    ready, go = loops.root / ".git" / "hostile-ready", loops.root / ".git" / "hostile-go"
-    argv = ["sgf", "build", "-a", "--no-push", "--sandbox", "docker", "--template", base_image]
-    running = subprocess.Popen(
-        [*argv, "1"], cwd=loops.root, env=loops.env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while not ready.exists() and running.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert ready.exists(), "the agent never got to the point of waiting"
-        loops.run("git", "status", check=False)  # mid-iteration, plain git
-        loops.run("git", "diff", check=False)
-        assert HOST not in marks(loops)
-    finally:
-        go.touch()
-        said, _ = running.communicate(timeout=120)
-    assert running.returncode == 0, said
-    assert f"echo {loops.root}/.git/evil > .git/commondir rc=" in said, said
-    assert "Read-only file system" in said, said
-    assert (loops.root / ".git" / "commondir").read_text() == ".\n"
-    developer_works_on_the_host(loops)
-    done = loop(loops, base_image)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert HOST not in marks(loops)
+    hostile.teammate_pushes()  # a fetch and a replay: FETCH_HEAD, reflogs, ORIG_HEAD
+    done = hostile.loop(*MODES[mode])
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert said.count("ln -s") >= 6, said
+    assert len(work_arrived(hostile, "origin/main")) >= 2
+    after(hostile)
 
 
-def test_the_git_directory_cannot_be_swapped_for_one_with_the_agents_config(
-    loops: Loops, base_image: str
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["pensa"], indirect=True)
+def test_fifos_and_devices_in_the_tracker_folder_hang_nothing_on_the_host(
+    hostile: Hostile, mode: str
 ) -> None:
-    said = attack(loops, "replace-git-dir", base_image)
-    assert "mv .git-new .git || { rm -rf .git-new; false; } rc=1" in said, said
-    assert "Device or resource busy" in said, said
-    developer_works_on_the_host(loops)
-    done = loop(loops, base_image)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert HOST not in marks(loops)
+    done = hostile.loop(*MODES[mode])
+    said = done.stdout + done.stderr
+    assert "mknod /ralph/pensa/zero c 1 5] rc=1" in said, said  # no CAP_MKNOD in there
+    assert not (hostile.loops.root / ".pensa" / "zero").exists()
+    listed = hostile.loops.run("pn", "list", check=False, timeout=60)  # never hangs
+    assert listed.returncode == 1
+    assert "not a plain file" in listed.stderr, listed.stderr
+    after(hostile)
+    fixed = hostile.loops.run("pn", "doctor", "--fix", check=False, timeout=60)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert hostile.loops.run("pn", "list", check=False, timeout=60).returncode == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["nested"], indirect=True)
+def test_a_nested_repository_committed_as_a_gitlink_never_lands(
+    hostile: Hostile, mode: str
+) -> None:
+    done = hostile.loop(*MODES[mode])
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "protected paths (sub)" in said, said
+    assert not (hostile.loops.root / "sub").exists()
+    after(hostile)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("hostile", ["forkbomb", "memhog"], indirect=True)
+def test_a_fork_bomb_or_a_memory_hog_ends_its_iteration_and_nothing_else(
+    hostile: Hostile, mode: str
+) -> None:
+    done = hostile.loop(*MODES[mode], "--max-time", "10m")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "stopped the iteration: the sandbox's" in said, said
+    assert len(work_arrived(hostile)) >= (4 if mode == "parallel" else 2)
+    after(hostile)
