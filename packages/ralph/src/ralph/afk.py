@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ralph import format, limits, proc
@@ -18,7 +18,7 @@ from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.governor import Governor
 from ralph.models import Config
 from ralph.render import Output
-from ralph.stream import Parser, RateLimit, Result
+from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
@@ -34,10 +34,13 @@ class Attempt:
     expiry: Expiry | None = None
     interrupted: bool = False
     seconds: float = 0.0
+    api_error: str = ""  # the agent's last API call that got no answer, as it reported it
 
 
 def summary_line(index: int, attempt: Attempt) -> str:
-    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`."""
+    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`;
+    an iteration ralph stopped ends `· stopped (idle) · exit -9`, an interrupted one
+    `· interrupted` (an agent stopped by a signal may well exit 0)."""
     parts = [format.duration(attempt.seconds)]
     result = attempt.result
     if result is not None:
@@ -48,6 +51,11 @@ def summary_line(index: int, attempt: Attempt) -> str:
             parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
         if result.cost_usd is not None:
             parts.append(format.cost(result.cost_usd))
+    if attempt.interrupted:
+        parts.append("interrupted")
+        return f"Iteration {index} done: " + " · ".join(parts)
+    if attempt.expiry is not None:
+        parts.append(f"stopped ({attempt.expiry})")
     parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
     return f"Iteration {index} done: " + " · ".join(parts)
 
@@ -64,6 +72,7 @@ class Afk:
     env: Mapping[str, str] | None = None
     clock: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
+    _offline: str = field(default="", init=False, repr=False)  # this run's last such retry
 
     def run(self) -> Attempt:
         """Run the agent; after a usage limit, wait and run the same iteration again."""
@@ -120,7 +129,13 @@ class Afk:
         t = self.config.timeouts
         left = self.governor.time_left()
         until = None if left is None else self.clock() + left
-        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock, until=until)
+        watch = Watchdog(
+            idle=t.idle,
+            post_result=t.post_result,
+            clock=self.clock,
+            until=until,
+            api_wait=t.api_wait,
+        )
         result: Result | None = None
         limit: RateLimit | None = None
         started = self.clock()
@@ -128,9 +143,10 @@ class Afk:
         running = self.sandbox.start(argv, stdin=stdin)
         status: int | None = None
         parser = Parser(self.config.backend(self.env).reader())
+        self._offline = ""
         try:
-            for event in parser.events(self._chunks(running, watch)):
-                self.out.event(event, root=self.config.project)
+            for event in parser.events(self._chunks(running, watch, parser)):
+                self._seen(event, watch)
                 if isinstance(event, Result):
                     result = event
                     watch.result_seen()
@@ -138,6 +154,7 @@ class Afk:
                     limit = event
         finally:
             status = running.close(grace=t.stop_grace)
+            self._stderr_items(parser.stderr_end(), watch)
         if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
             # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
             # --command, or an image without claude); every iteration would fail the same way
@@ -149,15 +166,38 @@ class Afk:
             watch.fired,
             interrupted=self.interrupts.fired,
             seconds=self.clock() - started,
+            api_error=self._offline,
         )
 
-    def _stderr(self, watch: Watchdog, data: bytes) -> None:
-        watch.activity()  # stderr is output too: a chatty agent is not idle
-        self.out.agent_stderr(data)
+    def _seen(self, event: Event, watch: Watchdog) -> None:
+        """Show an event; a retry of an unanswered API call keeps the unreachable deadline
+        running, anything else from the agent stops it."""
+        self.out.event(event, root=self.config.project)
+        if isinstance(event, ApiRetry) and event.offline:
+            self._offline = event.error
+            watch.offline()
+        else:
+            watch.answered()
 
-    def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
+    def _stderr(self, watch: Watchdog, parser: Parser, data: bytes) -> None:
+        watch.activity()  # stderr is output too: a chatty agent is not idle
+        self._stderr_items(parser.stderr(data), watch)
+
+    def _stderr_items(self, items: list[Event | bytes], watch: Watchdog) -> None:
+        for item in items:
+            if isinstance(item, bytes):
+                self.out.agent_stderr(item)
+            else:
+                self._seen(item, watch)
+
+    def _chunks(
+        self, running: sandboxes.Running, watch: Watchdog, parser: Parser
+    ) -> Iterator[bytes]:
+        def on_stderr(data: bytes) -> None:
+            self._stderr(watch, parser, data)
+
         with contextlib.closing(
-            running.output(self.interrupts, watch.remaining, lambda data: self._stderr(watch, data))
+            running.output(self.interrupts, watch.remaining, on_stderr)
         ) as chunks:
             for chunk in chunks:
                 if chunk is not None:

@@ -228,9 +228,7 @@ class Loop:
         for event in fired:
             self.out.note(hooks.describe(event))
         result = attempt.result
-        failure = failure or failure_of(
-            attempt.status, result, expired=attempt.expiry is Expiry.IDLE
-        )
+        failure = failure or failure_of(attempt.status, result, expiry=attempt.expiry)
         # interrupted or cut by --max-time is no failure; interactive sessions have no result
         judged = (
             self.config.afk and not attempt.interrupted and attempt.expiry is not Expiry.MAX_TIME
@@ -282,6 +280,9 @@ class Loop:
             self.out.warning(f"agent still running {t.post_result:g} s after its result: stopped")
         elif attempt.expiry is Expiry.MAX_TIME:
             self.out.warning("the --max-time budget ran out: stopped the agent")
+        elif attempt.expiry is Expiry.UNREACHABLE:
+            why = f"{t.api_wait:g} s ({attempt.api_error})"
+            self.out.warning(f"the agent could not reach its API for {why}: stopped it")
         elif self.config.afk and not attempt.interrupted:
             if attempt.result is None:
                 self.out.warning(f"agent exited (status {attempt.status}) without a result")
