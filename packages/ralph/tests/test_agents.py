@@ -320,7 +320,7 @@ def test_opencode_prints_its_error_log_whose_stream_errors_are_its_retries() -> 
     offline = "Cannot connect to API: Unable to connect. Is the computer able to access the url?"
     shown = stderr(
         "opencode",
-        OPENCODE_LOG.format(offline)
+        OPENCODE_LOG.format(f"{offline} (cause: Error: Unable to connect.)")
         + OPENCODE_LOG.format('upstream \\"exploded\\"')
         + 'timestamp=x level=ERROR run=1 message=process error="boom" stack="at y"\n'
         + 'timestamp=x level=ERROR run=1 message="something else"\n'
@@ -351,7 +351,7 @@ Error generating content via API. Full report available at: /tmp/report.json
 
 def test_gemini_s_retries_are_events_and_its_stack_traces_and_banners_are_not_shown() -> None:
     assert stderr("gemini", GEMINI_STDERR) == [
-        ApiRetry(1, None, "Error: exception TypeError: fetch failed sending request", True),
+        ApiRetry(1, None, "exception TypeError: fetch failed sending request", offline=True),
         ApiRetry(2, 500, 'with status 500 _ApiError: {"error":{"code":500}}', offline=False),
         b"Error generating content via API. Full report available at: /tmp/report.json\n",
         b"}\n",  # a brace that closes no retry's message is the agent's to show

@@ -81,7 +81,7 @@ def test_garbage_and_unknown_events_are_skipped_and_counted() -> None:
     events = list(parser.events([data]))
     assert events == [
         Text("hi"),
-        ApiRetry(attempt=1, offline=True),  # no error_status: no HTTP answer
+        ApiRetry(attempt=1, error="no answer from the API", offline=True),  # no error_status
         Result(subtype="error_max_turns", errors=("too many",)),
     ]
     assert parser.skipped == 4  # warning line, bad JSON, a JSON array, binary junk

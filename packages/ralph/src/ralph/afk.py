@@ -174,7 +174,7 @@ class Afk:
         running, anything else from the agent stops it."""
         self.out.event(event, root=self.config.project)
         if isinstance(event, ApiRetry) and event.offline:
-            self._offline = event.error
+            self._offline = format.cut(event.error, format.ERROR_WIDTH)
             watch.offline()
         else:
             watch.answered()

@@ -281,8 +281,8 @@ class Loop:
         elif attempt.expiry is Expiry.MAX_TIME:
             self.out.warning("the --max-time budget ran out: stopped the agent")
         elif attempt.expiry is Expiry.UNREACHABLE:
-            why = f"{t.api_wait:g} s ({attempt.api_error})"
-            self.out.warning(f"the agent could not reach its API for {why}: stopped it")
+            why = f"{t.api_wait:g} s: stopped it (last error: {attempt.api_error})"
+            self.out.warning(f"the agent could not reach its API for {why}")
         elif self.config.afk and not attempt.interrupted:
             if attempt.result is None:
                 self.out.warning(f"agent exited (status {attempt.status}) without a result")

@@ -215,6 +215,8 @@ def parse_line(line: bytes) -> list[Event] | None:
     if kind == "system" and raw.get("subtype") == "api_retry":
         status = _int(raw.get("error_status"))
         error = _str(raw.get("error"))
+        if status is None and error in ("", "unknown"):  # what claude says of a failed connection
+            error = "no answer from the API"
         return [ApiRetry(_int(raw.get("attempt")), status, error, offline=status is None)]
     return []  # system/init, stream_event, and types newer than us
 

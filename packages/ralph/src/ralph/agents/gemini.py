@@ -158,5 +158,6 @@ class GeminiReader:
             return None
         self.continued = True
         attempt, status, error = found.groups()
-        why = " ".join(part for part in (status.strip(), error.strip()) if part)
+        error = error.strip().removeprefix("Error: ")
+        why = " ".join(part for part in (status.strip(), error) if part)
         return [common.retry(int(attempt), why, offline=not status.strip())]

@@ -21,6 +21,7 @@ _LOGS = ["--print-logs", "--log-level", "ERROR"]
 _LOG_FIELD = r'(?:^|\s){}=(?:"((?:[^"\\]|\\.)*)"|(\S+))'
 _MESSAGE = re.compile(_LOG_FIELD.format("message"))
 _ERROR = re.compile(_LOG_FIELD.format(r"error\.error"))
+_CAUSE = re.compile(r" \(cause: .*\)$")  # the same words again, from the error's cause
 # the AI SDK's words for a request that got no answer (a fetch that failed)
 _OFFLINE = ("Cannot connect to API", "Unable to connect")
 
@@ -163,7 +164,7 @@ class OpencodeReader:
             return []
         if message != "stream error":
             return None
-        error = _field(_ERROR, text).removeprefix("AI_APICallError: ")
+        error = _CAUSE.sub("", _field(_ERROR, text).removeprefix("AI_APICallError: "))
         self.retries += 1
         offline = any(words in error for words in _OFFLINE)
         return [common.retry(self.retries, error or "stream error", offline=offline)]
