@@ -25,5 +25,5 @@ def test_an_interrupted_iteration_says_so_whatever_the_agent_exited_with() -> No
 def test_an_iteration_ralph_stopped_names_the_deadline_and_the_exit_status() -> None:
     stopped = Attempt(-9, expiry=Expiry.IDLE, seconds=61)
     assert summary_line(1, stopped) == "Iteration 1 done: 1m01s · stopped (idle) · exit -9"
-    unreachable = Attempt(1, expiry=Expiry.UNREACHABLE, seconds=21)
-    assert summary_line(1, unreachable).endswith(" · stopped (unreachable) · exit 1")
+    failing = Attempt(1, expiry=Expiry.API_FAILING, seconds=21)
+    assert summary_line(1, failing).endswith(" · stopped (api-failing) · exit 1")

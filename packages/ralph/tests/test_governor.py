@@ -62,7 +62,7 @@ def test_what_counts_as_a_failed_iteration() -> None:
     assert "reported an error" in (failure_of(0, Result(is_error=True, text="x")) or "")
     assert failure_of(3, Result()) == "the agent exited with status 3"
     assert failure_of(0, Result(), expiry=Expiry.IDLE) == "the watchdog stopped the agent"
-    assert failure_of(1, None, expiry=Expiry.UNREACHABLE) == "the agent could not reach its API"
+    assert failure_of(1, None, expiry=Expiry.API_FAILING) == "the agent's API calls kept failing"
     # --max-time and the grace after `result` fail nothing by themselves: the result decides
     assert failure_of(-2, Result(), expiry=Expiry.POST_RESULT) == "the agent exited with status -2"
     assert failure_of(0, Result(), expiry=Expiry.MAX_TIME) is None

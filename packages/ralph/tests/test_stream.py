@@ -133,3 +133,10 @@ def test_stderr_is_passed_through_line_by_line_whatever_the_chunks() -> None:
         shown = parser.stderr(data[:cut]) + parser.stderr(data[cut:]) + parser.stderr_end()
         assert shown == [b"npm WARN one\n", b"second line\n", b"\xff half-a-\xc3\xa9 line"]
     assert Parser().stderr_end() == []
+
+
+def test_a_retry_is_futile_without_an_answer_or_with_a_refusal_not_with_a_limit() -> None:
+    assert ApiRetry(1, None, "no answer", offline=True).futile
+    assert all(ApiRetry(1, status).futile for status in (400, 401, 403, 404))
+    assert not any(ApiRetry(1, status).futile for status in (408, 409, 429, 500, 503, 529))
+    assert not ApiRetry(1).futile  # a retry that says nothing of why is waited for

@@ -34,7 +34,7 @@ class Attempt:
     expiry: Expiry | None = None
     interrupted: bool = False
     seconds: float = 0.0
-    api_error: str = ""  # the agent's last API call that got no answer, as it reported it
+    api_error: str = ""  # the agent's last futile API call (ApiRetry.futile), as it said
 
 
 def summary_line(index: int, attempt: Attempt) -> str:
@@ -72,7 +72,7 @@ class Afk:
     env: Mapping[str, str] | None = None
     clock: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
-    _offline: str = field(default="", init=False, repr=False)  # this run's last such retry
+    _failing: str = field(default="", init=False, repr=False)  # this run's last futile retry
 
     def run(self) -> Attempt:
         """Run the agent; after a usage limit, wait and run the same iteration again."""
@@ -143,7 +143,7 @@ class Afk:
         running = self.sandbox.start(argv, stdin=stdin)
         status: int | None = None
         parser = Parser(self.config.backend(self.env).reader())
-        self._offline = ""
+        self._failing = ""
         try:
             for event in parser.events(self._chunks(running, watch, parser)):
                 self._seen(event, watch)
@@ -166,16 +166,17 @@ class Afk:
             watch.fired,
             interrupted=self.interrupts.fired,
             seconds=self.clock() - started,
-            api_error=self._offline,
+            api_error=self._failing,
         )
 
     def _seen(self, event: Event, watch: Watchdog) -> None:
-        """Show an event; a retry of an unanswered API call keeps the unreachable deadline
+        """Show an event; a retry that waiting will not mend keeps the failing-API deadline
         running, anything else from the agent stops it."""
         self.out.event(event, root=self.config.project)
-        if isinstance(event, ApiRetry) and event.offline:
-            self._offline = format.cut(event.error, format.ERROR_WIDTH)
-            watch.offline()
+        if isinstance(event, ApiRetry) and event.futile:
+            why = ", ".join(str(x) for x in (event.error, event.status) if x)
+            self._failing = format.cut(why, format.ERROR_WIDTH)
+            watch.failing()
         else:
             watch.answered()
 

@@ -117,8 +117,8 @@ def failure_of(
     result, if any, decides."""
     if expiry is Expiry.IDLE:
         return "the watchdog stopped the agent"
-    if expiry is Expiry.UNREACHABLE:
-        return "the agent could not reach its API"
+    if expiry is Expiry.API_FAILING:
+        return "the agent's API calls kept failing"
     if result is None:
         return f"the agent exited (status {status}) without a result"
     if result.is_error or result.subtype != "success":

@@ -33,8 +33,8 @@ class Timeouts:
 
     idle: float = 1800.0  # no agent output for this long: kill it (claude-code#39700)
     post_result: float = 30.0  # agent still alive this long after `result`: kill it
-    # The agent's API unreachable this long (only retries of calls that got no answer): stop
-    # it. Short enough that three such iterations open the breaker within two minutes.
+    # Every call to the agent's API failing this long (no answer, or refused: a key, a model):
+    # stop it. Short enough that three such iterations open the breaker within two minutes.
     api_wait: float = 20.0
     stop_grace: float = 5.0  # per step of the SIGINT -> SIGTERM -> SIGKILL ladder
     limit_margin: float = 10.0  # added to a usage limit's reset time before retrying

@@ -61,6 +61,13 @@ class ApiRetry:
     error: str = ""
     offline: bool = False
 
+    @property
+    def futile(self) -> bool:
+        """Retrying will not soon mend it: no answer at all, or a refusal (a key, a model, a
+        request: 4xx) rather than a rate limit (429), a timeout (408) or a conflict (409)."""
+        refused = self.status is not None and 400 <= self.status < 500
+        return self.offline or (refused and self.status not in (408, 409, 429))
+
 
 @dataclass(frozen=True, slots=True)
 class Result:

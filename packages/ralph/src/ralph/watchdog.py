@@ -1,5 +1,5 @@
 """Deadlines for a running agent: no output for too long, alive too long after `result`, or
-its API unreachable for too long."""
+every call to its API failing for too long."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class Expiry(StrEnum):
     IDLE = "idle"
     POST_RESULT = "post-result"
     MAX_TIME = "max-time"  # the loop's --max-time budget ran out mid-iteration
-    UNREACHABLE = "unreachable"  # only failed connections to the model's API, for too long
+    API_FAILING = "api-failing"  # the agent's API unreachable or refusing it, for too long
 
 
 class Watchdog:
@@ -36,7 +36,7 @@ class Watchdog:
         self._clock = clock
         self._last = clock()
         self._result_at: float | None = None
-        self._offline_since: float | None = None
+        self._failing_since: float | None = None
         self.fired: Expiry | None = None
 
     def activity(self) -> None:
@@ -48,23 +48,24 @@ class Watchdog:
         if self._result_at is None:
             self._result_at = self._clock()
 
-    def offline(self) -> None:
-        """The agent's API call got no answer and it retries: the unreachable deadline starts
-        at the first of an unbroken run of these. An agent that retries forever (codex waits
-        for the network) or prints every retry (gemini) never trips the idle deadline."""
-        if self._offline_since is None:
-            self._offline_since = self._clock()
+    def failing(self) -> None:
+        """The agent retries an API call that got no answer or a refusal (ApiRetry.futile):
+        the deadline starts at the first of an unbroken run of these. An agent that retries
+        forever (codex waits for the network), for minutes (claude retries a refused key ten
+        times) or prints every retry (gemini) never trips the idle deadline."""
+        if self._failing_since is None:
+            self._failing_since = self._clock()
 
     def answered(self) -> None:
-        """Anything else came from the agent (text, a tool call, an answered retry)."""
-        self._offline_since = None
+        """Anything else came from the agent (text, a tool call, a retry worth waiting for)."""
+        self._failing_since = None
 
     def _deadline(self) -> tuple[float, Expiry]:
         candidates = [(self._last + self._idle, Expiry.IDLE)]
         if self._result_at is not None:
             candidates.append((self._result_at + self._post_result, Expiry.POST_RESULT))
-        if self._offline_since is not None:
-            candidates.append((self._offline_since + self._api_wait, Expiry.UNREACHABLE))
+        if self._failing_since is not None:
+            candidates.append((self._failing_since + self._api_wait, Expiry.API_FAILING))
         if self._until is not None:
             candidates.append((self._until, Expiry.MAX_TIME))
         return min(candidates)

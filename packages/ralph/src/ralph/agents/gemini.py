@@ -19,6 +19,9 @@ _SHELLS = {"run_shell_command"}
 # "Attempt 2 failed. Retrying with backoff... Error: exception TypeError: fetch failed ...",
 # "Attempt 1 failed with status 500. Retrying with backoff... _ApiError: {...}"
 _RETRY = re.compile(r"^Attempt (\d+) failed(.*?)\. Retrying with backoff\.\.\.\s*(.*)$")
+# its API errors, each with a report file in the run's HOME, the message over several lines:
+# a retry follows, or its `result` says the same
+_API_ERRORS = ("Error when talking to Gemini API", "Error generating content via API")
 # printed on stderr every run, telling ralph's reader nothing
 _BANNERS = (
     "YOLO mode is enabled",
@@ -143,8 +146,8 @@ class GeminiReader:
         return self._flush()
 
     def stderr(self, line: bytes) -> list[Event] | None:
-        """Its retries become events; the stack traces and the rest of a retry's message (its
-        indented lines and closing brace) and its banners are not shown."""
+        """Its retries become events; its API errors (the result or a retry tells them), stack
+        traces, a message's indented lines and closing brace, and its banners are not shown."""
         text = line.decode(errors="replace")
         if text.startswith((" ", "\t")) and (self.continued or text.lstrip().startswith("at ")):
             return []
@@ -152,6 +155,9 @@ class GeminiReader:
             return []
         self.continued = False
         if text.startswith(_BANNERS):
+            return []
+        if text.startswith(_API_ERRORS):
+            self.continued = True
             return []
         found = _RETRY.match(text)
         if found is None:
