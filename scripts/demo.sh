@@ -31,9 +31,8 @@ echo "claude: $claude ($("$claude" --version))"
 sandbox="${SPRINGFIELD_DEMO_SANDBOX:-docker}"  # none: skip Docker even when it is there
 if [ "$sandbox" = docker ]; then "$here/scripts/ensure-docker.sh" || true; fi
 if [ "$sandbox" = docker ] && docker info >/dev/null 2>&1; then
+  # the base `sgf sandbox build` falls back to when no registry answers (sgf sandbox base)
   "$here/scripts/ensure-base-image.sh"
-  base="${SPRINGFIELD_BASE_IMAGE:-springfield-base:bookworm}"
-  docker image inspect "$base" >/dev/null 2>&1 || base=debian:bookworm-slim
 else
   sandbox=none
   echo "demo: no Docker sandbox (no engine reachable, or SPRINGFIELD_DEMO_SANDBOX=none), so the"
@@ -75,7 +74,7 @@ git init -q --bare -b main "$work/remote.git"
 git remote add origin "$work/remote.git"
 step sgf init --stack python
 if [ "$sandbox" = docker ]; then
-  step sgf sandbox build --base "$base" --claude-binary "$claude"  # this project's own image
+  step sgf sandbox build --claude-binary "$claude"  # this project's own image
 fi
 git add -A && git commit -q -m "chore: sgf init" && git push -q -u origin main
 

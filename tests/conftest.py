@@ -65,13 +65,14 @@ def project(tmp_path: Path, e2e_env: dict[str, str], sandbox_image: str) -> Iter
 
 
 @pytest.fixture
-def model(project: Project) -> Iterator[Callable[[Scenario | dict[str, object]], ModelServer]]:
+def model(project: Project) -> Iterator[Callable[..., ModelServer]]:
     """Start the scripted model for this project: `model(scenario("build-loop"))`."""
     started: list[ModelServer] = []
 
-    def start(played: Scenario | dict[str, object]) -> ModelServer:
+    def start(played: Scenario | dict[str, object], *, key: str | None = None) -> ModelServer:
         parsed = played if isinstance(played, Scenario) else parse_scenario(played)
-        server = ModelServer(parsed, record=project.root.parent / "model-requests.jsonl")
+        record = project.root.parent / "model-requests.jsonl"
+        server = ModelServer(parsed, record=record, key=key)  # key: only it is accepted
         started.append(server.start())
         project.env["ANTHROPIC_BASE_URL"] = server.url
         project.env["CLAUDE_CODE_OAUTH_TOKEN"] = FAKE_TOKEN

@@ -135,3 +135,31 @@ def test_the_door_check_sees_a_bypass(tmp_path: Path) -> None:
         "import os\nimport subprocess\nif TYPE_CHECKING:\n    import pty\n\nos.killpg(1, 15)\n"
     )
     assert process_handling(bypass) == ["2: import subprocess", "6: os.killpg"]
+
+
+DOCKER_COMMANDS = {"build", "run", "ps", "image", "images", "rm", "rmi", "info", "pull", "import",
+                   "inspect", "start", "exec", "create", "container", "version"}  # fmt: skip
+
+
+def test_only_engine_talks_to_docker_in_sgf() -> None:
+    """sgf reaches the Docker engine through the SDK in one module (engine.py), never by
+    running the `docker` command: ralph needs that command to attach to its containers, sgf
+    needs it for nothing."""
+    src = ROOT / "packages" / "sgf" / "src" / "sgf"
+    importers = sorted(
+        str(path.relative_to(src))
+        for path in src.rglob("*.py")
+        if imported_top_levels(path) & {"docker", "requests"}
+    )
+    assert importers == ["engine.py"]
+    runners = [
+        f"{path.relative_to(src)}:{node.lineno}"
+        for path in sorted(src.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.List | ast.Tuple)
+        and len(node.elts) > 1
+        and all(isinstance(e, ast.Constant) for e in node.elts[:2])
+        and node.elts[0].value == "docker"  # type: ignore[attr-defined]
+        and node.elts[1].value in DOCKER_COMMANDS  # type: ignore[attr-defined]
+    ]
+    assert runners == []

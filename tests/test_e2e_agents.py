@@ -20,15 +20,14 @@ from typing import Any
 
 import pytest
 from ralph.testing.model_server import ModelServer
-from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
-from tests.e2e_harness.scenarios import scenario, scenario_json
+from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario, scenario_json
 
 # the sandbox image is built with claude in it, as every project's is
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
-Model = Callable[[Scenario | dict[str, object]], ModelServer]
+Model = Callable[..., ModelServer]
 WaitFor = Callable[..., None]
 PINNED = {"codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0"}
 
@@ -93,15 +92,16 @@ def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
 
 
 def endpoints(agent: str, url: str) -> dict[str, str]:
-    """Where each backend's API is: the scripted server, in that backend's variables."""
+    """Where each backend's API is: the scripted server, in that backend's variables, with
+    the one key it accepts (the claude token the model fixture sets)."""
     if agent == "gemini":
-        return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-key"}
+        return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": FAKE_TOKEN}
     if agent == "claude":
         return {}  # the model fixture set ANTHROPIC_BASE_URL and a token
     # codex's own default model sends no tools to a custom provider: name the served model
     return {
         "OPENAI_BASE_URL": f"{url}/v1",
-        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_API_KEY": FAKE_TOKEN,
         "OPENAI_MODEL": "scripted-1",
     }
 
@@ -109,7 +109,9 @@ def endpoints(agent: str, url: str) -> dict[str, str]:
 def run_ralph(
     project: Project, agent: str, image: str, url: str, record: Path
 ) -> subprocess.CompletedProcess[str]:
-    argv = ["ralph", "-a", "--agent", agent, "--template", image, "--network", "host"]
+    """ralph on the default allow-list network: the server, on the host's loopback, is
+    reached through the key proxy alone."""
+    argv = ["ralph", "-a", "--agent", agent, "--template", image]
     argv += ["--loop-id", f"build-{agent}", "--record", str(record), "--max-cost", "5"]
     return project.run(
         *argv,
@@ -154,6 +156,16 @@ BACKENDS = {
 }
 
 
+# What each CLI reaches for besides its model (update checks, package look-ups): refused by
+# the allow-list and listed in the record, never the model's own endpoint.
+ASKS_ON_ITS_OWN = {
+    "claude": set(),
+    "codex": {"github.com", "api.github.com", "chatgpt.com"},
+    "opencode": {"registry.npmjs.org"},
+    "gemini": set(),
+}
+
+
 @pytest.mark.parametrize(
     "agent",
     [
@@ -170,10 +182,13 @@ def test_each_agent_claims_edits_commits_closes_and_finishes(
     image = request.getfixturevalue("sandbox_image" if agent == "claude" else f"{agent}_image")
     task = project.create_task("add the greeting module")
     project.commit_all("chore: seed tasks")
-    server = model(scenario("any-agent"))
+    server = model(scenario("any-agent"), key=FAKE_TOKEN)
     record = tmp_path / "run.jsonl"
 
     done = run_ralph(project, agent, image, server.url, record)
+
+    assert FAKE_TOKEN not in done.stdout + done.stderr
+    assert 401 not in {r.status for r in server.requests}  # every request had the real key
 
     # gemini-cli runs its shell tool's git with GIT_CONFIG_* setting core.hooksPath to "" (and
     # global config to /dev/null): no hook runs, so pensa's pre-commit export does not, and
@@ -182,6 +197,8 @@ def test_each_agent_claims_edits_commits_closes_and_finishes(
     api, computed = BACKENDS[agent]
     assert any(r.path.startswith(api) for r in server.requests)
     [iteration] = [e for e in events(record) if e["event"] == "iteration"]
+    [end] = [e for e in events(record) if e["event"] == "end"]
+    assert {r["host"] for r in end["refused"]} <= ASKS_ON_ITS_OWN[agent], end["refused"]
     assert iteration["claimed"] == [task]
     assert iteration["closed"] == [task]
     assert iteration["tokens"] > 0

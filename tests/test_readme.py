@@ -112,8 +112,9 @@ def shell_env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_first_project_block_runs(tmp_path: Path, shell_env: dict[str, str]) -> None:
-    """Run as written; the steps that need Docker and a model are the e2e tests' to run."""
-    needs_docker = 'sgf() { case "$1" in sandbox|spec|build) echo "e2e: sgf $*";; '
+    """Run as written; the steps that need Docker and a model are the e2e tests' to run
+    (tests/test_e2e_first_project.py runs this block with Docker and no registry)."""
+    needs_docker = 'sgf() { case "$1" in sandbox|doctor|spec|build) echo "e2e: sgf $*";; '
     needs_docker += '*) command sgf "$@";; esac; }\n'
     done = run_block(
         needs_docker + block_with("sgf init --stack python"), cwd=tmp_path, env=shell_env

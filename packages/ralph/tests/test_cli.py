@@ -121,6 +121,8 @@ def test_iterations_exhausted_exits_2(ralph: Run, script: Script) -> None:
         (["x", "y"], "whole number"),
         (["1", "a", "b"], "at most ITERATIONS and PROMPT"),
         (["--idle-timeout", "0"], "idle-timeout"),
+        (["--allow", "1.1.1.1", "1", "do it"], "allow host names, not IP addresses"),
+        (["--allow", "https://pypi.org", "1", "do it"], "give a host name"),
     ],
 )
 def test_usage_errors_exit_1_not_2(ralph: Run, args: list[str], message: str) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-
-import os
 
 from ralph import git as rgit
 from ralph import publish

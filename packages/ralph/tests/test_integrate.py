@@ -73,8 +73,11 @@ def test_a_branch_that_moved_during_the_iteration_gets_the_commits_replayed(
 ) -> None:
     human = f"git -C {main} -c core.hooksPath=/dev/null"
     steps = [
-        ["sh", f"echo human > {main}/human.txt && {human} add human.txt && "
-               f"{human} commit -qm 'the human meanwhile'"],  # fmt: skip
+        [
+            "sh",
+            f"echo human > {main}/human.txt && {human} add human.txt && "
+            f"{human} commit -qm 'the human meanwhile'",
+        ],
         ["commit", "agent.txt", "feat: agent"],
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
     ]
@@ -118,10 +121,15 @@ def test_pensa_files_changed_on_both_sides_merge_through_the_driver(
     pn(main, "export", "--stage")
     git(main, "commit", "-qm", "two tasks")
     human = f"git -C {main} -c core.hooksPath=/dev/null"
+    by_hand = f"pn close {first} --reason 'done by hand' && pn export --stage && "
+    by_hand += f"{human} commit -qm 'close first'"
     steps = [
         ["sh", f"pn update {second} --claim && pn close {second} --reason built"],
-        ["sh", f"cd {main} && pn close {first} --reason 'done by hand' && pn export --stage && "
-               f"{human} commit -qm 'close first'"],  # fmt: skip
+        [
+            "sh",
+            f"cd {main} && pn close {first} --reason 'done by hand' && pn export --stage && "
+            f"{human} commit -qm 'close first'",
+        ],
         ["commit", "built.txt", "feat: second"],
         ["write", ".ralph-complete", "$RALPH_LOOP_ID"],
     ]

@@ -15,7 +15,6 @@ from ralph.quarantine import Change, Guard, Quarantined, parse_raw, unquote
 
 from .conftest import Git, Run, Script
 
-
 KNOWN = list(HOST_REFS)  # what the host has: no news
 
 

@@ -18,6 +18,7 @@ SGF = BIN / "sgf"
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Spawn = Callable[..., "subprocess.Popen[str]"]
+Image = Callable[..., str]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -200,3 +201,33 @@ def dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+@pytest.fixture
+def labelled(base_image: str) -> Iterator[Image]:
+    """labelled(**labels): a throw-away image FROM the base (named uniquely), with the given
+    labels; removed after the test, which proves none is left."""
+    import uuid
+
+    made: list[str] = []
+
+    def make(**labels: str) -> str:
+        tag = f"springfield-labelled-test:{uuid.uuid4().hex[:12]}"
+        flags = [x for k, v in labels.items() for x in ("--label", f"{k}={v}")]
+        subprocess.run(
+            ["docker", "build", "-q", "-t", tag, *flags, "-"],
+            input=f"FROM {base_image}\n".encode(), capture_output=True, check=True,
+        )  # fmt: skip
+        made.append(tag)
+        return tag
+
+    yield make
+    for tag in made:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+    left = [tag for tag in made if _image_exists(tag)]
+    assert left == [], f"images left behind: {left}"
+
+
+def _image_exists(tag: str) -> bool:
+    probe = subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False)
+    return probe.returncode == 0

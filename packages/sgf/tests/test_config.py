@@ -82,6 +82,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
     full = config.Config(
         stack="go",
         docker_template="img:1",
+        base="springfield-base:bookworm",
         auto_push=False,
         default_iterations=5,
         max_iterations=50,
@@ -95,6 +96,7 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         isolation=config.Isolation.WORKTREE,
         claims=config.Claims.GIT,
         protected=["ci/", "Makefile"],
+        allow=["docs.python.org"],
         stop_checklist=False,
         stop_blocks=5,
         command_guard=False,
@@ -109,6 +111,29 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
     assert config.parse('stack = "go"\n') == config.Config(
         stack="go", docker_template="springfield-sandbox-go:latest"
     )
+
+
+def test_remember_base_sets_and_clears_the_key_keeping_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / ".sgf" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('stack = "go"\nnetwork = "host"\n\n[stages.build]\nagent = "codex"\n')
+    assert config.remember_base(tmp_path, "springfield-base:bookworm")
+    kept = config.load(tmp_path)
+    assert kept.base == "springfield-base:bookworm"
+    assert (kept.stack, kept.network, kept.stages) == ("go", "host", {"build": {"agent": "codex"}})
+    assert not config.remember_base(tmp_path, "springfield-base:bookworm")  # nothing to change
+    assert config.remember_base(tmp_path, None)
+    assert config.load(tmp_path).base is None
+    assert "base" not in path.read_text()
+
+
+def test_remember_base_refuses_a_broken_config_and_leaves_it_alone(tmp_path: Path) -> None:
+    path = tmp_path / ".sgf" / "config.toml"
+    path.parent.mkdir()
+    path.write_text("stack = \n")
+    with pytest.raises(ConfigError):
+        config.remember_base(tmp_path, "x:1")
+    assert path.read_text() == "stack = \n"
 
 
 @pytest.mark.parametrize(

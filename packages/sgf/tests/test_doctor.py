@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from sgf import claude, proc, sandboximage
 
 SGF = Path(sys.executable).parent / "sgf"
-Image = Callable[..., str]
+Image = Callable[..., str]  # the `labelled` fixture (conftest.py)
 
 
 @pytest.fixture
@@ -43,31 +43,6 @@ def use_image(root: Path, image: str) -> None:
         line for line in path.read_text().splitlines(keepends=True) if "docker_template" not in line
     )
     path.write_text(text + f'docker_template = "{image}"\n')
-
-
-@pytest.fixture
-def labelled(base_image: str, tmp_path: Path) -> Iterator[Image]:
-    """labelled(**labels): a throw-away image FROM the base, with the given labels; removed
-    after the test."""
-    made: list[str] = []
-
-    def make(**labels: str) -> str:
-        tag = f"springfield-doctor-test:{uuid.uuid4().hex[:12]}"
-        flags = [x for k, v in labels.items() for x in ("--label", f"{k}={v}")]
-        subprocess.run(
-            ["docker", "build", "-q", "-t", tag, *flags, "-"],
-            input=f"FROM {base_image}\n".encode(), capture_output=True, check=True,
-        )  # fmt: skip
-        made.append(tag)
-        return tag
-
-    yield make
-    for tag in made:
-        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
-    gone = subprocess.run(
-        ["docker", "images", "-q", "springfield-doctor-test"], capture_output=True, text=True
-    )
-    assert gone.stdout.strip() == ""
 
 
 def test_docker_unreachable_is_a_problem_with_its_fix(
@@ -135,6 +110,73 @@ def test_a_ready_project_has_no_problem(
     assert code == 0
 
 
+def use_base(root: Path, base: str) -> None:
+    path = root / ".sgf" / "config.toml"
+    path.write_text(path.read_text() + f'base = "{base}"\n')
+
+
+@pytest.mark.docker
+def test_the_base_checked_is_the_projects_not_the_default(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    """A project built from another base is not warned about debian:bookworm-slim."""
+    pn = sandboximage.host_pn_version() or ""
+    base = labelled()
+    use_base(shop, base)
+    use_image(
+        shop, labelled(**{sandboximage.PN_LABEL: pn, sandboximage.CLAUDE_LABEL: claude.VERSION})
+    )
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    assert found["base_image"] == {
+        "check": "base_image", "level": "ok", "message": f"the base image {base} is here",
+        "fix": None,
+    }  # fmt: skip
+    assert code == 0
+
+
+@pytest.mark.docker
+def test_a_missing_base_waits_for_a_rebuild_when_the_image_is_built(
+    shop: Path, tool_env: dict[str, str], labelled: Image
+) -> None:
+    pn = sandboximage.host_pn_version() or ""
+    gone = f"springfield-doctor-test:gone-{uuid.uuid4().hex[:8]}"
+    built = {sandboximage.PN_LABEL: pn, sandboximage.CLAUDE_LABEL: claude.VERSION}
+    use_image(shop, labelled(**built, **{sandboximage.BASE_LABEL: gone}))
+    code, found = doctor(shop, {**tool_env, "ANTHROPIC_API_KEY": "k"})
+    base = found["base_image"]
+    assert base["level"] == "ok"  # the image's own label names the base it came from
+    assert base["message"].startswith(f"the base image {gone} is not here; for a rebuild, ")
+    assert code == 0
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("base", "said"),
+    [
+        ("springfield-base:doctor-gone", "would make it again, but debootstrap is"),
+        ("registry.invalid:5000/none:1", "`sgf sandbox base` makes"),
+    ],
+)
+def test_a_missing_base_the_build_cannot_get_alone_is_a_warning(
+    shop: Path,
+    tool_env: dict[str, str],
+    tmp_path: Path,
+    base: str,
+    said: str,
+    docker_engine: bool,
+) -> None:
+    use_base(shop, base)
+    use_image(shop, f"springfield-doctor-test:missing-{uuid.uuid4().hex[:8]}")
+    env = {**tool_env, "ANTHROPIC_API_KEY": "k", "SPRINGFIELD_CACHE": str(tmp_path / "empty")}
+    env["PATH"] = os.pathsep.join(  # a machine without debootstrap
+        p for p in env["PATH"].split(os.pathsep) if not Path(p, "debootstrap").exists()
+    )
+    _, found = doctor(shop, env)
+    assert found["base_image"]["level"] == "warning"
+    assert found["base_image"]["message"] == f"the base image {base} is not here"
+    assert said in found["base_image"]["fix"]
+
+
 def test_no_credentials_and_missing_hooks_are_problems(
     shop: Path, tool_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -150,7 +192,7 @@ def test_no_credentials_and_missing_hooks_are_problems(
 
 @pytest.mark.docker
 @pytest.mark.claude
-def test_a_build_whose_base_cannot_be_pulled_names_the_cause_and_suggests_base(
+def test_a_build_whose_named_base_cannot_be_pulled_names_the_cause_and_how_to_make_one(
     tool_env: dict[str, str], claude_bin: Path, tmp_path: Path, docker_engine: bool
 ) -> None:
     image = f"springfield-doctor-test:{uuid.uuid4().hex[:12]}"
@@ -162,10 +204,12 @@ def test_a_build_whose_base_cannot_be_pulled_names_the_cause_and_suggests_base(
     )  # fmt: skip
     assert done.returncode == 1
     (error,) = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
-    assert "registry.invalid" in error  # docker's own words, not only "exit code 1"
-    assert "no such host" in error or "registry.invalid:5000/v2" in error
-    assert "`--base IMAGE`" in error
-    assert f"the full output is in {tmp_path / 'sandbox-build.log'}" in error
+    assert error.startswith("error: cannot get the image registry.invalid:5000/no:1: ")
+    assert "no such host" in error or "registry.invalid:5000/v2" in error  # the engine's words
+    assert "`sgf sandbox base` makes springfield-base:bookworm" in error
+    assert "`--base springfield-base:bookworm`" in error  # a named base is never swapped
+    inspected = subprocess.run(["docker", "image", "inspect", image], capture_output=True)
+    assert inspected.returncode != 0  # nothing was built
 
 
 def dead_docker(tool_env: dict[str, str], tmp_path: Path) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -43,15 +44,26 @@ def argv(request: Launch, config: Config = CONFIG) -> list[str]:
     return request.ralph_argv("ralph", config, LoopId(request.stage, request.spec, T), PROMPT)
 
 
+PYTHON_REGISTRIES = ("pypi.org", "files.pythonhosted.org")
+
+
 def tail(
-    loop_id: str, template: str, push: str, limit: int, n: int, sandbox: str = "docker"
+    loop_id: str,
+    template: str,
+    push: str,
+    limit: int,
+    n: int,
+    sandbox: str = "docker",
+    allow: Sequence[str] = PYTHON_REGISTRIES,
 ) -> list[str]:
     stage = max((s for s in Stage if loop_id.startswith(s.value + "-")), key=len)
     checks = ",".join(STOP_CHECKS[stage]) or "none"  # the stage's stop checklist
+    # in Docker, without a network: the allow-list of the stack's registries
+    allowed = [f for host in allow for f in ("--allow", host)] if sandbox == "docker" else []
     return [
         "--loop-id", loop_id, "--template", template, "--auto-push", push,
-        "--max-iterations", str(limit), "--sandbox", sandbox, "--checks", checks, str(n),
-        str(PROMPT),
+        "--max-iterations", str(limit), "--sandbox", sandbox, "--checks", checks, *allowed,
+        str(n), str(PROMPT),
     ]  # fmt: skip
 
 
@@ -139,7 +151,7 @@ def test_options_override_config() -> None:
         Stage.BUILD, auto_push=True, template="b", sandbox=SandboxKind.DOCKER, network="n"
     )
     assert argv(request, config)[1:] == [
-        *tail("build-20260226T143000", "b", "true", 100, 25)[:-2], "--network", "n",
+        *tail("build-20260226T143000", "b", "true", 100, 25, allow=())[:-2], "--network", "n",
         "25", str(PROMPT),
     ]  # fmt: skip
 
@@ -204,3 +216,18 @@ def test_each_stage_passes_the_agent_its_config_names() -> None:
     build = argv(Launch(stage=Stage.BUILD, afk=True), config)
     assert build[build.index("--agent") + 1] == "codex"
     assert "--agent" not in argv(Launch(stage=Stage.VERIFY), config)  # ralph's default: claude
+
+
+def test_the_stacks_registries_and_the_configs_hosts_are_the_allow_list() -> None:
+    config = Config(stack="rust", docker_template="a", allow=["docs.rs", "crates.io"])
+    rust = ("crates.io", "static.crates.io", "index.crates.io", "docs.rs")
+    assert argv(Launch(Stage.BUILD), config) == [
+        "ralph", *tail("build-20260226T143000", "a", "true", 100, 25, allow=rust),
+    ]  # fmt: skip
+    generic = Config(stack="generic", docker_template="a", allow=["docs.python.org"])
+    assert argv(Launch(Stage.BUILD), generic) == [
+        "ralph", *tail("build-20260226T143000", "a", "true", 100, 25, allow=("docs.python.org",)),
+    ]  # fmt: skip
+    opened = Config(stack="python", docker_template="a", network="open", allow=["x.org"])
+    assert "--allow" not in argv(Launch(Stage.BUILD), opened)
+    assert argv(Launch(Stage.BUILD), opened)[-4:-2] == ["--network", "open"]

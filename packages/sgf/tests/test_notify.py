@@ -58,8 +58,15 @@ def commit(root: Path, env: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def env(tool_env: dict[str, str]) -> dict[str, str]:
-    return {**tool_env, "SGF_SKIP_PREFLIGHT": "1", "RALPH_COMMAND": str(AGENT)}
+def env(tool_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    # the fake agent counts its runs across loops (each loop has a workspace of its own)
+    count = str(tmp_path / "agent-runs")
+    return {
+        **tool_env,
+        "SGF_SKIP_PREFLIGHT": "1",
+        "RALPH_COMMAND": str(AGENT),
+        "FAKE_AGENT_COUNT": count,
+    }
 
 
 def events(path: Path, wait_for: WaitFor, kind: str = "end") -> list[dict[str, Any]]:

@@ -52,7 +52,6 @@ def test_status_groups_loops_that_share_an_sgf_process(
     def loop(loop_id: str, pid: int) -> Running:
         return Running(loop_id, "build", None, pid, "t", 5, f".sgf/logs/{loop_id}.log")
 
-    (tmp_path / ".sgf" / "worktrees" / "build-20260101T143001").mkdir(parents=True)
     found = status._grouped(
         tmp_path,
         [
@@ -61,10 +60,10 @@ def test_status_groups_loops_that_share_an_sgf_process(
             loop("build-20260101T143000", 7),
         ],
     )
-    assert [(r.loop_id, r.group, r.worktree) for r in found] == [
-        ("build-20260101T143000", "build-20260101T143000", None),
-        ("build-20260101T143001", "build-20260101T143000", ".sgf/worktrees/build-20260101T143001"),
-        ("issues-plan-20260101T120000", None, None),
+    assert [(r.loop_id, r.group) for r in found] == [
+        ("build-20260101T143000", "build-20260101T143000"),
+        ("build-20260101T143001", "build-20260101T143000"),
+        ("issues-plan-20260101T120000", None),
     ]
     monkeypatch.setenv("COLUMNS", "240")
     render.status(Status(found, [], [], None, "no pn"), as_json=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -11,23 +10,17 @@ from typing import Any
 
 import pytest
 
-from sgf import config as sgf_config
 from sgf import preflight
 from sgf.config import SandboxKind
 from sgf.errors import PreflightError, ProgramMissing
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
+Image = Callable[..., str]  # the `labelled` fixture (conftest.py)
 
 
-def fake_docker(bin_dir: Path, *, info: int, inspect: int) -> None:
-    """A `docker` that answers `info` and `image inspect` with the given exit codes."""
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / "docker"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'case "$1" in info) exit {info};; image) echo "[]"; exit {inspect};; esac\nexit 3\n'
-    )
-    script.chmod(0o755)
+def dead_engine(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """`env` pointed at a Docker socket nobody listens on."""
+    return {**env, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
 
 
 @pytest.fixture
@@ -42,16 +35,16 @@ def env(tmp_path: Path, isolated_home: Path) -> dict[str, str]:
     }
 
 
-def test_all_present_returns_ralph(tmp_path: Path, env: dict[str, str]) -> None:
-    fake_docker(tmp_path / "bin", info=0, inspect=0)
+@pytest.mark.docker
+def test_all_present_returns_ralph(tmp_path: Path, env: dict[str, str], labelled: Image) -> None:
     env["ANTHROPIC_API_KEY"] = "sk-test"
-    assert preflight.check(tmp_path, template="img", sandbox=None, env=env).endswith("/ralph")
+    image = labelled()
+    assert preflight.check(tmp_path, template=image, sandbox=None, env=env).endswith("/ralph")
 
 
 def test_every_gap_is_named_at_once(tmp_path: Path, env: dict[str, str]) -> None:
-    fake_docker(tmp_path / "bin", info=1, inspect=0)
     with pytest.raises(PreflightError) as e:
-        preflight.check(tmp_path, template="img", sandbox=None, env=env)
+        preflight.check(tmp_path, template="img", sandbox=None, env=dead_engine(env, tmp_path))
     message = str(e.value)
     assert "Docker engine is not reachable" in message
     assert "no Claude Code credentials" in message
@@ -68,30 +61,32 @@ def test_a_missing_docker_command_is_named_as_such(tmp_path: Path, env: dict[str
     )
 
 
-def test_missing_image_says_how_to_build_it(tmp_path: Path, env: dict[str, str]) -> None:
-    fake_docker(tmp_path / "bin", info=0, inspect=1)
-    env["ANTHROPIC_API_KEY"] = "k"
-    with pytest.raises(PreflightError, match=r"image img:1 is missing; run `sgf sandbox build`"):
-        preflight.check(tmp_path, template="img:1", sandbox=None, env=env)
-
-
-def test_a_stage_on_codex_needs_codex_in_the_image_and_its_key(
-    tmp_path: Path, env: dict[str, str]
+@pytest.mark.docker
+def test_missing_image_says_how_to_build_it(
+    tmp_path: Path, env: dict[str, str], docker_engine: bool
 ) -> None:
-    fake_docker(tmp_path / "bin", info=0, inspect=0)
+    env["ANTHROPIC_API_KEY"] = "k"
+    missing = "springfield-no-such-image:1"
+    with pytest.raises(
+        PreflightError, match=rf"image {missing} is missing; run `sgf sandbox build`"
+    ):
+        preflight.check(tmp_path, template=missing, sandbox=None, env=env)
+
+
+@pytest.mark.docker
+def test_a_stage_on_codex_needs_codex_in_the_image_and_its_key(
+    tmp_path: Path, env: dict[str, str], labelled: Image
+) -> None:
+    plain = labelled()
     with pytest.raises(PreflightError) as e:
-        preflight.check(tmp_path, template="img", sandbox=None, env=env, agent="codex")
+        preflight.check(tmp_path, template=plain, sandbox=None, env=env, agent="codex")
     message = str(e.value)
-    assert "the sandbox image img has no codex" in message
+    assert f"the sandbox image {plain} has no codex" in message
     assert "no codex credentials: set OPENAI_API_KEY" in message
     assert "Claude Code" not in message
-    labelled = tmp_path / "bin" / "docker"
-    labelled.write_text(
-        '#!/bin/sh\ncase "$1" in info) exit 0;; '
-        'image) echo \'{"springfield.agent.codex": "0.169.0"}\';; esac\n'
-    )
+    with_codex = labelled(**{"springfield.agent.codex": "0.169.0"})
     env["OPENAI_API_KEY"] = "sk-test"
-    assert preflight.check(tmp_path, template="img", sandbox=None, env=env, agent="codex")
+    assert preflight.check(tmp_path, template=with_codex, sandbox=None, env=env, agent="codex")
 
 
 def test_login_file_counts_as_credentials(tmp_path: Path, env: dict[str, str]) -> None:
@@ -122,11 +117,8 @@ def test_skip_preflight_skips_all_but_ralph(tmp_path: Path, env: dict[str, str])
 def test_cli_refuses_to_launch_without_docker(
     project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
 ) -> None:
-    fake_docker(tmp_path / "fakebin", info=1, inspect=1)
-    env = fake_ralph.env()
-    del env["SGF_SKIP_PREFLIGHT"]
-    path = f"{tmp_path / 'fakebin'}{os.pathsep}{os.environ['PATH']}"
-    done = sgf(project, "build", env={**env, "SGF_SKIP_PREFLIGHT": "", "PATH": path})
+    env = dead_engine(fake_ralph.env(), tmp_path)
+    done = sgf(project, "build", env={**env, "SGF_SKIP_PREFLIGHT": ""})
     assert done.returncode == 1
     assert done.stderr.startswith("error: cannot launch:\n  - the Docker engine is not reachable")
     assert not fake_ralph.record.exists()
@@ -134,21 +126,22 @@ def test_cli_refuses_to_launch_without_docker(
 
 
 def build_with_image_labels(
-    project: Path, sgf: Run, fake_ralph: Any, bin_dir: Path, labels: dict[str, str]
+    project: Path, sgf: Run, fake_ralph: Any, image: str
 ) -> subprocess.CompletedProcess[str]:
-    """`sgf build -a` with preflight on, against a `docker` whose image carries `labels`."""
-    bin_dir.mkdir()
-    (bin_dir / "docker").write_text(f"#!/bin/sh\necho '{json.dumps(labels)}'\nexit 0\n")
-    (bin_dir / "docker").chmod(0o755)
+    """`sgf build -a` with preflight on, the project's sandbox image being `image`."""
+    config = project / ".sgf" / "config.toml"
+    kept = [line for line in config.read_text().splitlines() if "docker_template" not in line]
+    config.write_text("\n".join([*kept, f'docker_template = "{image}"', ""]))
+    subprocess.run(["git", "commit", "-qam", "use the image"], cwd=project, check=True)
     env = {**fake_ralph.env(), "SGF_SKIP_PREFLIGHT": "", "ANTHROPIC_API_KEY": "sk-test"}
-    env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
     done = sgf(project, "build", "-a", env=env)
     assert done.returncode == 0, done.stderr
     return done
 
 
+@pytest.mark.docker
 def test_build_warns_when_the_sandbox_image_is_stale(
-    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+    project: Path, sgf: Run, fake_ralph: Any, labelled: Image
 ) -> None:
     from sgf import sandboximage
 
@@ -157,21 +150,21 @@ def test_build_warns_when_the_sandbox_image_is_stale(
         sandboximage.BASE_LABEL: "b",
         sandboximage.CLAUDE_LABEL: "1",
     }
-    done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
-    image = sgf_config.load(project).docker_template
+    image = labelled(**labels)
+    done = build_with_image_labels(project, sgf, fake_ralph, image)
     expected = f"sgf: warning: the sandbox image {image} is stale"
     assert expected in done.stderr
     assert fake_ralph.record.exists()
 
 
+@pytest.mark.docker
 def test_build_warns_when_the_images_pn_differs_from_the_hosts(
-    project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
+    project: Path, sgf: Run, fake_ralph: Any, labelled: Image
 ) -> None:
     from sgf import sandboximage
 
-    labels = {sandboximage.HASH_LABEL: "0" * 32, sandboximage.PN_LABEL: "0.0.1"}
-    done = build_with_image_labels(project, sgf, fake_ralph, tmp_path / "fakebin", labels)
-    image = sgf_config.load(project).docker_template
+    image = labelled(**{sandboximage.HASH_LABEL: "0" * 32, sandboximage.PN_LABEL: "0.0.1"})
+    done = build_with_image_labels(project, sgf, fake_ralph, image)
     host = sandboximage.host_pn_version()
     expected = (
         f"sgf: warning: the sandbox image {image} has pn 0.0.1 but this machine has pn {host}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sgf import proc, prompts, relaunch, runs, safefile, worktree
+from sgf import proc, prompts, relaunch, runs, safefile
 from sgf.errors import PathRefused
 from sgf.loops import Launch, Stage
 
@@ -105,17 +105,6 @@ def test_every_bookkeeping_file_refuses_a_link(root: Path, victim: Path, write: 
     with pytest.raises(PathRefused):
         write(root)
     assert victim.read_text() == PRECIOUS
-
-
-def test_the_worktrees_ignore_file_refuses_a_link(
-    project: Path, victim: Path, tool_env: dict[str, str]
-) -> None:
-    folder = project / worktree.WORKTREES
-    folder.mkdir(parents=True)
-    (folder / ".gitignore").symlink_to(victim.parent / "missing")  # a dangling link
-    with pytest.raises(PathRefused):
-        worktree.create(project, "build-1", env=tool_env)
-    assert not (victim.parent / "missing").exists()
 
 
 def test_sgf_build_with_a_file_where_the_run_folder_belongs_is_one_line(

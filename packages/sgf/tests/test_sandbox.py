@@ -20,6 +20,7 @@ from sgf import claude, resources, sandboximage, stacks
 from sgf.errors import SgfError
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
+Image = Callable[..., str]  # the `labelled` fixture (conftest.py)
 WORKSPACE = Path(__file__).resolve().parents[3]
 PENSA = WORKSPACE / "packages" / "pensa"
 TEST_IMAGE = "springfield-sandbox:sgf-test"
@@ -61,18 +62,18 @@ def test_content_hash_follows_the_stack_packages() -> None:
 
 
 @pytest.mark.parametrize("name", stacks.names())
-def test_build_argv_passes_the_stack_packages_and_labels_the_stack(name: str) -> None:
+def test_the_build_passes_the_stack_packages_and_labels_the_stack(name: str) -> None:
     stack = stacks.get(name)
-    argv = sandboximage.build_argv(
-        Path("/ctx"), image="img:1", stack=stack, base="b", claude_version="9", digest="d"
-    )
-    assert argv[:4] == ["docker", "build", "--tag", "img:1"]
-    assert argv[-1] == "/ctx"
-    pairs = [f"{f} {v}" for f, v in zip(argv[4:-1:2], argv[5:-1:2], strict=True)]
-    assert f"--build-arg PACKAGES={' '.join(stack.packages)}" in pairs
-    assert "--build-arg BASE=b" in pairs
-    assert f"--label {sandboximage.STACK_LABEL}={name}" in pairs
-    assert f"--label {sandboximage.HASH_LABEL}=d" in pairs
+    assert sandboximage.build_args(stack, "b") == {
+        "BASE": "b",
+        "PACKAGES": " ".join(stack.packages),
+    }
+    assert sandboximage.image_labels(stack=stack, base="b", claude_version="9", digest="d") == {
+        sandboximage.HASH_LABEL: "d",
+        sandboximage.BASE_LABEL: "b",
+        sandboximage.CLAUDE_LABEL: "9",
+        sandboximage.STACK_LABEL: name,
+    }
 
 
 def test_dockerfile_installs_the_packages_before_the_wheels_and_claude() -> None:
@@ -107,35 +108,28 @@ def test_target_prefers_options_then_the_project_then_the_stack_default(
     assert (chosen.name, tag) == expected
 
 
-def fake_docker_with_labels(bin_dir: Path, labels: dict[str, str] | None) -> dict[str, str]:
-    bin_dir.mkdir()
-    script = bin_dir / "docker"
-    body = "exit 1" if labels is None else f"echo '{json.dumps(labels)}'"
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
-
-
-def test_staleness_warns_only_for_our_images_with_changed_inputs(tmp_path: Path) -> None:
+@pytest.mark.docker
+def test_staleness_warns_only_for_our_images_with_changed_inputs(
+    tmp_path: Path, labelled: Image
+) -> None:
     current = sandboximage.content_hash(base="b", claude_version="1", pensa_src=PENSA)
     ours = {
         sandboximage.HASH_LABEL: current,
         sandboximage.BASE_LABEL: "b",
         sandboximage.CLAUDE_LABEL: "1",
     }
-    env = fake_docker_with_labels(tmp_path / "a", ours)
-    assert sandboximage.staleness(tmp_path, "img", env=env) == []
-    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandboximage.HASH_LABEL: "old"})
-    (warning,) = sandboximage.staleness(tmp_path, "img", env=env)
-    assert "img is stale" in warning
+    env = dict(os.environ)
+    assert sandboximage.staleness(tmp_path, labelled(**ours), env=env) == []
+    old = labelled(**{**ours, sandboximage.HASH_LABEL: "old"})
+    (warning,) = sandboximage.staleness(tmp_path, old, env=env)
+    assert f"{old} is stale" in warning
     assert "sgf sandbox build" in warning
-    env = fake_docker_with_labels(tmp_path / "c", {"maintainer": "someone"})
-    assert sandboximage.staleness(tmp_path, "img", env=env) == []
-    env = fake_docker_with_labels(tmp_path / "d", None)
-    assert sandboximage.staleness(tmp_path, "img", env=env) == []
+    assert sandboximage.staleness(tmp_path, labelled(maintainer="someone"), env=env) == []
+    assert sandboximage.staleness(tmp_path, "springfield-no-such-image:1", env=env) == []
 
 
-def test_staleness_follows_the_stack_packages_of_the_image(tmp_path: Path) -> None:
+@pytest.mark.docker
+def test_staleness_follows_the_stack_packages_of_the_image(tmp_path: Path, labelled: Image) -> None:
     go = stacks.get("go").packages
     current = sandboximage.content_hash(base="b", claude_version="1", pensa_src=PENSA, packages=go)
     ours = {
@@ -143,11 +137,12 @@ def test_staleness_follows_the_stack_packages_of_the_image(tmp_path: Path) -> No
         sandboximage.BASE_LABEL: "b",
         sandboximage.CLAUDE_LABEL: "1",
     }
-    env = fake_docker_with_labels(tmp_path / "a", {**ours, sandboximage.STACK_LABEL: "go"})
-    assert sandboximage.staleness(tmp_path, "img", env=env) == []
+    env = dict(os.environ)
+    go_image = labelled(**{**ours, sandboximage.STACK_LABEL: "go"})
+    assert sandboximage.staleness(tmp_path, go_image, env=env) == []
     # the same image seen as another stack's: its package list differs, so it is stale
-    env = fake_docker_with_labels(tmp_path / "b", {**ours, sandboximage.STACK_LABEL: "rust"})
-    assert len(sandboximage.staleness(tmp_path, "img", env=env)) == 1
+    rust_image = labelled(**{**ours, sandboximage.STACK_LABEL: "rust"})
+    assert len(sandboximage.staleness(tmp_path, rust_image, env=env)) == 1
 
 
 def test_claude_binary_is_reused_from_the_cache(tmp_path: Path) -> None:

@@ -272,9 +272,9 @@ def test_init_ends_with_the_next_commands_in_order(repo: Path, sgf: Run) -> None
         done = sgf(repo, "init", "--stack", "python")
         assert done.returncode == 0, done.stderr
         last = done.stdout.splitlines()[-1]
-        assert last.startswith("next: commit these files")
+        assert last.startswith("next: `sgf sandbox build`")
         named = [
-            last.index(f"`{command}`")
-            for command in ("sgf doctor", "sgf sandbox build", "sgf spec")
+            last.index(command)
+            for command in ("`sgf sandbox build`", "`git add -A", "`sgf doctor`", "`sgf spec`")
         ]
-        assert named == sorted(named)
+        assert named == sorted(named)  # the build records its base: it comes before the commit

@@ -107,3 +107,14 @@ def test_project_images_name_the_project_and_differ_between_projects(tmp_path: P
     assert stack.project_image(second) != image
     assert stack.project_image(first) == image  # stable for one project
     assert stacks.get("generic").project_image(tmp_path / "..").startswith("springfield-sandbox:")
+
+
+def test_each_stack_names_the_registries_its_agents_may_reach() -> None:
+    assert {name: stacks.get(name).registries for name in stacks.names()} == {
+        "python": ("pypi.org", "files.pythonhosted.org"),
+        "rust": ("crates.io", "static.crates.io", "index.crates.io"),
+        "typescript": ("registry.npmjs.org",),
+        "go": ("proxy.golang.org", "sum.golang.org"),
+        "tauri": ("crates.io", "static.crates.io", "index.crates.io", "registry.npmjs.org"),
+        "generic": (),
+    }

@@ -54,7 +54,6 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     assert list(running) == [
         "loop_id", "stage", "spec", "pid", "started_at", "uptime_seconds", "log",
         "iteration", "iterations", "task", "task_title", "cost", "tokens", "idle_seconds", "group",
-        "worktree",
     ]  # fmt: skip
     assert (running["loop_id"], running["stage"], running["spec"]) == (live, "build", "auth")
     assert running["pid"] == os.getpid()
@@ -313,22 +312,20 @@ def test_status_removes_the_container_of_a_killed_ralph(
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True, check=False)
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("inside", ["0.0.1", "host"])
 def test_status_warns_when_the_images_pn_is_not_the_hosts(
-    project: Path, sgf: Run, tool_env: dict[str, str], tmp_path: Path, inside: str
+    project: Path, sgf: Run, inside: str, labelled: Callable[..., str]
 ) -> None:
     """Issue 11: the image records its pn version; status names a mismatch with the host's."""
     from importlib.metadata import version
 
     host = version("pensa")
-    label = host if inside == "host" else inside
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    (fake / "docker").write_text(
-        f'#!/bin/sh\ncase "$1" in image) echo \'{{"springfield.pn-version":"{label}"}}\';; esac\n'
-    )
-    (fake / "docker").chmod(0o755)
-    env = {"PATH": f"{fake}{os.pathsep}{tool_env['PATH']}"}
+    image = labelled(**{"springfield.pn-version": host if inside == "host" else inside})
+    config = project / ".sgf" / "config.toml"
+    kept = [line for line in config.read_text().splitlines() if "docker_template" not in line]
+    config.write_text("\n".join([*kept, f'docker_template = "{image}"', ""]))
+    env: dict[str, str] = {}
 
     data = json.loads(sgf(project, "status", "--json", env=env).stdout)
     shown = sgf(project, "status", env=env).stdout

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from sgf import containers, loopindex
 from sgf.containers import LabelledLoop
@@ -53,24 +56,39 @@ def test_a_dead_loops_entry_still_finds_its_project_whose_files_tell_the_truth(
     assert discovery.projects(None, all_projects=True, env=env) == [a]
 
 
-def fake_docker(tmp_path: Path, output: str, code: int = 0) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "docker"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write({output!r})\n")
-    script.write_text(script.read_text() + f"sys.exit({code})\n")
-    script.chmod(0o755)
-    return {"PATH": str(bin_dir)}
+@pytest.fixture
+def labelled_containers(base_image: str, tmp_path: Path) -> Iterator[list[str]]:
+    """Two running containers of the base image labelled as loops of projects under tmp_path,
+    and one without a loop id; all removed afterwards."""
+    made: list[str] = []
+    rows = [
+        {"springfield.project": f"{tmp_path}/p", "springfield.loop-id": "build-1",
+         "springfield.ralph-pid": "42", "springfield.ralph-start": "99"},
+        {"springfield.project": f"{tmp_path}/q", "springfield.loop-id": "verify-2"},
+        {"springfield.project": f"{tmp_path}/r"},
+    ]  # fmt: skip
+    for labels in rows:
+        flags = [x for k, v in labels.items() for x in ("--label", f"{k}={v}")]
+        done = subprocess.run(
+            ["docker", "run", "-d", "--rm", *flags, base_image, "sleep", "300"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        made.append(done.stdout.strip())
+    yield made
+    subprocess.run(["docker", "rm", "-f", *made], capture_output=True, check=False)
 
 
-def test_labelled_loops_reads_the_containers_labels(tmp_path: Path) -> None:
-    env = fake_docker(tmp_path, "/p\tbuild-1\t42\t99\n/q\tverify-2\t\t\n\tno-project\t1\t1\n")
-    assert containers.labelled_loops(env) == [
-        LabelledLoop("/p", "build-1", 42, 99),
-        LabelledLoop("/q", "verify-2", None, None),
+@pytest.mark.docker
+def test_labelled_loops_reads_the_containers_labels(
+    tmp_path: Path, labelled_containers: list[str]
+) -> None:
+    found = [c for c in containers.labelled_loops(dict(os.environ)) if str(tmp_path) in c.project]
+    assert sorted(found, key=lambda c: c.loop_id) == [
+        LabelledLoop(f"{tmp_path}/p", "build-1", 42, 99),
+        LabelledLoop(f"{tmp_path}/q", "verify-2", None, None),
     ]
 
 
 def test_labelled_loops_is_empty_without_an_engine(tmp_path: Path) -> None:
-    assert containers.labelled_loops(fake_docker(tmp_path, "", code=1)) == []
-    assert containers.labelled_loops({"PATH": str(tmp_path / "nothing")}) == []
+    assert containers.labelled_loops({"DOCKER_HOST": f"unix://{tmp_path}/no.sock"}) == []
+    assert containers.labelled_loops({"DOCKER_HOST": "tcp://127.0.0.1:1"}) == []

@@ -22,6 +22,7 @@ from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
+LIMITS_EVERY = 2.0  # seconds between looks at the sandbox's process and memory counters
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Attempt:
     expiry: Expiry | None = None
     interrupted: bool = False
     seconds: float = 0.0
+    limit: str | None = None  # the sandbox's process or memory limit ended the run
     api_error: str = ""  # the agent's last futile API call (ApiRetry.futile), as it said
 
 
@@ -155,6 +157,9 @@ class Afk:
         finally:
             status = running.close(grace=t.stop_grace)
             self._stderr_items(parser.stderr_end(), watch)
+        hit = running.limit_hit()
+        if hit is not None:
+            self.out.warning(f"stopped the iteration: {hit}")
         if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
             # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
             # --command, or an image without claude); every iteration would fail the same way
@@ -166,6 +171,7 @@ class Afk:
             watch.fired,
             interrupted=self.interrupts.fired,
             seconds=self.clock() - started,
+            limit=hit,
             api_error=self._failing,
         )
 
@@ -197,14 +203,15 @@ class Afk:
         def on_stderr(data: bytes) -> None:
             self._stderr(watch, parser, data)
 
-        with contextlib.closing(
-            running.output(self.interrupts, watch.remaining, on_stderr)
-        ) as chunks:
+        def timeout() -> float:  # look at the sandbox's limits at least this often
+            return min(watch.remaining(), LIMITS_EVERY)
+
+        with contextlib.closing(running.output(self.interrupts, timeout, on_stderr)) as chunks:
             for chunk in chunks:
                 if chunk is not None:
                     watch.activity()
                     yield chunk
-                elif self.interrupts.fired or watch.expired():
+                elif self.interrupts.fired or watch.expired() or running.limit_hit():
                     running.stop(grace=self.config.timeouts.stop_grace)
                     return
 

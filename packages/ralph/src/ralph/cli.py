@@ -108,7 +108,16 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
 @env_option(
     "--network",
     metavar="NAME",
-    help="Docker network for the container (host: reach the host's loopback).",
+    help="Unset: only --allow hosts, through the egress proxy. open: Docker's default network; "
+    "NAME: that network (host: the host's loopback). Keys stay on the host either way.",
+)
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="HOST",
+    help="Repeatable: let the agent reach HOST (pypi.org, .crates.io for a domain and its "
+    "subdomains, host:port) through the egress proxy; with --network unset only.",
 )
 @click.option(
     "--log-file",
@@ -219,6 +228,11 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="With --integrate: the target moves only when CMD (sh) passes on the rebased "
     "branch in a clean checkout in the sandbox; else the tasks are reopened.",
 )
+@click.option(
+    "--recover",
+    is_flag=True,
+    help="Bring back the workspaces of this project's loops whose ralph is gone, then exit.",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -234,6 +248,7 @@ def cli(
     command: str | None,
     sandbox: str,
     network: str | None,
+    allow: tuple[str, ...],
     log_file: Path | None,
     idle_timeout: float,
     max_cost: float | None,
@@ -251,6 +266,7 @@ def cli(
     guard: bool,
     format_command: str | None,
     check_command: str | None,
+    recover: bool,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -266,6 +282,10 @@ def cli(
     """
     env: Mapping[str, str] = ctx.obj["env"]
     project = Path.cwd().resolve()
+    if recover:
+        out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=None)
+        ctx.obj["out"] = out
+        return int(loop.recover_only(project, out, env=env))
     iterations, prompt_spec = prompt.positionals(args)
     ding_command = env.get("RALPH_DING_COMMAND")  # set but empty: the terminal bell
     config = Config(
@@ -280,6 +300,7 @@ def cli(
         agent=agent,
         sandbox=SandboxKind(sandbox),
         network=network,
+        allow=_allowed(allow),
         agent_args=tuple(ctx.obj["agent_args"]),
         timeouts=Timeouts(idle=idle_timeout, **tuning),  # type: ignore[arg-type]  # TUNING's fields
         budgets=Budgets(
@@ -346,6 +367,15 @@ def _protected(specs: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(protect.normalise(spec) for spec in specs)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--protect") from e
+
+
+def _allowed(specs: tuple[str, ...]) -> tuple[str, ...]:
+    from ralph.egress import policy
+
+    try:
+        return tuple(str(policy.parse(spec)) for spec in specs)
+    except RalphError as e:
+        raise click.BadParameter(str(e), param_hint="--allow") from e
 
 
 def _open_log(path: Path) -> TextIO:

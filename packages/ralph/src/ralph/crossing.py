@@ -251,11 +251,13 @@ def open_(config: Config, env: Mapping[str, str], *, uid: int, gid: int) -> Cros
     return Crossing(config, env, repo, lane, ws, place, guard)
 
 
-def recover(
-    config: Config, env: Mapping[str, str], state: Path, *, uid: int, gid: int
-) -> list[str]:
+def recover(config: Config, env: Mapping[str, str], state: Path) -> list[str]:
     """Bring back the workspaces of this project's loops whose ralph died: their commits
-    wait on `sgf/<loop>` (vetted), their leftovers go to the stash; lines for the human."""
+    wait on `sgf/<loop>` (vetted), their leftovers go to the stash; lines for the human.
+
+    Each is brought back the way its loop ran: in a container from the loop's own image, or
+    on the host for a loop that ran there; a Docker workspace is never touched without
+    Docker."""
     repo = git.toplevel(config.project, env=env)
     if repo is None:
         return []
@@ -264,17 +266,11 @@ def recover(
         if owner.loop_id == config.loop_id:
             continue  # this very loop's, reused below
         kind = SandboxKind(owner.sandbox) if owner.sandbox in ("docker", "none") else None
-        if kind is SandboxKind.DOCKER and config.sandbox is not SandboxKind.DOCKER:
-            said.append(
-                f"warning: loop {owner.loop_id} left a workspace in Docker ({ws.home}); a loop "
-                "in Docker brings it back (never run git in it on the host)"
-            )
-            continue
         if kind is None:
             continue
         try:
             with ws.locked():
-                said += _recover_one(config, env, state, repo, ws, owner, kind, uid=uid, gid=gid)
+                said += _recover_one(config, env, state, repo, ws, owner, kind)
         except workspace.WorkspaceBusy:
             continue
         except RalphError as e:
@@ -290,13 +286,10 @@ def _recover_one(
     ws: Workspace,
     owner: Owner,
     kind: SandboxKind,
-    *,
-    uid: int,
-    gid: int,
 ) -> list[str]:
     from ralph import sandbox as sandboxes
 
-    dead = replace(config, loop_id=owner.loop_id, sandbox=kind)
+    dead = replace(config, loop_id=owner.loop_id, sandbox=kind, template=owner.template)
     pensa = repo / ".pensa"
     place = Place(
         workspace=ws,

@@ -117,3 +117,9 @@ class LinkRefused(RalphError):
             f"refusing to write {path}: it is {what}, and writing would follow it outside the "
             "project (an agent may have planted it); look at it, remove it, run again"
         )
+
+
+class LoginUnusable(RalphError):
+    """The host's Claude login cannot give the key proxy a valid token (expired, refused)."""
+
+    code = "login_unusable"

@@ -23,7 +23,7 @@ from ralph.afk import Afk, Attempt, summary_line
 from ralph.ding import Ding
 from ralph.errors import RalphError
 from ralph.governor import Governor, failure_of
-from ralph.models import Config, Exit, SandboxKind
+from ralph.models import Config, Exit, Prompt, SandboxKind
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.watchdog import Expiry
@@ -132,8 +132,13 @@ class Loop:
             f"{format.tokens(g.tokens)} tokens, "
             f"{format.duration(seconds)}; stopped: {self.stop_reason or code.name.lower()}"
         )
+        refused = self.sandbox.refusals()
+        if refused:
+            shown = ", ".join(map(str, refused[:5])) + (", ..." if len(refused) > 5 else "")
+            self.out.warning(f"the egress proxy refused: {shown} (allow a host with --allow)")
         self.record.write(
             "end",
+            refused=[r.as_json() for r in refused],
             exit=int(code),
             stop_reason=self.stop_reason,
             iterations=g.iterations,
@@ -228,7 +233,9 @@ class Loop:
         for event in fired:
             self.out.note(hooks.describe(event))
         result = attempt.result
-        failure = failure or failure_of(attempt.status, result, expiry=attempt.expiry)
+        failure = (
+            failure or attempt.limit or failure_of(attempt.status, result, expiry=attempt.expiry)
+        )
         # interrupted or cut by --max-time is no failure; interactive sessions have no result
         judged = (
             self.config.afk and not attempt.interrupted and attempt.expiry is not Expiry.MAX_TIME
@@ -395,7 +402,7 @@ def run(
         interrupts = stack.enter_context(proc.Interrupts())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
         uid, gid = _sandbox_user(config)
-        for line in crossing.recover(config, env, state, uid=uid, gid=gid):
+        for line in crossing.recover(config, env, state):
             out.note(line) if not line.startswith("warning: ") else out.warning(line[9:])
         home = crossing.open_(config, env, uid=uid, gid=gid)
         workdir = config.project if home is None else home.workdir(config)
@@ -404,6 +411,7 @@ def run(
         stack.callback(box.close)
         for leftover in box.prepare():
             out.note(f"removed leftover {leftover}")
+        out.note(box.network_note())
         hint = None if config.afk else interactive_hint(config, state)
         loop = Loop(
             config,
@@ -425,6 +433,17 @@ def run(
                 config, out, env=env, ended=ended, why=loop.stop_reason, since=loop.cut_short_since
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def recover_only(project: Path, out: Output, *, env: Mapping[str, str]) -> Exit:
+    """`ralph --recover`: bring back the project's dead loops' workspaces; exit 0."""
+    config = Config(project=project, prompt=Prompt(""), loop_id="ralph-recover")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(proc.Interrupts())
+        state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-")))
+        for line in crossing.recover(config, env, state):
+            out.note(line) if not line.startswith("warning: ") else out.warning(line[9:])
+    return Exit.COMPLETE
 
 
 _WHY = {

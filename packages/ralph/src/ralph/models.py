@@ -8,6 +8,8 @@ from enum import IntEnum, StrEnum
 from pathlib import Path
 
 from ralph import agents
+from ralph.egress import policy
+from ralph.egress.policy import Allowed
 from ralph.governor import Budgets
 
 
@@ -92,7 +94,9 @@ class Config:
     command: str = "claude"
     agent: str = "claude"  # the backend (agents/): how `command` is run and read
     sandbox: SandboxKind = SandboxKind.DOCKER
+    # None: the allow-list (egress/); "open": Docker's default network; else that network
     network: str | None = None
+    allow: tuple[str, ...] = ()  # hosts the allow-list lets through (egress/policy.py)
     agent_args: tuple[str, ...] = ()
     timeouts: Timeouts = field(default_factory=Timeouts)
     budgets: Budgets = field(default_factory=Budgets)
@@ -126,6 +130,10 @@ class Config:
             if host.get(name):
                 env[name] = host[name]
         return env
+
+    def allowed(self) -> tuple[Allowed, ...]:
+        """The `allow` entries, parsed (each checked already by the CLI)."""
+        return tuple(policy.parse(entry) for entry in self.allow)
 
     def backend(self, env: Mapping[str, str] | None = None) -> agents.Backend:
         return agents.get(self.agent, env)

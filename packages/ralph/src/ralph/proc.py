@@ -220,6 +220,10 @@ class Child:
     def pid(self) -> int:
         return self.popen.pid
 
+    def limit_hit(self) -> str | None:
+        """A host process has no sandbox limits to run into."""
+        return None
+
     def output(
         self,
         interrupts: Interrupts,

@@ -2,7 +2,7 @@
 """A scripted stand-in for `claude -p --output-format stream-json`: reads its prompt on stdin.
 
 The prompt is JSON: {"1": [actions], "2": [...], "default": [...]}, keyed by how many times the
-agent has run in this project (counted in .git/fake-agent-count, or the file FAKE_AGENT_COUNT names). Anything else is plain text
+agent has run (see counter()). Anything else is plain text
 and gets the "default" behaviour of an agent that answers and exits. Runs on the host and in
 the base image (python3 only, standard library only).
 """
@@ -44,8 +44,16 @@ def result(**fields: object) -> None:
 
 
 def counter() -> int:
+    """This run's number: counted in the workspace's .git, or in FAKE_AGENT_COUNT, where
+    `{project}` stands for the project the workspace borrows its objects from (so runs of
+    several loops of one project count together, as they did in one shared tree)."""
     state = Path(".git") if Path(".git").is_dir() else Path(".")
-    path = Path(os.environ.get("FAKE_AGENT_COUNT") or state / "fake-agent-count")
+    named = os.environ.get("FAKE_AGENT_COUNT", "")
+    if "{project}" in named:
+        borrowed = state / "objects" / "info" / "alternates"
+        source = borrowed.read_bytes() if borrowed.is_file() else os.getcwd().encode()
+        named = named.replace("{project}", hashlib.sha256(source).hexdigest()[:12])
+    path = Path(named or state / "fake-agent-count")
     count = int(path.read_text()) + 1 if path.exists() else 1
     path.write_text(str(count))
     return count

@@ -1,72 +1,46 @@
-"""`sgf sandbox build`'s output: every byte to a log file, one short line per build step shown.
+"""Reading `sgf sandbox build`'s output: its steps, and the cause of a failed build.
 
-A raw `docker build` is ~100 lines per image (94 of the demo's 240 lines). The view
-keeps the steps (`Step 4/14 : RUN ...` from the classic builder, `#7 [3/9] RUN ...` from
-BuildKit), cut to one line each, and leaves the rest to the log; `--verbose` streams it all.
+A raw `docker build` is ~100 lines per image (94 of the demo's 240 lines). The display
+(buildprogress.py) keeps the steps (`Step 4/14 : RUN ...` from the classic builder, `#7 [3/9]
+RUN ...` from BuildKit), cut to one line each, and leaves the rest to the log; `--verbose`
+streams it all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 STEP = re.compile(r"^(?:Step (\d+/\d+) : |#\d+ \[([^\]]+)\] )(.*)$")
 WIDTH = 64  # with "[10/14] " in front: one line of an 80-column terminal
+
+
+def step(line: str) -> tuple[str, str] | None:
+    """A build step's number (`4/14`, or BuildKit's `internal`) and its instruction cut to
+    one line, or None when `line` starts no step."""
+    found = STEP.match(line)
+    if not found:
+        return None
+    text = " ".join(found.group(3).split())
+    if len(text) > WIDTH:
+        text = text[: WIDTH - 1] + "…"
+    return found.group(1) or found.group(2), text
 
 
 def steps(lines: Iterable[str]) -> Iterator[str]:
     """Each build step once, as `[4/14] RUN missing="" ...` cut to one line: a pure filter."""
     seen: set[str] = set()
     for line in lines:
-        found = STEP.match(line)
-        if not found:
-            continue
-        number = found.group(1) or found.group(2)
-        if number in seen:
-            continue
-        seen.add(number)
-        text = " ".join(found.group(3).split())
-        if len(text) > WIDTH:
-            text = text[: WIDTH - 1] + "…"
-        yield f"[{number}] {text}"
-
-
-class BuildView:
-    """A proc.Sink: the whole output into `log`, each new step handed to `show`."""
-
-    def __init__(self, log: BinaryIO, show: Callable[[str], None]) -> None:
-        self.log = log
-        self.show = show
-        self._pending = b""
-        self._seen: set[str] = set()
-
-    def write(self, data: bytes, /) -> int:
-        """Log `data`; show the steps among its complete lines."""
-        self.log.write(data)
-        *lines, self._pending = (self._pending + data).split(b"\n")
-        for line in lines:
-            text = line.decode("utf-8", "replace").rstrip("\r")
-            for step in steps([text]):
-                if step not in self._seen:
-                    self._seen.add(step)
-                    self.show(step)
-        return len(data)
-
-    def flush(self) -> None:
-        """Flush the log."""
-        self.log.flush()
+        found = step(line)
+        if found and found[0] not in seen:
+            seen.add(found[0])
+            yield f"[{found[0]}] {found[1]}"
 
 
 _ERROR = re.compile(
     r"(?i)\b(error|failed|denied|no such host|not found|timeout|timed out|refused|unable|"
     r"unreachable|no space left)\b"
-)
-_REGISTRY = re.compile(
-    r"(?i)(dial tcp|no such host|i/o timeout|tls handshake|connection refused|network is "
-    r"unreachable|temporary failure in name resolution|failed to resolve source metadata|"
-    r"failed to do request|pull access denied|manifest unknown)"
 )
 
 
@@ -83,24 +57,14 @@ def cause(lines: Iterable[str]) -> str | None:
     return found
 
 
-def registry_unreachable(lines: Iterable[str]) -> bool:
-    """Tell whether a failed build could not pull its base image from a registry."""
-    return any(_REGISTRY.search(line) for line in lines)
-
-
-def failure(error: str, log: Path, *, base: str) -> str:
-    """`sgf sandbox build`'s error: docker's own words for the cause, `--base` when the
-    registry could not be reached, and where the whole output is."""
+def failure(error: str, log: Path) -> str:
+    """`sgf sandbox build`'s error: the engine's words, the log's line that names the cause,
+    and where the whole output is."""
     try:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
     message = error
-    if why := cause(lines):
+    if (why := cause(lines)) and why not in error:
         message += f": {why}"
-    if registry_unreachable(lines):
-        message += (
-            f"; the registry holding {base} cannot be reached: build from an image you have "
-            "with `--base IMAGE` (see `docker images`) or set SPRINGFIELD_BASE_IMAGE"
-        )
     return f"{message}; the full output is in {log}"

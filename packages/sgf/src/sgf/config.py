@@ -41,6 +41,9 @@ class Config:
 
     stack: str
     docker_template: str
+    # The image the sandbox image is built FROM; None: debian:bookworm-slim. `sgf sandbox
+    # build` records the one it used (README "Your first project").
+    base: str | None = None
     auto_push: bool = True
     default_iterations: int = 25
     max_iterations: int = 100
@@ -57,6 +60,9 @@ class Config:
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
     # own defaults always hold; README "Security model").
     protected: list[str] | None = None
+    # More hosts agents may reach through the egress proxy, beyond the stack's registries,
+    # passed to ralph as --allow (README "Security model"); this file is protected too.
+    allow: list[str] | None = None
     # Guardrails (README "Guardrails"): None keeps ralph's default
     stop_checklist: bool | None = None  # false: no Stop hook
     stop_blocks: int | None = None  # None: ralph's default (3)
@@ -115,7 +121,8 @@ def _check(key: str, value: Any, hint: Any) -> Any:
     kind = kinds[0]
     if get_origin(kind) is list:  # a list of paths
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError(f"{CONFIG}: {key} must be a list of paths, not {value!r}")
+            what = "host names" if key == "allow" else "paths"
+            raise ConfigError(f"{CONFIG}: {key} must be a list of {what}, not {value!r}")
         return value
     if isinstance(kind, type) and issubclass(kind, StrEnum):
         if value not in {k.value for k in kind}:
@@ -152,6 +159,25 @@ def parse(text: str) -> Config:
     preset = stacks.STACKS.get(stack) or stacks.get(stacks.DEFAULT_STACK)
     values.setdefault("docker_template", preset.docker_template)
     return Config(**values)
+
+
+def remember_base(root: Path, base: str | None) -> bool:
+    """Record `base` (None: the default) as the project's base image in `.sgf/config.toml`,
+    keeping every other key as it is; tell whether the file changed."""
+    import tomli_w
+
+    from sgf import safefile
+
+    config = load(root)  # refuses a broken file before a byte is written
+    if config.base == base:
+        return False
+    data = tomllib.loads((root / CONFIG).read_text(encoding="utf-8"))
+    if base is None:
+        data.pop("base", None)
+    else:
+        data["base"] = base
+    safefile.replace(root / CONFIG, tomli_w.dumps(data).encode(), root=root)
+    return True
 
 
 def load(root: Path) -> Config:

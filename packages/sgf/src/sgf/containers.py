@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from sgf import proc
-from sgf.errors import SgfError
+from sgf import engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,36 +20,21 @@ class LabelledLoop:
 
 
 def labelled_loops(env: Mapping[str, str], *, timeout: float = 5) -> list[LabelledLoop]:
-    """This machine's running containers labelled `springfield.project`; none without Docker."""
-    if proc.which("docker", env) is None:
-        return []
-    fmt = "\t".join(
-        f'{{{{.Label "{name}"}}}}'
-        for name in (
-            "springfield.project",
-            "springfield.loop-id",
-            "springfield.ralph-pid",
-            "springfield.ralph-start",
-        )
-    )
-    try:
-        listed = proc.run(
-            ["docker", "ps", "--filter", "label=springfield.project", "--format", fmt],
-            cwd=Path("/"),
-            env=env,
-            check=False,
-            timeout=timeout,
-        )
-    except SgfError:  # a hung engine: no containers this time
-        return []
-    if listed.returncode != 0:
-        return []
+    """This machine's running containers labelled `springfield.project`; none without Docker
+    (or when the engine does not answer within `timeout` seconds)."""
     found = []
-    for line in listed.stdout.splitlines():
-        project, loop_id, pid, start = [*line.split("\t"), "", "", "", ""][:4]
+    for container in engine.containers(env, "springfield.project", timeout=timeout):
+        project = container.labels.get("springfield.project", "")
+        loop_id = container.labels.get("springfield.loop-id", "")
+        pid = container.labels.get("springfield.ralph-pid", "")
+        start = container.labels.get("springfield.ralph-start", "")
         if project and loop_id:
-            number = int(pid) if pid.isdigit() else None
             found.append(
-                LabelledLoop(project, loop_id, number, int(start) if start.isdigit() else None)
+                LabelledLoop(
+                    project,
+                    loop_id,
+                    int(pid) if pid.isdigit() else None,
+                    int(start) if start.isdigit() else None,
+                )
             )
     return found

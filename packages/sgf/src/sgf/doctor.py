@@ -1,7 +1,8 @@
 """`sgf doctor`: everything a first loop needs, checked before it fails.
 
 Each finding is one line that says what is wrong and how to fix it. `problem` findings make
-`sgf doctor` exit 1; a `warning` (a base image not pulled yet, little free disk) does not.
+`sgf doctor` exit 1; a `warning` (a base image the build cannot get by itself, little free
+disk) does not.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from sgf import claude, pncli, preflight, proc, runs, sandboximage
+from sgf import baseimage, claude, engine, pncli, preflight, proc, runs, sandboximage
 from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import PnRefused, ProgramMissing, SgfError
@@ -65,12 +66,12 @@ def examine(root: Path, *, env: Mapping[str, str]) -> list[Finding]:
             )
         )
         docker = False  # nothing more to ask of it
-    elif not preflight.docker_answers(root, env):
+    elif not engine.answers(env):
         found.append(
             Finding(
                 "docker",
                 Level.PROBLEM,
-                "the Docker engine is not reachable (`docker info` failed)",
+                "the Docker engine is not reachable",
                 'start Docker (or check DOCKER_HOST), or set sandbox = "none" in .sgf/config.toml',
             )
         )
@@ -92,23 +93,10 @@ def _ralph(env: Mapping[str, str]) -> Finding:
 
 
 def _images(root: Path, config: config_mod.Config, env: Mapping[str, str]) -> list[Finding]:
-    image = config.docker_template
-    base = env.get("SPRINGFIELD_BASE_IMAGE") or sandboximage.DEFAULT_BASE
     build = "run `sgf sandbox build`"
-    out = []
-    if preflight.image_exists(root, base, env):
-        out.append(ok("base_image", f"the base image {base} is here"))
-    else:
-        out.append(
-            Finding(
-                "base_image",
-                Level.WARNING,
-                f"the base image {base} is not pulled yet",
-                "`sgf sandbox build` pulls it; without a registry, name a local one with "
-                "`--base IMAGE` or SPRINGFIELD_BASE_IMAGE",
-            )
-        )
-    labels = sandboximage.labels(root, image, env)
+    image = config.docker_template
+    labels = engine.labels(env, image)
+    out = [_base(config, env, labels)]
     if labels is None:
         return [
             *out,
@@ -127,6 +115,28 @@ def _images(root: Path, config: config_mod.Config, env: Mapping[str, str]) -> li
     return [*out, ok("image", f"the sandbox image {image} matches pn {host} and claude {want}")]
 
 
+def _base(
+    config: config_mod.Config, env: Mapping[str, str], labels: Mapping[str, str] | None
+) -> Finding:
+    """The base the next `sgf sandbox build` starts from: `SPRINGFIELD_BASE_IMAGE`, the
+    project's `base`, what the sandbox image was built from, else the default. Missing, it
+    matters only to that build, and only when the build cannot get it by itself."""
+    base = (
+        env.get("SPRINGFIELD_BASE_IMAGE")
+        or config.base
+        or (labels or {}).get(sandboximage.BASE_LABEL)
+        or baseimage.DEFAULT
+    )
+    if engine.exists(env, base):
+        return ok("base_image", f"the base image {base} is here")
+    how, by_itself = baseimage.how_to_get(base, env, claude.cache_dir(env))
+    if labels is not None:  # the sandbox image is built: a missing base waits for a rebuild
+        return ok("base_image", f"the base image {base} is not here; for a rebuild, {how}")
+    if by_itself:
+        return ok("base_image", f"the base image {base} is not here yet: {how}")
+    return Finding("base_image", Level.WARNING, f"the base image {base} is not here", how)
+
+
 def stages_by_agent(config: config_mod.Config) -> dict[str, list[str]]:
     """Each agent the stages run (`agent`, `[stages.<name>] agent`), with its stages."""
     from sgf.loops import Stage
@@ -143,7 +153,7 @@ def _agents(
     """What each agent the stages run needs: its key in the environment, and its CLI in
     the sandbox image (or, with sandbox = "none", on this machine)."""
     found = []
-    labels = sandboximage.labels(root, config.docker_template, env) if docker else None
+    labels = engine.labels(env, config.docker_template) if docker else None
     for agent, stages in sorted(stages_by_agent(config).items()):
         runs_what = f"{agent} runs {_stages_shown(stages)}"
         if agent == "claude":

@@ -42,6 +42,16 @@ def release_leftovers(root: Path, loop_id: str, code: int, env: Mapping[str, str
     return [str(i["id"]) for i in released if isinstance(i, dict) and "id" in i]
 
 
+def recover_workspaces(root: Path, env: Mapping[str, str]) -> list[str]:
+    """Have ralph bring back the workspaces of the project's dead loops (`ralph --recover`:
+    their commits to `sgf/<loop-id>`, their leftovers to the stash); ralph's lines."""
+    if proc.which("ralph", env) is None:
+        return []
+    done = proc.run(["ralph", "--recover"], cwd=root, env=env, check=False, timeout=600)
+    lines = (done.stdout + done.stderr).splitlines()
+    return [line.strip() for line in lines if line.strip()]
+
+
 def stop_reason(root: Path, loop_id: str) -> str | None:
     """The stop reason in the loop's run record (`end` line), or None."""
     ends = [e for e in runs.read_record(root, loop_id) if e.get("event") == "end"]

@@ -171,3 +171,35 @@ class PathRefused(SgfError):
             f"refusing to write {path}: it is {what} (sgf never writes through a link, which "
             "an agent may have planted); look at it, remove it, run again"
         )
+
+
+class EngineUnreachable(SgfError):
+    """No Docker engine answers where the environment points (DOCKER_HOST, the local socket)."""
+
+    code = "docker_unreachable"
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"the Docker engine is not reachable ({why}); start Docker (or check DOCKER_HOST)"
+        )
+
+
+class ImageUnavailable(SgfError):
+    """An image the engine lacks could not be pulled or made."""
+
+    code = "image_unavailable"
+
+    def __init__(self, image: str, why: str) -> None:
+        self.image = image
+        self.why = why
+        super().__init__(f"cannot get the image {image}: {why}")
+
+
+class BuildFailed(SgfError):
+    """The Docker engine's build of an image failed; its own words say why."""
+
+    code = "build_failed"
+
+    def __init__(self, image: str, why: str) -> None:
+        self.why = why
+        super().__init__(f"docker build of {image} failed: {why}")

@@ -104,6 +104,25 @@ def is_dirty(root: Path, *, exclude: tuple[str, ...] = ()) -> bool:
     return bool(status(root, exclude=exclude))
 
 
+# ralph keeps a loop's commits that could not land yet on `sgf/<loop-id>` (ralph's
+# integrate.py): the human's tree had edits in the way, or they conflicted.
+LOOP_BRANCH_PREFIX = "sgf/"
+
+
+def waiting(root: Path) -> list[tuple[str, int]]:
+    """The loops' branches holding commits the checked-out branch lacks, with how many."""
+    done = _git(
+        "for-each-ref", "--format=%(refname:short)", f"refs/heads/{LOOP_BRANCH_PREFIX}",
+        cwd=root, check=False,
+    )  # fmt: skip
+    found = []
+    for branch in done.stdout.split() if done.returncode == 0 else []:
+        counted = _git("rev-list", "--count", f"HEAD..{branch}", cwd=root, check=False)
+        if counted.returncode == 0 and (n := int(counted.stdout.strip() or 0)):
+            found.append((branch, n))
+    return found
+
+
 def quarantined(root: Path) -> list[str]:
     """The refs ralph keeps an iteration's commits on when they changed protected paths."""
     done = _git(
@@ -155,18 +174,6 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
 def count(root: Path, spec: str) -> int:
     """How many commits `git rev-list SPEC` lists."""
     return int(_git("rev-list", "--count", spec, cwd=root).stdout.strip() or 0)
-
-
-def worktree_add(root: Path, path: Path, branch: str, start: str) -> None:
-    """`git worktree add -b BRANCH PATH START`, hooks off like every host git here (so no
-    post-checkout `pn sync` makes the new worktree a database of its own)."""
-    _git("worktree", "add", "--quiet", "-b", branch, str(path), start, cwd=root)
-
-
-def worktree_remove(root: Path, path: Path) -> None:
-    """Remove a linked worktree and its administrative files (untracked files with it)."""
-    _git("worktree", "remove", "--force", str(path), cwd=root)
-    _git("worktree", "prune", cwd=root, check=False)
 
 
 def delete_branch(root: Path, branch: str) -> None:

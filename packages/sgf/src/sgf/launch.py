@@ -19,7 +19,6 @@ from sgf import (
     recovery,
     runs,
     sandboximage,
-    worktree,
 )
 from sgf.config import SandboxKind
 from sgf.errors import SgfError
@@ -68,7 +67,8 @@ def unused_loop_id(root: Path, loop_id: LoopId) -> LoopId:
     while (
         runs.pid_path(root, str(loop_id)).exists()
         or runs.log_path(root, str(loop_id)).exists()
-        or worktree.taken(root, str(loop_id))
+        or prompts.assembled(root, str(loop_id)).exists()  # a --parallel sibling's, just made
+        or git.rev(root, git.LOOP_BRANCH_PREFIX + str(loop_id)) is not None
     ):
         loop_id = LoopId(loop_id.stage, loop_id.spec, loop_id.started + timedelta(seconds=1))
     return loop_id
@@ -78,16 +78,13 @@ def guard_shared_prompt(root: Path, stage: Stage, text: str) -> None:
     """Refuse to change the assembled prompt a running loop of the same stage reads.
 
     ralph re-reads `.assembled/<stage>.md` every iteration, so a second build loop for another
-    spec would silently retarget the first one. Loops in worktrees read prompts of their own.
+    spec would silently retarget the first one. Isolated loops read prompts of their own.
     """
     path = prompts.assembled(root, stage.prompt)
     running = [
         p.loop_id
         for p in runs.scan(root)
-        if p.alive()
-        and (parsed := LoopId.parse(p.loop_id))
-        and parsed.stage is stage
-        and not worktree.is_isolated(root, p.loop_id)
+        if p.alive() and (parsed := LoopId.parse(p.loop_id)) and parsed.stage is stage
     ]
     if running and path.exists() and path.read_text(encoding="utf-8") != text:
         raise SgfError(
@@ -107,12 +104,7 @@ class Prepared:
     recovery: recovery.Report
     warnings: list[str] = field(default_factory=list)
     request: Launch | None = None  # as asked, kept for `sgf top`'s restart
-    worktree: worktree.Worktree | None = None  # an isolated loop's own checkout
     env: dict[str, str] = field(default_factory=dict)  # ralph's and its agents' on top of sgf's
-
-    def cwd(self, root: Path) -> Path:
-        """Where ralph runs: the loop's worktree, or the project."""
-        return self.worktree.path if self.worktree else root
 
 
 OUTSIDE_DOCKER = (
@@ -159,13 +151,9 @@ def prepare(
     if kind is not SandboxKind.NONE and env.get("SGF_SKIP_PREFLIGHT") != "1":
         warnings += sandboximage.staleness(root, template, env=env)
     report = recovery.prepare(
-        root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now, isolated=isolated
+        root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
     )
     loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
-    tree = worktree.create(root, str(loop_id), env=env) if isolated else None
-    extra = tree.ralph_flags(root) if tree else []
-    if tree is not None:
-        loop_env.update(tree.env(root))
-    argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
+    argv = request.ralph_argv(ralph, config, loop_id, prompt, [])
     log = runs.log_path(root, str(loop_id))
-    return Prepared(loop_id, argv, prompt, log, report, warnings, request, tree, loop_env)
+    return Prepared(loop_id, argv, prompt, log, report, warnings, request, loop_env)

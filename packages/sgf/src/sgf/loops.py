@@ -9,8 +9,9 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from pathlib import Path
 
+from sgf import stacks
 from sgf.config import Config, Isolation, SandboxKind
-from sgf.errors import SpecNotFound
+from sgf.errors import SpecNotFound, UnknownStack
 
 STAMP = "%Y%m%dT%H%M%S"
 
@@ -148,6 +149,12 @@ class Launch:
         """Where the agents run: `--sandbox`, else the config's `sandbox`, else Docker."""
         return self.sandbox or config.sandbox or SandboxKind.DOCKER
 
+    def _registries(self, config: Config) -> tuple[str, ...]:
+        try:
+            return stacks.get(config.stack).registries
+        except UnknownStack:  # a stack of a newer sgf: its own defaults are not known here
+            return ()
+
     def ralph_argv(
         self,
         ralph: str,
@@ -185,6 +192,10 @@ class Launch:
         network = self.network or config.network
         if network:
             argv += ["--network", network]
+        elif self.sandbox_kind(config) is SandboxKind.DOCKER:
+            # the allow-list: the stack's registries and the project's own hosts
+            for host in dict.fromkeys([*self._registries(config), *(config.allow or [])]):
+                argv += ["--allow", host]
         if agent := config.agent_for(self.stage.value):
             argv += ["--agent", agent]
         budgets = {

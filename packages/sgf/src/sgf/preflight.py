@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgf import proc
+from sgf import engine, proc
 from sgf.config import SandboxKind
 from sgf.errors import PreflightError, ProgramMissing
 
@@ -61,18 +61,17 @@ def check(
                 f'{NO_DOCKER_CLI}; install Docker, or set sandbox = "none" in '
                 ".sgf/config.toml to run agents on this machine"
             )
-        elif not docker_answers(root, env):
+        elif not engine.answers(env):
             problems.append(
-                "the Docker engine is not reachable (`docker info` failed); start Docker, "
+                "the Docker engine is not reachable; start Docker (or check DOCKER_HOST), "
                 'or set sandbox = "none" in .sgf/config.toml to run agents on this machine'
             )
-        elif not image_exists(root, template, env):
+        elif not engine.exists(env, template):
             problems.append(f"the sandbox image {template} is missing; run `sgf sandbox build`")
         elif agent != "claude":
             from sgf import agents
-            from sgf import sandboximage as images
 
-            problems += agents.missing(images.labels(root, template, env) or {}, [agent], template)
+            problems += agents.missing(engine.labels(env, template) or {}, [agent], template)
     if agent in AGENT_KEYS:
         if not env.get(AGENT_KEYS[agent]):
             problems.append(f"no {agent} credentials: set {AGENT_KEYS[agent]}")
@@ -84,18 +83,3 @@ def check(
     if problems:
         raise PreflightError("cannot launch:\n  - " + "\n  - ".join(problems))
     return ralph
-
-
-def image_exists(root: Path, image: str, env: Mapping[str, str]) -> bool:
-    """Tell whether the Docker engine has `image`."""
-    found = proc.run(["docker", "image", "inspect", image], cwd=root, env=env, check=False)
-    return found.returncode == 0
-
-
-def docker_answers(root: Path, env: Mapping[str, str]) -> bool:
-    """Tell whether a Docker engine answers `docker info`."""
-    try:
-        info = proc.run(["docker", "info"], cwd=root, env=env, check=False, timeout=30)
-    except ProgramMissing:
-        return False
-    return info.returncode == 0

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from sgf.doctor import Finding
-    from sgf.proc import Sink
     from sgf.recovery import Report
     from sgf.scaffold import Step
     from sgf.status import Running, Status
@@ -79,9 +77,9 @@ def cell(value: object) -> Text:
 
 # What a newcomer runs after `sgf init`, in order (README "Your first project").
 AFTER_INIT = (
-    'next: commit these files (`git add -A && git commit -m "chore: sgf init"`), then '
-    "`sgf doctor` (what a first loop needs), `sgf sandbox build` (the agents' image) and "
-    "`sgf spec` (write the first spec)"
+    "next: `sgf sandbox build` (the agents' image; it records its base in .sgf/config.toml), "
+    'commit these files (`git add -A && git commit -m "chore: sgf init"`), then `sgf doctor` '
+    "(what a first loop needs) and `sgf spec` (write the first spec)"
 )
 
 
@@ -271,44 +269,3 @@ def doctor(findings: list[Finding], *, as_json: bool) -> None:
     for f in findings:
         fix = f" — {f.fix}" if f.fix else ""
         out.print(f"{f.level.value:<8} {f.check:<12} {f.message}{fix}", style=style[f.level.value])
-
-
-@contextlib.contextmanager
-def build_view(log: BinaryIO, *, verbose: bool) -> Iterator[Sink]:
-    """Where `sgf sandbox build` sends docker's output: all of it to `log`; on stderr either
-    everything (`verbose`) or one dim line per step under a rich spinner."""
-    import sys
-
-    from sgf.buildview import BuildView
-
-    if verbose:
-        yield Tee(log, sys.stderr.buffer)
-        return
-    from rich.console import Console
-
-    err = Console(stderr=True, highlight=False)
-    with err.status("building the sandbox image…") as spinner:
-
-        def show(step: str) -> None:
-            err.print(inert(step), style="dim", markup=False)
-            spinner.update(inert(step))
-
-        yield BuildView(log, show)
-
-
-class Tee:
-    """A proc.Sink writing to several binary files."""
-
-    def __init__(self, *files: BinaryIO) -> None:
-        self.files = files
-
-    def write(self, data: bytes, /) -> int:
-        """Write `data` to every file."""
-        for file in self.files:
-            file.write(data)
-        return len(data)
-
-    def flush(self) -> None:
-        """Flush every file."""
-        for file in self.files:
-            file.flush()

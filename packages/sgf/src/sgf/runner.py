@@ -3,7 +3,7 @@
 A single loop and each of `--parallel`'s loops get the same bookkeeping, in the same order:
 their launch arguments for a restart (relaunch.py), a PID file (runs.py), an entry in the
 per-user loop index (loopindex.py, how `sgf top --all` finds them), a log with sgf's header
-and ralph's exit line, the outcome in history, and the same ending (ending.py, worktree.py).
+and ralph's exit line, the outcome in history, and the same ending (ending.py).
 Only how ralph's processes are driven differs, and that is the caller's `execute`: one ralph
 on the terminal, or several side by side (proc.run_many).
 """
@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sgf import ending, loopindex, proc, recovery, relaunch, runs, safefile, sandboximage, worktree
+from sgf import ending, loopindex, proc, relaunch, runs, safefile, sandboximage
 from sgf.errors import SgfError
 from sgf.launch import OUTCOMES, Prepared, meaning
-from sgf.loops import ExitCode
 from sgf.plainlog import PlainLog
 
 Execute = Callable[[Sequence[proc.Job]], list[int]]
@@ -30,7 +29,7 @@ class Ran:
     """How ralph ended, and where a stopped loop's leftovers went."""
 
     code: int
-    kept: str | None = None  # one line for the human: leftovers kept, or why they stay
+    kept: str | None = None  # one line for the human: a dead ralph's workspace brought back
 
 
 def run(
@@ -66,13 +65,15 @@ def run(
                 logs.append(log)
                 label = f"[{number}] ".encode()  # side by side; one ralph alone has no label
                 # the terminal gets colours, the log plain text
-                jobs.append(proc.Job(loop.argv, loop.cwd(root), loop_env, PlainLog(log), label))
+                jobs.append(proc.Job(loop.argv, root, loop_env, PlainLog(log), label))
             codes = execute(jobs)
-            for index, (loop, code, log) in enumerate(zip(loops, codes, logs, strict=True)):
+            died = False
+            for code, log in zip(codes, logs, strict=True):
                 log.write(f"# sgf: ralph exited with {code}\n".encode())
                 log.flush()
-                if loop.worktree is None and code != ExitCode.COMPLETE:
-                    kept[index] = _keep_stopped(root, str(loop.loop_id), code, env=env, now=now)
+                died = died or code not in ending.RALPH_CODES
+            if died:  # its workspace waits: bring it back now, not at the next launch
+                kept = [_recover(root, env)] + [None] * (len(loops) - 1)
     finally:
         for index, loop in enumerate(loops):
             got = codes[index] if codes is not None else None
@@ -82,26 +83,15 @@ def run(
     return [Ran(code, note) for code, note in zip(codes, kept, strict=True)]
 
 
-def _keep_stopped(
-    root: Path, loop_id: str, code: int, *, env: Mapping[str, str], now: Callable[[], datetime]
-) -> str | None:
-    """Keep what a stopped loop left in this tree, so the next launch needs no `--stash`."""
+def _recover(root: Path, env: Mapping[str, str]) -> str | None:
+    """After a ralph that died: stop its containers, then let ralph bring back the workspaces
+    of the project's dead loops (`ralph --recover`); one line, or None."""
     try:
-        if code not in ending.RALPH_CODES:
-            # ralph died without stopping its agent: a container still writing into the tree
-            # would dirty it again after the stash, so it goes first
-            sandboximage.remove_orphans(root, env)
-        kept = recovery.keep_stopped(root, loop_id, now=now)
+        sandboximage.remove_orphans(root, env)  # nothing may write the workspace meanwhile
+        lines = ending.recover_workspaces(root, env)
     except SgfError as e:
-        return f"warning: the stopped loop's changes stay in the tree: {e}"
-    return kept.line() if kept else None
-
-
-def finish(root: Path, prepared: Prepared) -> str | None:
-    """After ralph: remove an isolated loop's merged worktree, or say why it stays."""
-    if prepared.worktree is None:
-        return None
-    return worktree.finish(root, prepared.worktree).message(root)
+        return f"warning: a dead loop's workspace waits for the next launch: {e}"
+    return "; ".join(lines) or None
 
 
 def notes(
@@ -112,16 +102,11 @@ def notes(
     *,
     stop_reason: str | None = None,
 ) -> list[str]:
-    """What to tell the user about one ended loop, in order: leftovers kept, its worktree,
-    claims a dead ralph still held, and what its exit code means. `stop_reason` overrides
-    the one in ralph's record (a group budget that sgf enforced)."""
+    """What to tell the user about one ended loop, in order: a dead ralph's workspace brought
+    back, claims it still held, and what its exit code means. `stop_reason` overrides the one
+    in ralph's record (a group budget that sgf enforced)."""
     loop_id = str(loop.loop_id)
     said = [ran.kept] if ran.kept else []
-    try:
-        if finished := finish(root, loop):
-            said.append(finished)
-    except SgfError as e:  # one loop's worktree must not keep the others' news from the user
-        said.append(f"warning: {e}")
     if released := ending.release_leftovers(root, loop_id, ran.code, {**env, **loop.env}):
         said.append(f"ralph died holding {', '.join(released)}: released")
     reason = stop_reason or ending.stop_reason(root, loop_id)

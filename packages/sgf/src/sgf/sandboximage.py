@@ -23,13 +23,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from sgf import installed, proc, resources, stacks
+from sgf import baseimage, engine, installed, proc, resources, stacks
 from sgf.errors import SgfError
 from sgf.stacks import Stack
 
-DEFAULT_BASE = "debian:bookworm-slim"
+if TYPE_CHECKING:
+    from sgf.buildprogress import Progress
+
+DEFAULT_BASE = baseimage.DEFAULT
 HASH_LABEL = "springfield.content-hash"
 BASE_LABEL = "springfield.base"
 CLAUDE_LABEL = "springfield.claude-version"
@@ -138,11 +142,7 @@ def content_hash(
 
 def labels(root: Path, image: str, env: Mapping[str, str]) -> dict[str, str] | None:
     """Return an image's labels, or None when the image does not exist."""
-    argv = ["docker", "image", "inspect", "--format", "{{json .Config.Labels}}", image]
-    found = proc.run(argv, cwd=root, env=env, check=False)
-    if found.returncode != 0:
-        return None
-    return json.loads(found.stdout or "null") or {}
+    return engine.labels(env, image)
 
 
 def staleness(root: Path, image: str, *, env: Mapping[str, str]) -> list[str]:
@@ -180,26 +180,11 @@ class Built:
     skipped: bool  # an up-to-date image already existed
 
 
-def _python_tag(root: Path, base: str, env: Mapping[str, str]) -> str:
+def _python_tag(base: str, env: Mapping[str, str]) -> str:
     """Ask the base image for its Python version ("311"); the host's when it has none."""
-    probe = proc.run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            "--entrypoint",
-            "python3",
-            base,
-            "-c",
-            "import sys; print('%d%d' % sys.version_info[:2])",
-        ],
-        cwd=root,
-        env=env,
-        check=False,
-        timeout=120,
-    )
-    tag = probe.stdout.strip()
-    return tag if probe.returncode == 0 and tag.isdigit() else "{}{}".format(*sys.version_info[:2])
+    probe = ["python3", "-c", "import sys; print('%d%d' % sys.version_info[:2])"]
+    tag = (engine.output_of(env, base, probe) or "").strip()
+    return tag if tag.isdigit() else "{}{}".format(*sys.version_info[:2])
 
 
 def _platforms() -> list[str]:
@@ -254,10 +239,11 @@ def build(
     pensa_src: Path,
     force: bool,
     env: Mapping[str, str],
-    out: proc.Sink,
+    out: Progress,
     extra_agents: Mapping[str, tuple[str, Path]] | None = None,  # name -> (version, binary)
 ) -> Built:
-    """Build `stack`'s sandbox image unless one with the same content hash exists (or `force`)."""
+    """Build `stack`'s sandbox image FROM `base` (which the engine must have) unless one with
+    the same content hash exists (or `force`), its progress reported to `out`."""
     from sgf import agents
 
     extra_agents = extra_agents or {}
@@ -270,6 +256,7 @@ def build(
         return Built(image, digest, skipped=True)
     with tempfile.TemporaryDirectory(prefix="sgf-sandbox-") as tmp:
         ctx = Path(tmp)
+        out.phase("gathering claude, pn's wheels and the agents into the build context")
         (ctx / "Dockerfile").write_bytes(resources.read_bytes("sandbox", "Dockerfile"))
         (ctx / "run-silent").write_bytes(resources.read_bytes("sandbox", "run-silent"))
         _place(claude_bin, ctx / "claude")
@@ -280,43 +267,32 @@ def build(
             else:
                 _place(path, ctx / "agents" / name)
         (ctx / "wheels").mkdir()
-        python = _python_tag(root, base, env)
+        python = _python_tag(base, env)
         wheels(root, ctx / "wheels", pensa_src=pensa_src, python=python, env=env)
-        argv = build_argv(
-            ctx, image=image, stack=stack, base=base, claude_version=claude_version, digest=digest
-        )
-        argv[-1:-1] = ["--label", f"{PN_LABEL}={source_version(pensa_src)}"]
+        found = image_labels(stack=stack, base=base, claude_version=claude_version, digest=digest)
+        found[PN_LABEL] = source_version(pensa_src)
         for name, (version, _) in extra_agents.items():
-            argv[-1:-1] = ["--label", f"{agents.label(name)}={version}"]
-        code = proc.run_teed(argv, cwd=root, env=env, sinks=[out])
-        if code != 0:
-            raise SgfError(f"docker build of {image} failed with exit code {code}")
+            found[agents.label(name)] = version
+        out.phase(f"building {image}", key=f"build {stack.name}")
+        args = build_args(stack, base)
+        for line in engine.build(env, ctx, tag=image, buildargs=args, labels=found):
+            out.line(line)
     return Built(image, digest, skipped=False)
 
 
-def build_argv(
-    ctx: Path, *, image: str, stack: Stack, base: str, claude_version: str, digest: str
-) -> list[str]:
-    """The `docker build` command: the stack's packages as a build arg, the inputs as labels."""
-    return [
-        "docker",
-        "build",
-        "--tag",
-        image,
-        "--build-arg",
-        f"BASE={base}",
-        "--build-arg",
-        f"PACKAGES={' '.join(stack.packages)}",
-        "--label",
-        f"{HASH_LABEL}={digest}",
-        "--label",
-        f"{BASE_LABEL}={base}",
-        "--label",
-        f"{CLAUDE_LABEL}={claude_version}",
-        "--label",
-        f"{STACK_LABEL}={stack.name}",
-        str(ctx),
-    ]
+def build_args(stack: Stack, base: str) -> dict[str, str]:
+    """The Dockerfile's arguments: the base image and the stack's Debian packages."""
+    return {"BASE": base, "PACKAGES": " ".join(stack.packages)}
+
+
+def image_labels(*, stack: Stack, base: str, claude_version: str, digest: str) -> dict[str, str]:
+    """The labels that record the image's inputs (`sgf build` and `sgf doctor` read them)."""
+    return {
+        HASH_LABEL: digest,
+        BASE_LABEL: base,
+        CLAUDE_LABEL: claude_version,
+        STACK_LABEL: stack.name,
+    }
 
 
 def target(
@@ -357,7 +333,7 @@ def image_warnings(root: Path, env: Mapping[str, str]) -> list[str]:
         cfg = config.load(root)
     except SgfError:
         return []  # preflight reports a broken config when a loop starts
-    if cfg.sandbox is config.SandboxKind.NONE or proc.which("docker", env) is None:
+    if cfg.sandbox is config.SandboxKind.NONE:
         return []
     from sgf import agents
 
@@ -372,26 +348,13 @@ def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:
     ralph does the same at its next start; `sgf status` does it too, so a killed loop's agent
     does not keep running until then. Without a Docker engine there is nothing to do.
     """
-    if proc.which("docker", env) is None:
-        return []
-    fmt = '{{.ID}} {{.Label "springfield.ralph-pid"}} {{.Label "springfield.ralph-start"}}'
-    listed = proc.run(
-        ["docker", "ps", "-a", "--filter", f"label=springfield.project={root}", "--format", fmt],
-        cwd=root,
-        env=env,
-        check=False,
-        timeout=30,
-    )
-    if listed.returncode != 0:
-        return []
     removed = []
-    for line in listed.stdout.splitlines():
-        cid, pid, start = [*line.split(), "", "", ""][:3]
+    for container in engine.containers(env, f"springfield.project={root}", stopped=True):
+        pid = container.labels.get("springfield.ralph-pid", "")
+        start = container.labels.get("springfield.ralph-start", "")
         alive = pid.isdigit() and proc.pid_alive(int(pid))
         if alive and start.isdigit():
             alive = proc.start_time(int(pid)) == int(start)
-        if cid and not alive:
-            done = proc.run(["docker", "rm", "-f", cid], cwd=root, env=env, check=False)
-            if done.returncode == 0:
-                removed.append(cid[:12])
+        if not alive and engine.remove_container(env, container.id):
+            removed.append(container.id[:12])
     return removed

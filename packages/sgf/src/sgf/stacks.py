@@ -52,6 +52,13 @@ class Stack(NamedTuple):
         return f"{repository}:{slug}-{digest}"
 
     @property
+    def registries(self) -> tuple[str, ...]:
+        """The package registries its agents reach through the egress proxy by default."""
+        registries = self._sandbox().get("registries", [])
+        assert isinstance(registries, list)
+        return tuple(str(r) for r in registries)
+
+    @property
     def packages(self) -> tuple[str, ...]:
         """The Debian packages the stack's sandbox image installs for its toolchain."""
         packages = self._sandbox()["packages"]

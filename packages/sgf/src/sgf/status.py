@@ -35,7 +35,6 @@ class Running:
     # Loops started together by `sgf build --parallel N` share one sgf process: the group
     # is named after its first loop. None for a loop on its own.
     group: str | None = None
-    worktree: str | None = None  # an isolated loop's checkout, relative to the project
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +112,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         picture,
         error,
         removed=removed,
-        warnings=[*sandboximage.image_warnings(root, env), *_quarantined(root)],
+        warnings=[*sandboximage.image_warnings(root, env), *_quarantined(root), *_waiting(root)],
         totals={k: v for k, v in totals.items() if v},
     )
 
@@ -124,6 +123,15 @@ def _quarantined(root: Path) -> list[str]:
         f"quarantined commits on {ref}: review them with `git log --stat {ref}` (never check "
         f"it out), then `git update-ref -d {ref}`"
         for ref in git.quarantined(root)
+    ]
+
+
+def _waiting(root: Path) -> list[str]:
+    """A line per loop branch whose commits could not land (edits in the way, a conflict)."""
+    return [
+        f"{branch} holds {count} commit(s) of a loop that did not land: "
+        f"`git merge --ff-only {branch}` (or rebase it first), then `git branch -d {branch}`"
+        for branch, count in git.waiting(root)
     ]
 
 
@@ -194,20 +202,11 @@ def _grouped(root: Path, running: list[Running]) -> list[Running]:
     """Name the group of loops that share an sgf process; list each group together."""
     from dataclasses import replace
 
-    from sgf import worktree
-
     by_pid: dict[int, list[str]] = {}
     for r in running:
         by_pid.setdefault(r.pid, []).append(r.loop_id)
     out = []
     for r in running:
         members = by_pid[r.pid]
-        path = worktree.path_of(root, r.loop_id)
-        out.append(
-            replace(
-                r,
-                group=min(members) if len(members) > 1 else None,
-                worktree=str(path.relative_to(root)) if path.is_dir() else None,
-            )
-        )
+        out.append(replace(r, group=min(members) if len(members) > 1 else None))
     return sorted(out, key=lambda r: (r.group or r.loop_id, r.loop_id))

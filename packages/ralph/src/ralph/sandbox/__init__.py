@@ -1,9 +1,10 @@
 """Where the agent runs: a Docker container per iteration (`docker.py`, the security
 boundary) or the host itself (`host.py`, `--sandbox none`), behind one Protocol (`base.py`).
 
-Secrets never become container env (credentials.py); each backend's configuration files go
-into the run's HOME (agents/). The workspace steps script and the hooks are written into the
-run's directory here, once, before any agent runs.
+In Docker no credential enters the container (egress/guard.py plans placeholders, the key
+proxy and the network before the backend writes its configuration); each backend's
+configuration files go into the run's HOME (agents/). The workspace steps script is written
+into the run's directory here, once, before any agent runs.
 """
 
 from __future__ import annotations
@@ -33,13 +34,23 @@ def write_script(state: Path) -> Path:
 
 def make(config: Config, *, env: Mapping[str, str], state: Path, place: Place | None) -> Sandbox:
     """The sandbox `config.sandbox` asks for, with the backend's files in the run's HOME."""
+    from ralph.egress.guard import Guard, remotes
     from ralph.sandbox.docker import DockerSandbox
     from ralph.sandbox.host import HostSandbox
 
     home = state / "home"
     home.mkdir(parents=True, exist_ok=True)
-    agent_vars = config.backend(env).setup(home, env)
     write_script(state)
     if config.sandbox is SandboxKind.NONE:
+        agent_vars = config.backend(env).setup(home, env)
         return HostSandbox(config, env, state, place=place, agent_vars=agent_vars)
-    return DockerSandbox(config, env, state, place=place, agent_vars=agent_vars)
+    box = DockerSandbox(config, env, state, place=place)
+    # the guard binds the key proxy now: the agent's files name its URLs and placeholders
+    allow = [*config.allowed(), *remotes(config.project, env)]
+    box.guard = Guard.plan(network=config.network, env=env, allow=allow, gateway=box.gateway)
+    try:
+        box.agent_vars = config.backend(env).setup(home, {**env, **box.guard.agent_env})
+    except BaseException:
+        box.guard.close()
+        raise
+    return box

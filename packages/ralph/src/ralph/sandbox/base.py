@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ralph import proc
 from ralph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ralph.egress.refusals import Refusal
 
 STEPS = ("prepare", "export", "leftovers")
 SCRIPT = "workspace.sh"
@@ -39,6 +42,10 @@ class Running(Protocol):
 
     def close(self, *, grace: float) -> int:
         """Let it exit, else stop it; release pipes and the container (idempotent)."""
+        ...
+
+    def limit_hit(self) -> str | None:
+        """Why the sandbox is past use (its process or memory limit reached), or None."""
         ...
 
 
@@ -98,4 +105,12 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Remove everything this sandbox started (idempotent)."""
+        ...
+
+    def network_note(self) -> str:
+        """One line: what the agent can reach, and where its keys are."""
+        ...
+
+    def refusals(self) -> list[Refusal]:
+        """The agent's requests the egress proxy refused so far."""
         ...

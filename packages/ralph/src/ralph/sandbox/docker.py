@@ -11,8 +11,9 @@ read-only (the workspace borrows them as alternates), the project's `.pensa/` fo
 database the loops claim in), the per-run directory (HOME) and, read-only, the hooks and the
 workspace steps. Not the project's work tree, not its `.git/`. The agent runs as the user, or
 as an unprivileged user of its own when the user is root, with no capabilities, no new
-privileges, and limits on processes and memory. Secrets never become container env
-(credentials.py).
+privileges, and limits on processes and memory. No credential enters the container: the
+run's guard (egress/guard.py) gives it placeholders, the key proxy's URLs and, unless
+--network says otherwise, a network whose only way out is the allow-list sidecar.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ralph import agents, claude_home, credentials, git, hooks, proc, terminal
+from ralph.egress import sidecar
+from ralph.egress.guard import OPEN, Guard
+from ralph.egress.refusals import Refusal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.sandbox import mountprobe
 from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, SCRIPT, Place, Running
+from ralph.sandbox.limits import Limits, folders
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -59,7 +64,8 @@ def sandbox_user(uid: int, gid: int) -> tuple[int, int]:
 def container_env(
     host: Mapping[str, str], *, home: Path, identity: Mapping[str, str], tty: bool
 ) -> dict[str, str]:
-    """The container's environment: HOME, identities, no auto-updates; no secrets.
+    """The container's environment: HOME, identities, no auto-updates; no secrets (the
+    guard's placeholders and URLs are added by the sandbox).
 
     `identity` holds the git identity and the loop's own variables (Config.loop_env).
     """
@@ -79,6 +85,15 @@ class _DockerRun:
     child: proc.Child
     container: Container
     removed: Callable[[Container], None]
+    limits: Limits
+    seen: str | None = None  # what a limit did, once known
+
+    def limit_hit(self) -> str | None:
+        if self.seen is None:
+            if not self.limits.cgroups:
+                self.limits.cgroups = _cgroups(self.container)
+            self.seen = self.limits.hit()
+        return self.seen
 
     def output(
         self,
@@ -93,7 +108,11 @@ class _DockerRun:
 
     def close(self, *, grace: float) -> int:
         try:
-            return self.child.close(grace=grace)
+            self.limit_hit()  # the counters go with the container
+            status = self.child.close(grace=grace)
+            if self.seen is None and _oom_killed(self.container):
+                self.seen = self.limits.memory_message()
+            return status
         finally:
             self.removed(self.container)
 
@@ -109,7 +128,7 @@ class DockerSandbox:
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
     agent_vars: Mapping[str, str] = field(default_factory=dict)  # the backend's (agents/)
-    last_oom: bool = False  # the last run's container was killed for memory
+    guard: Guard | None = None  # keys on the host, the way out (sandbox.make plans it)
     _client: DockerClient | None = None
     _mine: dict[str, Container] = field(default_factory=dict)
 
@@ -162,13 +181,33 @@ class DockerSandbox:
         removed = [f"container {c}" for c in self.remove_leftovers()]
         if remote_engine(self.env):
             mountprobe.check(self, client)
+        if self.guard is not None:
+            # the sandbox image's own base (sgf's label), else the sandbox image itself
+            base = (image.labels or {}).get("springfield.base")
+            bases = (base, self.config.template) if base else (self.config.template,)
+            removed += self.guard.start(
+                client, bases=bases, project=self.config.project, note=log.warning
+            )
         return removed
+
+    def gateway(self, network: str) -> str:
+        """The host's address on a Docker network (the key proxy listens there when open)."""
+        self._check_network(self._docker())  # a missing one is named as such, in one line
+        return sidecar.gateway(self._docker(), network)
+
+    def network_note(self) -> str:
+        """What the agent can reach and where its keys are: the loop's first line says it."""
+        return self.guard.describe() if self.guard else "network: " + (self.config.network or "")
+
+    def refusals(self) -> list[Refusal]:
+        """The requests the egress proxy refused so far."""
+        return self.guard.refusals() if self.guard else []
 
     def _check_network(self, client: DockerClient) -> None:
         from docker.errors import NotFound
 
         name = self.config.network
-        if name is None or name in ("host", "bridge", "none") or name.startswith("container:"):
+        if name in (None, OPEN, "host", "bridge", "none") or name.startswith("container:"):
             return
         try:
             client.networks.get(name)
@@ -261,26 +300,19 @@ class DockerSandbox:
             "RALPH_LOOP_ID": self.config.loop_id,
         }
 
-    def _agent_mounts(self, secrets: Path | None) -> list[Mount]:
+    def _agent_mounts(self) -> list[Mount]:
         from docker.types import Mount
 
         mounts = [*self._workspace_mounts(), Mount(str(self.state), str(self.state), type="bind")]
-        if secrets is not None:
-            mounts.append(Mount(str(secrets), str(secrets), type="bind", read_only=True))
         for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
             mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
         if self.place is not None and self.place.pensa is not None:
             mounts.append(Mount(PENSA, str(self.place.pensa), type="bind"))
-        creds = Path(self.env.get("HOME", "~")).expanduser() / ".claude" / ".credentials.json"
-        if not credentials.secrets(self.env) and creds.is_file():
-            # read-write, so a token refresh inside the container persists on the host
-            target = self.home / ".claude" / ".credentials.json"
-            mounts.append(Mount(str(target), str(creds), type="bind"))
         return mounts
 
     def probe_mounts(self) -> list[Mount]:
         """What the mount probe (mountprobe.py) reads: every folder an agent's container gets."""
-        return self._agent_mounts(None)
+        return self._agent_mounts()
 
     def _agent_env(self, *, tty: bool) -> dict[str, str]:
         identity = {
@@ -289,6 +321,7 @@ class DockerSandbox:
         }
         env = container_env(self.env, home=self.home, identity=identity, tty=tty)
         env.update(self.agent_vars)
+        env.update(self.guard.agent_env if self.guard else {})
         env.update(self._step_env())
         if self.place is not None and self.place.pensa is not None:
             env["PN_SHARED_DB"] = f"{PENSA}/db.sqlite"
@@ -318,6 +351,7 @@ class DockerSandbox:
                 environment=dict(env),
                 mounts=mounts,
                 network_mode=network,
+                dns_opt=self.guard.dns_options if self.guard and network != "none" else None,
                 stdin_open=True,
                 tty=tty,
                 init=True,  # reaps the agent's orphans; forwards our signals to it
@@ -334,20 +368,19 @@ class DockerSandbox:
         self._mine[_cid(container)] = container
         return container
 
+    @property
+    def network(self) -> str | None:
+        """The agent's network: the run's allow-list network, or what --network names."""
+        return self.guard.network if self.guard else self.config.network
+
     def _agent_container(self, argv: Sequence[str], *, tty: bool) -> Container:
         self._share_tracker()
-        secrets = credentials.secrets(self.env)
-        path = None
-        if secrets:  # deleted with the container (_remove), or with the per-run dir
-            uid, gid = self.user
-            path = credentials.write(self.state, secrets, uid=uid, gid=gid)
-            argv = credentials.wrap(argv, path)
         return self._create(
             argv,
             tty=tty,
             env=self._agent_env(tty=tty),
-            mounts=self._agent_mounts(path),
-            network=self.config.network,
+            mounts=self._agent_mounts(),
+            network=self.network,
             workdir=str(self.workdir),
         )
 
@@ -382,12 +415,6 @@ class DockerSandbox:
         except APIError as e:  # e.g. removal already in progress
             log.warning("cannot remove container %s: %s", _short(container), e)
         self._mine.pop(_cid(container), None)
-        # found through its mounts, so a leftover of a `kill -9`ed ralph loses its file too
-        for path in credentials.mounted(container.attrs.get("Mounts") or []):
-            try:
-                path.unlink(missing_ok=True)
-            except OSError as e:
-                log.warning("cannot remove the secrets file %s: %s", path, e)
 
     def _attach(self, container: Container) -> list[str]:
         return ["docker", "start", "--attach", "--interactive", _cid(container)]
@@ -404,11 +431,8 @@ class DockerSandbox:
         except BaseException:
             self._remove(container)
             raise
-        return _DockerRun(child, container, self._removed_noting_oom)
-
-    def _removed_noting_oom(self, container: Container) -> None:
-        self.last_oom = _oom_killed(container)
-        self._remove(container)
+        limits = Limits(self.config.limits.pids, self.config.limits.memory, {})
+        return _DockerRun(child, container, self._remove, limits)
 
     def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
         if self.place is not None:
@@ -446,7 +470,7 @@ class DockerSandbox:
             mounts.append(Mount(OBJECTS, str(place.objects), type="bind", read_only=True))
             env["RALPH_OBJECTS"] = OBJECTS
         container = self._create(
-            argv, env=env, mounts=mounts, network=self.config.network, workdir=SCRATCH
+            argv, env=env, mounts=mounts, network=self.network, workdir=SCRATCH
         )
         return self._run(container, stdin=b"")
 
@@ -484,6 +508,8 @@ class DockerSandbox:
     def close(self) -> None:
         for container in list(self._mine.values()):
             self._remove(container)
+        if self.guard is not None:  # after the agents: the network is free then
+            self.guard.close()
         if self._client is not None:
             from docker.errors import DockerException
 
@@ -493,6 +519,17 @@ class DockerSandbox:
                 log.warning("clean-up by label failed: %s", e)
             self._client.close()
             self._client = None
+
+
+def _cgroups(container: Container) -> dict[str, Path]:
+    from docker.errors import DockerException
+
+    try:
+        container.reload()
+    except DockerException:
+        return {}
+    pid = (container.attrs.get("State") or {}).get("Pid")
+    return folders(pid) if isinstance(pid, int) and pid > 0 else {}
 
 
 def _oom_killed(container: Container) -> bool:

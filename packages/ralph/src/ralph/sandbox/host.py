@@ -11,12 +11,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ralph import proc, terminal
 from ralph.errors import SandboxFailed
 from ralph.models import Config
 from ralph.sandbox import orphans
 from ralph.sandbox.base import SCRIPT, Place, Running
+
+if TYPE_CHECKING:
+    from ralph.egress.refusals import Refusal
 
 
 @dataclass
@@ -113,6 +117,15 @@ class HostSandbox:
             every=every,
             grace=self.config.timeouts.stop_grace,
         )
+
+    def network_note(self) -> str:
+        return (
+            "--sandbox none: the agent runs on this machine with your network and your "
+            "keys in its environment; no container, key proxy or allow-list applies"
+        )
+
+    def refusals(self) -> list[Refusal]:
+        return []  # no egress proxy on the host
 
     def close(self) -> None:
         for path in self.records:

@@ -57,7 +57,11 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
             try:
                 seen = client.containers.run(
                     box.config.template,
-                    command=["/bin/sh", "-c", f"cat {' '.join(inside for _, inside in markers)}{objects}"],
+                    command=[
+                        "/bin/sh",
+                        "-c",
+                        f"cat {' '.join(inside for _, inside in markers)}{objects}",
+                    ],
                     entrypoint=[],
                     labels=box.labels(),
                     user=f"{box.uid}:{box.gid}",

@@ -4,8 +4,10 @@ It binds 127.0.0.1 only and answers, from one scenario, the Anthropic Messages A
 (POST /v1/messages), OpenAI Responses (POST /v1/responses), OpenAI chat completions
 (POST /v1/chat/completions) and the Gemini API (POST /v1beta/models/M:generateContent and
 :streamGenerateContent); SSE when the request asks to stream, JSON otherwise. It gives harmless
-JSON to every other route and records each request as a JSON line. See testing/AGENTS.md for
-how to point each CLI at it.
+JSON to every other route and records each request as a JSON line. Given a `key`, it answers
+401 to any request that does not carry exactly that key where each API carries one
+(`x-api-key`, `Authorization: Bearer`, `x-goog-api-key` or `?key=`): a stand-in for a provider
+that accepts only the real credential. See testing/AGENTS.md for how to point each CLI at it.
 
 Example:
     python -m ralph.testing.model_server --scenario s.json --port 0 \\
@@ -29,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ralph.testing.conversation import Request
 from ralph.testing.dialects import Dialect
@@ -84,6 +86,7 @@ class _Server(ThreadingHTTPServer):
     engine: Engine
     stopping: threading.Event
     recorder: _Recorder
+    key: str | None
 
 
 class _Recorder:
@@ -116,14 +119,18 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
     def do_GET(self) -> None:
-        self._other()
+        if self._authorised():
+            self._other()
 
     def do_HEAD(self) -> None:
-        self._other(with_body=False)
+        if self._authorised(with_body=False):
+            self._other(with_body=False)
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         body = self._read_body()
+        if not self._authorised(body=body):
+            return
         dialect = next((d for d in DIALECTS if d.handles(path)), None)
         if dialect is not None and isinstance(body, dict):
             self._turn(dialect, dialect.request(path, body, self.headers))
@@ -131,6 +138,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"input_tokens": len(json.dumps(body)) // 4}, body=body, kind="count")
         else:
             self._other(body=body)
+
+    def _authorised(self, *, body: Any = None, with_body: bool = True) -> bool:
+        """Whether the request carries the server's key (always, without one); else a 401."""
+        key = self.server.key
+        if key is None:
+            return True
+        bearer = self.headers.get("Authorization") or ""
+        offered = {
+            self.headers.get("x-api-key"),
+            self.headers.get("x-goog-api-key"),
+            bearer.removeprefix("Bearer ") if bearer.startswith("Bearer ") else None,
+            *parse_qs(urlsplit(self.path).query).get("key", []),
+        }
+        if key in offered:
+            return True
+        error = {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+        self._json(401, error, body=body, kind="unauthorised", with_body=with_body)
+        return False
 
     def _read_body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
@@ -235,11 +260,19 @@ class ModelServer:
             env["ANTHROPIC_BASE_URL"] = server.url
     """
 
-    def __init__(self, scenario: Scenario, *, port: int = 0, record: Path | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        port: int = 0,
+        record: Path | None = None,
+        key: str | None = None,
+    ) -> None:
         self.engine = Engine(scenario)
         self._recorder = _Recorder(record)
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.engine = self.engine
+        self._server.key = key
         self._server.stopping = threading.Event()
         self._server.recorder = self._recorder
         self._thread: threading.Thread | None = None
@@ -311,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--ready-file", type=Path, help="receives the base URL once listening")
     parser.add_argument("--record", type=Path, help="append every request here as JSON lines")
+    parser.add_argument("--key", help="answer 401 to requests without exactly this key")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -318,7 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="model-server: %(message)s",
         stream=sys.stderr,
     )
-    server = ModelServer(load_scenario(args.scenario), port=args.port, record=args.record)
+    server = ModelServer(
+        load_scenario(args.scenario), port=args.port, record=args.record, key=args.key
+    )
     signal.signal(signal.SIGTERM, _terminate)
     try:
         if args.ready_file:
