@@ -203,9 +203,7 @@ class Child:
             self.popen = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                # opencode works in $PWD rather than where it was started: ralph's own PWD
-                # would send its shell commands into the directory ralph was run from
-                env=None if env is None else {**env, "PWD": str(cwd)},
+                env=None if env is None else {**env, "PWD": str(cwd)},  # opencode works in $PWD
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
