@@ -142,7 +142,7 @@ def spawn_ralph() -> Iterator[Spawn]:
 
 def loop_containers(loop_id: str) -> list[str]:
     """The ids of the containers, running or not, labelled with loop `loop_id`."""
-    from ralph.sandbox.docker import LABEL_LOOP
+    from ralph.sandbox.container import LABEL_LOOP
 
     return subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label={LABEL_LOOP}={loop_id}"],

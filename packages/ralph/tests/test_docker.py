@@ -18,7 +18,8 @@ import pytest
 
 from ralph import proc
 from ralph.models import Config, Prompt, SandboxKind, Timeouts
-from ralph.sandbox.docker import LABEL_LOOP, SANDBOX_UID, DockerSandbox
+from ralph.sandbox.container import LABEL_LOOP, SANDBOX_UID
+from ralph.sandbox.docker import DockerSandbox
 
 from .conftest import IMAGE_AGENT, Git, Script, loop_containers, run_ralph, stashed, workspace_of
 
@@ -493,7 +494,7 @@ def test_an_agent_commits_in_a_linked_worktree_but_cannot_redirect_or_reconfigur
     ],
 )
 def test_an_engine_on_another_machine_is_probed(env: dict[str, str], remote: bool) -> None:
-    from ralph.sandbox.docker import remote_engine
+    from ralph.sandbox.container import remote_engine
 
     assert remote_engine(env) is remote
 

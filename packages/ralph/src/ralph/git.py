@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ralph import proc
+from ralph.errors import RalphError
 
 HARDENED = (
     "git",
@@ -162,6 +163,14 @@ def identity(cwd: Path, *, env: Mapping[str, str] | None = None) -> dict[str, st
         if value := _out(cwd, "config", key, env=env):
             found[f"GIT_AUTHOR_{role}"] = found[f"GIT_COMMITTER_{role}"] = value
     return found
+
+
+def common_dir(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path:
+    """The repository's common git directory (shared by its linked worktrees)."""
+    found = _out(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", env=env)
+    if not found:
+        raise RalphError(f"{cwd} is not in a git repository")
+    return Path(found)
 
 
 def objects_dir(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:

@@ -15,22 +15,27 @@ own repository, by the host:
 - pensa's exports arrive with the commits: `pn sync` before the checkout moves and `pn sync
   --adopt` after (the files are exports of the one database every loop claims from).
 
-ralph never runs `rebase --abort`, `reset` or `checkout` on state it did not make: the only
-rebase is the replay's, in a worktree of ralph's own.
+Loops land one at a time (a lock in the repository's git directory, which no sandbox sees),
+so a landing only has to replay when a human committed meanwhile. ralph never runs
+`rebase --abort`, `reset` or `checkout` on state it did not make: the only rebase is the
+replay's, in a worktree of ralph's own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ralph import git, proc, replay, workspace
+from ralph import git, proc, replay, safefile, workspace
 from ralph.errors import RalphError
 
 LOOP_BRANCH_PREFIX = "sgf/"
+LOCK = "springfield-land.lock"
 
 
 class IntegrationFailed(RalphError):
@@ -48,6 +53,31 @@ class IntegrationConflict(IntegrationFailed):
 
 # Checks a candidate commit before the target moves: None when it passed (gate.py).
 Gate = Callable[[str], IntegrationFailed | None]
+
+
+@contextlib.contextmanager
+def locked(
+    folder: Path, *, timeout: float, clock: Callable[[], float] = time.monotonic
+) -> Iterator[None]:
+    """Hold the repository's landing lock (one loop lands at a time)."""
+    path = folder / LOCK
+    fd = safefile.open_plain(path, os.O_RDWR)
+    try:
+        deadline = clock() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if clock() >= deadline:
+                    raise IntegrationFailed(
+                        f"another loop held {path} for {timeout:g} s; the commits stay on "
+                        "this loop's branch"
+                    ) from None
+                time.sleep(0.05)  # polling a lock another process holds: no event to wait on
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +102,7 @@ class Lane:
         env: Mapping[str, str] | None,
         tries: int = 3,
         sleep: Callable[[float], None] = time.sleep,
+        lock_timeout: float = 1800.0,
     ) -> None:
         self.repo = repo
         self.target = target
@@ -79,6 +110,7 @@ class Lane:
         self.env = env
         self.tries = tries
         self.sleep = sleep
+        self.lock_timeout = lock_timeout
 
     @property
     def ref(self) -> str:
@@ -112,6 +144,11 @@ class Lane:
 
         Raises IntegrationConflict (nothing moved; the commits on the loop's branch) or
         IntegrationFailed (a failed check: the commits set aside, nothing moved)."""
+        common = git.common_dir(self.repo, env=self.env)
+        with locked(common, timeout=self.lock_timeout):
+            return self._land(tip, gate)
+
+    def _land(self, tip: str, gate: Gate | None) -> Landed | None:
         last = ""
         for attempt in range(self.tries):
             target = self.target_tip()

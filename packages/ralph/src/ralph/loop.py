@@ -382,7 +382,7 @@ def interactive_hint(config: Config, state: Path) -> str:
 
 def _sandbox_user(config: Config) -> tuple[int, int]:
     if config.sandbox is SandboxKind.DOCKER:
-        from ralph.sandbox.docker import sandbox_user
+        from ralph.sandbox.container import sandbox_user
 
         return sandbox_user(os.getuid(), os.getgid())
     return os.getuid(), os.getgid()

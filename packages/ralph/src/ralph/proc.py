@@ -1,9 +1,8 @@
 """The one door to the OS: running programs, pumping an agent's pipes, signals, stopping.
 
 Nothing else in ralph imports `subprocess` or `signal`. Agents run in their own session with
-their stdin fed from ralph and closed (never the user's terminal, pn-68c97929); their output is
-pumped by one select() loop on the main thread, so there are no reader threads to leak
-(upstream "shell death" after ~18 iterations, `b5c89cc`).
+their stdin fed from ralph and closed (never the user's terminal); their output is pumped by
+one select() loop on the main thread, so no reader threads leak (upstream's "shell death").
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ def run(
     timeout: float | None = 300.0,
     stdin: int | None = None,
 ) -> Completed:
-    """Run a helper program to completion, its stdin the descriptor `stdin` (else none);
-    raise CommandFailed when `check`."""
+    """Run a helper program to completion (stdin: a descriptor, else none); raise if `check`."""
     try:
         done = subprocess.run(
             list(argv),
@@ -217,10 +215,6 @@ class Child:
     @property
     def pid(self) -> int:
         return self.popen.pid
-
-    def limit_hit(self) -> str | None:
-        """A host process has no sandbox limits to run into."""
-        return None
 
     def output(
         self,

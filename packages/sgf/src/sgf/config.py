@@ -55,7 +55,11 @@ class Config:
     max_time: str | None = None
     max_failed_iterations: int | None = None  # None: ralph's default (3)
     stuck_threshold: int | None = None  # None: ralph's default (3)
-    isolation: Isolation | None = None  # None: the shared tree (README "Running many loops")
+    isolation: Isolation | None = None  # kept for old configs: every loop is isolated now
+    # What one sandbox container may use, passed to ralph as --memory/--pids (None: ralph's
+    # defaults, 8g and 4096): a fork bomb or a memory hog ends its iteration, no more.
+    memory: str | None = None
+    pids: int | None = None
     claims: Claims | None = None  # None: local (README "Running many loops")
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
     # own defaults always hold; README "Security model").

@@ -210,6 +210,10 @@ class Launch:
             argv += ["--max-failed-iterations", str(config.max_failed_iterations)]
         if config.stuck_threshold is not None:
             argv += ["--stuck-threshold", str(config.stuck_threshold)]
+        if config.memory is not None:
+            argv += ["--memory", config.memory]
+        if config.pids is not None:
+            argv += ["--pids", str(config.pids)]
         for path in config.protected or []:
             argv += ["--protect", path]
         if config.stop_blocks is not None:

@@ -1,9 +1,7 @@
 """One Docker container per agent run: the security boundary.
 
-This is the only module that imports `docker`. Container lifecycle (create, labels, kill,
-remove, clean-up by label) goes through the docker SDK; the byte streams go through
-`docker start --attach --interactive`, which gives the same pipes as a host process in AFK mode
-and a real TTY (raw mode, resizes, Ctrl+C) in interactive mode.
+Container lifecycle (create, labels, kill, remove, clean-up by label) goes through the docker
+SDK; how one container runs and ends is container.py's.
 
 What a container sees (README "Security model"): the loop's workspace at the project's own
 path (the agent's repository, which no host git ever enters), the project's objects
@@ -27,15 +25,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, claude_home, credentials, git, hooks, proc, terminal
+from ralph import agents, proc, terminal
 from ralph.egress import sidecar
 from ralph.egress.guard import OPEN, Guard
 from ralph.egress.refusals import Refusal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.sandbox import mountprobe
-from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, SCRIPT, Place, Running
-from ralph.sandbox.limits import Limits, folders
+from ralph.sandbox.base import BIN, OBJECTS, SCRIPT, Place, Running
+from ralph.sandbox.container import (
+    LABEL_LOOP,
+    LABEL_PID,
+    LABEL_PROJECT,
+    LABEL_START,
+    SCRATCH,
+    DockerRun,
+    cid,
+    remote_engine,
+    sandbox_user,
+    short,
+)
+from ralph.sandbox.limits import Limits
+from ralph.sandbox.view import View
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -43,78 +54,6 @@ if TYPE_CHECKING:
     from docker.types import Mount
 
 log = logging.getLogger(__name__)
-
-LABEL_LOOP = "springfield.loop-id"
-LABEL_PROJECT = "springfield.project"
-LABEL_PID = "springfield.ralph-pid"
-# The ralph process's start time (/proc), so a PID reused by another process after a crash
-# does not keep an orphan container alive.
-LABEL_START = "springfield.ralph-start"
-# A container's own scratch folder (not the host's /tmp): steps and checks start there.
-SCRATCH = "/tmp"  # noqa: S108
-# The agent's user when ralph runs as root: never root in the container.
-SANDBOX_UID = 10001
-
-
-def sandbox_user(uid: int, gid: int) -> tuple[int, int]:
-    """The container's uid:gid: the user's own, or SANDBOX_UID's when the user is root."""
-    return (SANDBOX_UID, SANDBOX_UID) if uid == 0 else (uid, gid)
-
-
-def container_env(
-    host: Mapping[str, str], *, home: Path, identity: Mapping[str, str], tty: bool
-) -> dict[str, str]:
-    """The container's environment: HOME, identities, no auto-updates; no secrets (the
-    guard's placeholders and URLs are added by the sandbox).
-
-    `identity` holds the git identity and the loop's own variables (Config.loop_env).
-    """
-    env = {"HOME": str(home), "DISABLE_AUTOUPDATER": "1", **identity}
-    env.update(credentials.plain(host))
-    if tty:
-        env["TERM"] = host.get("TERM") or "xterm-256color"
-        if host.get("COLORTERM"):
-            env["COLORTERM"] = host["COLORTERM"]
-    return env
-
-
-@dataclass
-class _DockerRun:
-    """A running container: a proc.Child for the `docker start -ai` client, plus clean-up."""
-
-    child: proc.Child
-    container: Container
-    removed: Callable[[Container], None]
-    limits: Limits
-    seen: str | None = None  # what a limit did, once known
-
-    def limit_hit(self) -> str | None:
-        if self.seen is None:
-            if not self.limits.cgroups:
-                self.limits.cgroups = _cgroups(self.container)
-            self.seen = self.limits.hit()
-        return self.seen
-
-    def output(
-        self,
-        interrupts: proc.Interrupts,
-        timeout: Callable[[], float],
-        on_stderr: Callable[[bytes], None],
-    ) -> proc.Output:
-        return self.child.output(interrupts, timeout, on_stderr)
-
-    def stop(self, *, grace: float) -> int:
-        return self.child.stop(grace=grace)
-
-    def close(self, *, grace: float) -> int:
-        try:
-            self.limit_hit()  # the counters go with the container
-            status = self.child.close(grace=grace)
-            if self.seen is None and _oom_killed(self.container):
-                self.seen = self.limits.memory_message()
-            return status
-        finally:
-            self.removed(self.container)
 
 
 @dataclass
@@ -139,6 +78,18 @@ class DockerSandbox:
     @property
     def user(self) -> tuple[int, int]:
         return sandbox_user(self.uid, self.gid)
+
+    @property
+    def view(self) -> View:
+        host = (self.uid, self.gid)
+        return View(self.config, self.env, self.state, self.place, host, self.user)
+
+    def _agent_vars(self) -> dict[str, str]:
+        return {**self.agent_vars, **(self.guard.agent_env if self.guard else {})}
+
+    def probe_mounts(self) -> list[Mount]:
+        """What the mount probe (mountprobe.py) reads: every folder an agent's container gets."""
+        return self.view.agent_mounts()
 
     @property
     def workdir(self) -> Path:
@@ -177,7 +128,7 @@ class DockerSandbox:
         if missing := agents.missing(self.config.agent, image.labels or {}):
             raise SandboxFailed(missing)
         self._check_network(client)
-        self._make_home()
+        self.view.make_home()
         removed = [f"container {c}" for c in self.remove_leftovers()]
         if remote_engine(self.env):
             mountprobe.check(self, client)
@@ -217,40 +168,6 @@ class DockerSandbox:
                 " or leave out --network"
             ) from e
 
-    def _make_home(self) -> None:
-        (self.home / ".claude").mkdir(parents=True, exist_ok=True)
-        host_home = Path(self.env.get("HOME", "~")).expanduser()
-        claude_home.write(self.home, host_home=host_home, project=self.config.project)
-        uid, gid = self.user
-        if (uid, gid) != (self.uid, self.gid):  # the run's folder: entered, not handed over
-            os.chown(self.state, uid, gid)
-        self._hand_over(self.home)
-        self._hand_over(self.state / hooks.STATE)
-
-    def _hand_over(self, top: Path) -> None:
-        """Give the sandbox's own user (root's stand-in) what it must write."""
-        uid, gid = self.user
-        if (uid, gid) == (self.uid, self.gid) or not top.exists():
-            return
-        os.chown(top, uid, gid, follow_symlinks=False)
-        for folder, dirs, files in os.walk(top):
-            for name in dirs + files:
-                os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
-
-    def _share_tracker(self) -> None:
-        """The sandbox's user must write the shared database and its journal beside it."""
-        place = self.place
-        if place is None or place.pensa is None:
-            return
-        uid, gid = self.user
-        if (uid, gid) == (self.uid, self.gid):
-            return
-        os.chown(place.pensa, uid, gid, follow_symlinks=False)
-        for suffix in ("", "-journal", "-wal", "-shm", ".lock"):
-            path = place.pensa / f"db.sqlite{suffix}"
-            if path.exists() and not path.is_symlink():
-                os.chown(path, uid, gid, follow_symlinks=False)
-
     def remove_leftovers(self) -> list[str]:
         """Remove this project's containers left by this loop id or by a ralph that died."""
         client = self._docker()
@@ -264,68 +181,8 @@ class DockerSandbox:
                 orphan = proc.start_time(int(pid)) != int(start)
             if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
                 self._remove(container)
-                removed.append(_short(container))
+                removed.append(short(container))
         return removed
-
-    # -- what a container sees ----------------------------------------------------------
-
-    def _workspace_mounts(self) -> list[Mount]:
-        from docker.types import Mount
-
-        place = self.place
-        if place is None:  # not a git repository: the folder itself, there is no git to guard
-            project = str(self.config.project)
-            return [Mount(project, project, type="bind")]
-        mounts = [
-            Mount(str(place.top), str(place.workspace.repo), type="bind"),
-            Mount(OUT, str(place.workspace.out), type="bind"),
-            Mount(BIN, str(self.state / "bin"), type="bind", read_only=True),
-        ]
-        if place.objects is not None:
-            mounts.append(Mount(OBJECTS, str(place.objects), type="bind", read_only=True))
-        return mounts
-
-    def _step_env(self) -> dict[str, str]:
-        place = self.place
-        if place is None:
-            return {}
-        return {
-            "RALPH_WS": str(place.top),
-            "RALPH_OBJECTS": OBJECTS if place.objects is not None else "",
-            "RALPH_BRANCH": place.branch,
-            "RALPH_BASE": place.base,
-            "RALPH_TAKEN": place.taken,
-            "RALPH_OUT": OUT,
-            "RALPH_STAMP": place.stamp,
-            "RALPH_LOOP_ID": self.config.loop_id,
-        }
-
-    def _agent_mounts(self) -> list[Mount]:
-        from docker.types import Mount
-
-        mounts = [*self._workspace_mounts(), Mount(str(self.state), str(self.state), type="bind")]
-        for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
-            mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
-        if self.place is not None and self.place.pensa is not None:
-            mounts.append(Mount(PENSA, str(self.place.pensa), type="bind"))
-        return mounts
-
-    def probe_mounts(self) -> list[Mount]:
-        """What the mount probe (mountprobe.py) reads: every folder an agent's container gets."""
-        return self._agent_mounts()
-
-    def _agent_env(self, *, tty: bool) -> dict[str, str]:
-        identity = {
-            **git.identity(self.config.project, env=self.env),
-            **self.config.loop_env(self.env),
-        }
-        env = container_env(self.env, home=self.home, identity=identity, tty=tty)
-        env.update(self.agent_vars)
-        env.update(self.guard.agent_env if self.guard else {})
-        env.update(self._step_env())
-        if self.place is not None and self.place.pensa is not None:
-            env["PN_SHARED_DB"] = f"{PENSA}/db.sqlite"
-        return env
 
     def _create(
         self,
@@ -365,7 +222,7 @@ class DockerSandbox:
             raise SandboxFailed(
                 f"cannot create a container from {self.config.template}: {e}"
             ) from e
-        self._mine[_cid(container)] = container
+        self._mine[cid(container)] = container
         return container
 
     @property
@@ -374,12 +231,12 @@ class DockerSandbox:
         return self.guard.network if self.guard else self.config.network
 
     def _agent_container(self, argv: Sequence[str], *, tty: bool) -> Container:
-        self._share_tracker()
+        self.view.share_tracker()
         return self._create(
             argv,
             tty=tty,
-            env=self._agent_env(tty=tty),
-            mounts=self._agent_mounts(),
+            env=self.view.agent_env(tty=tty, extra=self._agent_vars()),
+            mounts=self.view.agent_mounts(),
             network=self.network,
             workdir=str(self.workdir),
         )
@@ -413,13 +270,13 @@ class DockerSandbox:
         except NotFound:
             pass
         except APIError as e:  # e.g. removal already in progress
-            log.warning("cannot remove container %s: %s", _short(container), e)
-        self._mine.pop(_cid(container), None)
+            log.warning("cannot remove container %s: %s", short(container), e)
+        self._mine.pop(cid(container), None)
 
     def _attach(self, container: Container) -> list[str]:
-        return ["docker", "start", "--attach", "--interactive", _cid(container)]
+        return ["docker", "start", "--attach", "--interactive", cid(container)]
 
-    def _run(self, container: Container, *, stdin: bytes) -> _DockerRun:
+    def _run(self, container: Container, *, stdin: bytes) -> DockerRun:
         try:
             child = proc.Child(
                 self._attach(container),
@@ -432,7 +289,7 @@ class DockerSandbox:
             self._remove(container)
             raise
         limits = Limits(self.config.limits.pids, self.config.limits.memory, {})
-        return _DockerRun(child, container, self._remove, limits)
+        return DockerRun(child, container, self._remove, limits)
 
     def start(self, argv: Sequence[str], *, stdin: bytes) -> Running:
         if self.place is not None:
@@ -444,8 +301,8 @@ class DockerSandbox:
 
         container = self._create(
             ["/bin/sh", f"{BIN}/{SCRIPT}", name],
-            env={"HOME": SCRATCH, **self._step_env()},
-            mounts=self._workspace_mounts(),
+            env={"HOME": SCRATCH, **self.view.step_env()},
+            mounts=self.view.workspace_mounts(),
             network="none",
             workdir="/",
         )
@@ -519,40 +376,3 @@ class DockerSandbox:
                 log.warning("clean-up by label failed: %s", e)
             self._client.close()
             self._client = None
-
-
-def _cgroups(container: Container) -> dict[str, Path]:
-    from docker.errors import DockerException
-
-    try:
-        container.reload()
-    except DockerException:
-        return {}
-    pid = (container.attrs.get("State") or {}).get("Pid")
-    return folders(pid) if isinstance(pid, int) and pid > 0 else {}
-
-
-def _oom_killed(container: Container) -> bool:
-    from docker.errors import DockerException
-
-    try:
-        container.reload()
-    except DockerException:
-        return False
-    state = container.attrs.get("State") or {}
-    return bool(state.get("OOMKilled"))
-
-
-def _cid(container: Container) -> str:
-    return container.id or ""
-
-
-def _short(container: Container) -> str:
-    return _cid(container)[:12]
-
-
-def remote_engine(env: Mapping[str, str]) -> bool:
-    """Whether the engine may see another filesystem: DOCKER_HOST names one that is not a
-    local socket (tcp://, ssh://...), or RALPH_PROBE_MOUNTS=1 asks for the check anyway."""
-    host = env.get("DOCKER_HOST", "")
-    return env.get("RALPH_PROBE_MOUNTS") == "1" or bool(host and not host.startswith("unix://"))

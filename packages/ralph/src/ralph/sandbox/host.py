@@ -91,13 +91,13 @@ class HostSandbox:
         self._prepared()
         child = proc.Child(argv, cwd=self.workdir, env=self.agent_env, stdin=stdin)
         self.records.append(orphans.record(child.pid))  # found again if we are kill -9ed
-        return child
+        return HostRun(child)
 
     def start_check(self, argv: Sequence[str]) -> Running:
         env = {**self.env}
         if self.place is not None and self.place.objects is not None:
             env["RALPH_OBJECTS"] = str(self.place.objects)
-        return proc.Child(argv, cwd=self.state, env=env, stdin=b"")
+        return HostRun(proc.Child(argv, cwd=self.state, env=env, stdin=b""))
 
     def interactive(
         self,
@@ -131,3 +131,27 @@ class HostSandbox:
         for path in self.records:
             orphans.forget(path)
         self.records.clear()
+
+
+@dataclass
+class HostRun:
+    """A host process as the loop runs it: no sandbox, so no limits to run into."""
+
+    child: proc.Child
+
+    def output(
+        self,
+        interrupts: proc.Interrupts,
+        timeout: Callable[[], float],
+        on_stderr: Callable[[bytes], None],
+    ) -> proc.Output:
+        return self.child.output(interrupts, timeout, on_stderr)
+
+    def stop(self, *, grace: float) -> int:
+        return self.child.stop(grace=grace)
+
+    def close(self, *, grace: float) -> int:
+        return self.child.close(grace=grace)
+
+    def limit_hit(self) -> str | None:
+        return None
