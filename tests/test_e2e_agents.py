@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +28,7 @@ from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario, scenario_json
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
 Model = Callable[..., ModelServer]
+WaitFor = Callable[..., None]
 PINNED = {"codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0"}
 
 
@@ -312,3 +315,44 @@ def test_a_codex_429_past_its_own_retries_is_waited_out_and_the_iteration_run_ag
     assert "rate limited (429) with no reset time: retry 1" in done.stdout, done.stdout
     assert "retrying the same iteration" in done.stdout
     assert_one_task_done(project, task, done)
+
+
+@pytest.mark.gemini
+def test_sigterm_stops_a_gemini_iteration_in_docker_within_ten_seconds(
+    project: Project, gemini_image: str, tmp_path: Path, wait_for: WaitFor
+) -> None:
+    """Docker's init passes ralph's signals to the agent's process alone: gemini restarted
+    itself as a child and its parent ignored SIGINT and SIGTERM, so only SIGKILL stopped it.
+    Here it is busy retrying an API at a closed port when ralph is told to stop."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    api = {"GOOGLE_GEMINI_BASE_URL": closed, "GEMINI_API_KEY": "test-key"}
+    argv = ["ralph", "-a", "--agent", "gemini", "--template", gemini_image, "--network", "host"]
+    log = tmp_path / "ralph.out"
+    with log.open("wb") as sink:
+        ralph = subprocess.Popen(
+            [*argv, "1", "Work on the next ready task."],
+            cwd=project.root,
+            env={**project.env, **api, "RALPH_API_WAIT": "600"},
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    running = ["docker", "ps", "-q", "--filter", f"label=springfield.project={project.root}"]
+    try:
+        wait_for(lambda: b"~ API retry 1" in log.read_bytes(), timeout=180, what="a retry")
+        ralph.send_signal(signal.SIGTERM)
+        wait_for(
+            lambda: project.run(*running).stdout.strip() == "",
+            timeout=10,
+            what="gemini's container to stop",
+        )
+        assert ralph.wait(timeout=60) == 130
+    finally:
+        if ralph.poll() is None:
+            ralph.kill()
+            ralph.wait()
+    text = log.read_text()
+    assert "ignored SIGINT" not in text, text
+    assert " · interrupted" in text, text

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ralph.governor import Budgets, Governor, failure_of, parse_duration
-from ralph.stream import Result
+from ralph.stream import NOTHING_DONE, Result
+from ralph.watchdog import Expiry
 
 from .conftest import Run, Script, Spawn
 from .test_loop import WaitFor
@@ -56,13 +57,20 @@ def test_the_breaker_opens_after_consecutive_failures_only() -> None:
 
 
 def test_what_counts_as_a_failed_iteration() -> None:
-    assert failure_of(0, Result(), expired=False) is None
-    assert failure_of(1, None, expired=False) == "the agent exited (status 1) without a result"
-    assert "reported an error" in (
-        failure_of(0, Result(is_error=True, text="x"), expired=False) or ""
-    )
-    assert failure_of(3, Result(), expired=False) == "the agent exited with status 3"
-    assert failure_of(0, Result(), expired=True) == "the watchdog stopped the agent"
+    assert failure_of(0, Result()) is None
+    assert failure_of(1, None) == "the agent exited (status 1) without a result"
+    assert "reported an error" in (failure_of(0, Result(is_error=True, text="x")) or "")
+    assert failure_of(3, Result()) == "the agent exited with status 3"
+    assert failure_of(0, Result(), expiry=Expiry.IDLE) == "the watchdog stopped the agent"
+    assert failure_of(1, None, expiry=Expiry.API_FAILING) == "the agent's API calls kept failing"
+    # --max-time and the grace after `result` fail nothing by themselves: the result decides
+    assert failure_of(-2, Result(), expiry=Expiry.POST_RESULT) == "the agent exited with status -2"
+    assert failure_of(0, Result(), expiry=Expiry.MAX_TIME) is None
+
+
+def test_a_run_that_did_nothing_fails_in_ralph_s_words_not_the_agent_s() -> None:
+    did_nothing = Result(subtype=NOTHING_DONE, is_error=True, text="the model made no tool call")
+    assert failure_of(0, did_nothing) == "the model made no tool call"
 
 
 def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -> None:

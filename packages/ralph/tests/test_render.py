@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from ralph.render import Output
+from ralph.stream import NOTHING_DONE, ApiRetry, Result
 
 
 def test_plain_output_has_no_escapes_and_styled_output_has_them() -> None:
@@ -43,3 +44,17 @@ def test_styled_output_prints_markup_in_agent_text_as_is() -> None:
     assert "done [/x] and [bold]not bold[/bold] [link=http://evil]click[/link]" in shown
     assert "could not release [/anything]" in shown
     assert "\x1b]8;" not in shown  # no hyperlink escape made from the agent's text
+
+
+def test_retries_are_one_cut_line_and_ralph_s_own_verdict_is_no_agent_s_error() -> None:
+    out = io.StringIO()
+    render = Output(out, io.StringIO(), styled=False)
+    render.event(ApiRetry(3, None, "waiting for network " + "x" * 300, offline=True))
+    render.event(Result(subtype=NOTHING_DONE, is_error=True, text="the model made no tool call"))
+    render.event(Result(subtype="error", is_error=True, text="boom"))
+    retry, verdict, error = out.getvalue().splitlines()
+    assert retry.startswith("   ~ API retry 3 (waiting for network xxx")
+    assert retry.endswith("...)")
+    assert len(retry) < 130
+    assert verdict == "warning: the model made no tool call"
+    assert error == "warning: agent reported an error: boom"

@@ -81,7 +81,7 @@ def test_garbage_and_unknown_events_are_skipped_and_counted() -> None:
     events = list(parser.events([data]))
     assert events == [
         Text("hi"),
-        ApiRetry(attempt=1),
+        ApiRetry(attempt=1, error="no answer from the API", offline=True),  # no error_status
         Result(subtype="error_max_turns", errors=("too many",)),
     ]
     assert parser.skipped == 4  # warning line, bad JSON, a JSON array, binary junk
@@ -122,3 +122,21 @@ def test_chunk_boundaries_never_change_the_events(cuts: list[int]) -> None:
     points = sorted(set(cuts))
     chunks = [TOOLS[a:b] for a, b in zip([0, *points], [*points, len(TOOLS)], strict=True)]
     assert list(Parser().events(chunks)) == parse(TOOLS)
+
+
+def test_stderr_is_passed_through_line_by_line_whatever_the_chunks() -> None:
+    """claude's reader shows every stderr line as it is; a line cut anywhere waits for its end,
+    and a last line without a newline comes out when the agent ends."""
+    data = b"npm WARN one\nsecond line\n\xff half-a-\xc3\xa9 line"
+    for cut in range(1, len(data)):
+        parser = Parser()
+        shown = parser.stderr(data[:cut]) + parser.stderr(data[cut:]) + parser.stderr_end()
+        assert shown == [b"npm WARN one\n", b"second line\n", b"\xff half-a-\xc3\xa9 line"]
+    assert Parser().stderr_end() == []
+
+
+def test_a_retry_is_futile_without_an_answer_or_with_a_refusal_not_with_a_limit() -> None:
+    assert ApiRetry(1, None, "no answer", offline=True).futile
+    assert all(ApiRetry(1, status).futile for status in (400, 401, 403, 404))
+    assert not any(ApiRetry(1, status).futile for status in (408, 409, 429, 500, 503, 529))
+    assert not ApiRetry(1).futile  # a retry that says nothing of why is waited for

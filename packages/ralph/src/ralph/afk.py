@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ralph import format, limits, proc
@@ -18,7 +18,7 @@ from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.governor import Governor
 from ralph.models import Config
 from ralph.render import Output
-from ralph.stream import Parser, RateLimit, Result
+from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
@@ -36,10 +36,13 @@ class Attempt:
     interrupted: bool = False
     seconds: float = 0.0
     limit: str | None = None  # the sandbox's process or memory limit ended the run
+    api_error: str = ""  # the agent's last futile API call (ApiRetry.futile), as it said
 
 
 def summary_line(index: int, attempt: Attempt) -> str:
-    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`."""
+    """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`;
+    an iteration ralph stopped ends `· stopped (idle) · exit -9`, an interrupted one
+    `· interrupted` (an agent stopped by a signal may well exit 0)."""
     parts = [format.duration(attempt.seconds)]
     result = attempt.result
     if result is not None:
@@ -50,6 +53,11 @@ def summary_line(index: int, attempt: Attempt) -> str:
             parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
         if result.cost_usd is not None:
             parts.append(format.cost(result.cost_usd))
+    if attempt.interrupted:
+        parts.append("interrupted")
+        return f"Iteration {index} done: " + " · ".join(parts)
+    if attempt.expiry is not None:
+        parts.append(f"stopped ({attempt.expiry})")
     parts.append("exit ?" if attempt.status is None else f"exit {attempt.status}")
     return f"Iteration {index} done: " + " · ".join(parts)
 
@@ -66,6 +74,7 @@ class Afk:
     env: Mapping[str, str] | None = None
     clock: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
+    _failing: str = field(default="", init=False, repr=False)  # this run's last futile retry
 
     def run(self) -> Attempt:
         """Run the agent; after a usage limit, wait and run the same iteration again."""
@@ -122,7 +131,13 @@ class Afk:
         t = self.config.timeouts
         left = self.governor.time_left()
         until = None if left is None else self.clock() + left
-        watch = Watchdog(idle=t.idle, post_result=t.post_result, clock=self.clock, until=until)
+        watch = Watchdog(
+            idle=t.idle,
+            post_result=t.post_result,
+            clock=self.clock,
+            until=until,
+            api_wait=t.api_wait,
+        )
         result: Result | None = None
         limit: RateLimit | None = None
         started = self.clock()
@@ -130,9 +145,10 @@ class Afk:
         running = self.sandbox.start(argv, stdin=stdin)
         status: int | None = None
         parser = Parser(self.config.backend(self.env).reader())
+        self._failing = ""
         try:
-            for event in parser.events(self._chunks(running, watch)):
-                self.out.event(event, root=self.config.project)
+            for event in parser.events(self._chunks(running, watch, parser)):
+                self._seen(event, watch)
                 if isinstance(event, Result):
                     result = event
                     watch.result_seen()
@@ -140,6 +156,7 @@ class Afk:
                     limit = event
         finally:
             status = running.close(grace=t.stop_grace)
+            self._stderr_items(parser.stderr_end(), watch)
         hit = running.limit_hit()
         if hit is not None:
             self.out.warning(f"stopped the iteration: {hit}")
@@ -155,19 +172,41 @@ class Afk:
             interrupted=self.interrupts.fired,
             seconds=self.clock() - started,
             limit=hit,
+            api_error=self._failing,
         )
 
-    def _stderr(self, watch: Watchdog, data: bytes) -> None:
-        watch.activity()  # stderr is output too: a chatty agent is not idle
-        self.out.agent_stderr(data)
+    def _seen(self, event: Event, watch: Watchdog) -> None:
+        """Show an event; a retry that waiting will not mend keeps the failing-API deadline
+        running, anything else from the agent stops it."""
+        self.out.event(event, root=self.config.project)
+        if isinstance(event, ApiRetry) and event.futile:
+            why = ", ".join(str(x) for x in (event.error, event.status) if x)
+            self._failing = format.cut(why, format.ERROR_WIDTH)
+            watch.failing()
+        else:
+            watch.answered()
 
-    def _chunks(self, running: sandboxes.Running, watch: Watchdog) -> Iterator[bytes]:
+    def _stderr(self, watch: Watchdog, parser: Parser, data: bytes) -> None:
+        watch.activity()  # stderr is output too: a chatty agent is not idle
+        self._stderr_items(parser.stderr(data), watch)
+
+    def _stderr_items(self, items: list[Event | bytes], watch: Watchdog) -> None:
+        for item in items:
+            if isinstance(item, bytes):
+                self.out.agent_stderr(item)
+            else:
+                self._seen(item, watch)
+
+    def _chunks(
+        self, running: sandboxes.Running, watch: Watchdog, parser: Parser
+    ) -> Iterator[bytes]:
+        def on_stderr(data: bytes) -> None:
+            self._stderr(watch, parser, data)
+
         def timeout() -> float:  # look at the sandbox's limits at least this often
             return min(watch.remaining(), LIMITS_EVERY)
 
-        with contextlib.closing(
-            running.output(self.interrupts, timeout, lambda data: self._stderr(watch, data))
-        ) as chunks:
+        with contextlib.closing(running.output(self.interrupts, timeout, on_stderr)) as chunks:
             for chunk in chunks:
                 if chunk is not None:
                     watch.activity()

@@ -29,6 +29,7 @@ from ralph.render import Output
 # Timeouts itself, so they are written once.
 TUNING = (
     ("post_result", "RALPH_RESULT_GRACE", False),
+    ("api_wait", "RALPH_API_WAIT", False),
     ("stop_grace", "RALPH_STOP_GRACE", False),
     ("limit_margin", "RALPH_LIMIT_MARGIN", False),
     ("backoff_base", "RALPH_BACKOFF_BASE", False),
@@ -328,6 +329,8 @@ def cli(
         log = stack.enter_context(_open_log(log_file)) if log_file else None
         out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)
         ctx.obj["out"] = out
+        for warning in config.backend(env).warnings(env):
+            out.warning(warning)
         return int(loop.run(config, out, env=env, max_iterations=max_iterations))
     raise AssertionError("unreachable")  # pragma: no cover
 

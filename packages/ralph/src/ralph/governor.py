@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ralph import format
 from ralph.stream import Result
+from ralph.watchdog import Expiry
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -107,15 +108,23 @@ class Governor:
         return None
 
 
-def failure_of(status: int | None, result: Result | None, *, expired: bool) -> str | None:
-    """Why an iteration counts as failed (for the breaker), or None when it did not."""
-    if expired:
+def failure_of(
+    status: int | None, result: Result | None, *, expiry: Expiry | None = None
+) -> str | None:
+    """Why an iteration counts as failed (for the breaker), or None when it did not.
+
+    The --max-time budget and the grace after `result` stop an agent without failing it: its
+    result, if any, decides."""
+    if expiry is Expiry.IDLE:
         return "the watchdog stopped the agent"
+    if expiry is Expiry.API_FAILING:
+        return "the agent's API calls kept failing"
     if result is None:
         return f"the agent exited (status {status}) without a result"
     if result.is_error or result.subtype != "success":
         detail = result.text or "; ".join(result.errors) or result.subtype
-        return f"the agent reported an error: {' '.join(detail.split())[:200]}"
+        said = "" if result.nothing_done else "the agent reported an error: "
+        return f"{said}{' '.join(detail.split())[:200]}"
     if status not in (0, None):
         return f"the agent exited with status {status}"
     return None

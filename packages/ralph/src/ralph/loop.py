@@ -234,9 +234,7 @@ class Loop:
             self.out.note(hooks.describe(event))
         result = attempt.result
         failure = (
-            failure
-            or attempt.limit
-            or failure_of(attempt.status, result, expired=attempt.expiry is Expiry.IDLE)
+            failure or attempt.limit or failure_of(attempt.status, result, expiry=attempt.expiry)
         )
         # interrupted or cut by --max-time is no failure; interactive sessions have no result
         judged = (
@@ -289,10 +287,13 @@ class Loop:
             self.out.warning(f"agent still running {t.post_result:g} s after its result: stopped")
         elif attempt.expiry is Expiry.MAX_TIME:
             self.out.warning("the --max-time budget ran out: stopped the agent")
+        elif attempt.expiry is Expiry.API_FAILING:
+            why = f"{t.api_wait:g} s: stopped it (last error: {attempt.api_error})"
+            self.out.warning(f"the agent's API calls failed for {why}")
         elif self.config.afk and not attempt.interrupted:
             if attempt.result is None:
                 self.out.warning(f"agent exited (status {attempt.status}) without a result")
-            elif attempt.status not in (0, None):
+            elif attempt.status not in (0, None) and not attempt.result.is_error:
                 self.out.warning(f"agent exited with status {attempt.status}")
         self.out.summary(summary_line(index, attempt))
 

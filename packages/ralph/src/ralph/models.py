@@ -35,6 +35,9 @@ class Timeouts:
 
     idle: float = 1800.0  # no agent output for this long: kill it (claude-code#39700)
     post_result: float = 30.0  # agent still alive this long after `result`: kill it
+    # Every call to the agent's API failing this long (no answer, or refused: a key, a model):
+    # stop it. Short enough that three such iterations open the breaker within two minutes.
+    api_wait: float = 20.0
     stop_grace: float = 5.0  # per step of the SIGINT -> SIGTERM -> SIGKILL ladder
     limit_margin: float = 10.0  # added to a usage limit's reset time before retrying
     backoff_base: float = 60.0  # first wait after a 429 without a reset time, then doubled

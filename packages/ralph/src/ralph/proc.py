@@ -201,7 +201,7 @@ class Child:
             self.popen = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                env=None if env is None else dict(env),
+                env=None if env is None else {**env, "PWD": str(cwd)},  # opencode works in $PWD
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

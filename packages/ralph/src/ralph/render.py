@@ -72,10 +72,12 @@ class Output:
             self.tool_error(format.error_line(event.text))
         elif isinstance(event, ApiRetry):
             why = ", ".join(str(x) for x in (event.error, event.status) if x)
+            why = format.cut(why, format.ERROR_WIDTH)
             self.note(f"   ~ API retry {event.attempt or '?'}" + (f" ({why})" if why else ""))
         elif isinstance(event, Result) and (event.is_error or event.subtype != "success"):
-            detail = event.text or "; ".join(event.errors) or event.subtype
-            self.warning(f"agent reported an error: {format.cut(detail, 200)}")
+            detail = format.cut(event.text or "; ".join(event.errors) or event.subtype, 200)
+            # a run without a tool call is ralph's verdict (agents/common.py), not the agent's
+            self.warning(detail if event.nothing_done else f"agent reported an error: {detail}")
 
     def tool(self, line: str) -> None:
         """A tool call one-liner."""

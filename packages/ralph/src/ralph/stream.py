@@ -50,11 +50,23 @@ class RateLimit:
 
 @dataclass(frozen=True, slots=True)
 class ApiRetry:
-    """`system/api_retry`: the CLI retries a failed API call by itself (529, 5xx, ...)."""
+    """The CLI retries a failed API call by itself (claude's `system/api_retry`, codex's
+    "Reconnecting...", gemini's and opencode's retry lines on stderr).
+
+    `offline`: the call got no HTTP answer at all (connection refused, no route, a timeout), so
+    the endpoint may be unreachable; a retry with a status (429, 529, 5xx) was answered."""
 
     attempt: int | None = None
     status: int | None = None
     error: str = ""
+    offline: bool = False
+
+    @property
+    def futile(self) -> bool:
+        """Retrying will not soon mend it: no answer at all, or a refusal (a key, a model, a
+        request: 4xx) rather than a rate limit (429), a timeout (408) or a conflict (409)."""
+        refused = self.status is not None and 400 <= self.status < 500
+        return self.offline or (refused and self.status not in (408, 409, 429))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,17 @@ class Result:
     errors: tuple[str, ...] = ()
     # The agent reported tokens but no cost: ralph priced them (agents/prices.py).
     cost_computed: bool = False
+
+    @property
+    def nothing_done(self) -> bool:
+        """ralph's verdict on a run the agent called a success: not one tool call (agents/)."""
+        return self.subtype == NOTHING_DONE
+
+
+# The subtype of a result whose run ended without a single tool call: a model that is not
+# given the agent's tools (or ignores them) "succeeds" at once every iteration, having done
+# nothing, and the breaker should count that.
+NOTHING_DONE = "error_nothing_done"
 
 
 Event: TypeAlias = Text | ToolUse | ToolError | RateLimit | ApiRetry | Result
@@ -197,11 +220,11 @@ def parse_line(line: bytes) -> list[Event] | None:
     if kind == "rate_limit_event":
         return [_rate_limit(raw)]
     if kind == "system" and raw.get("subtype") == "api_retry":
-        return [
-            ApiRetry(
-                _int(raw.get("attempt")), _int(raw.get("error_status")), _str(raw.get("error"))
-            )
-        ]
+        status = _int(raw.get("error_status"))
+        error = _str(raw.get("error"))
+        if status is None and error in ("", "unknown"):  # what claude says of a failed connection
+            error = "no answer from the API"
+        return [ApiRetry(_int(raw.get("attempt")), status, error, offline=status is None)]
     return []  # system/init, stream_event, and types newer than us
 
 
@@ -217,6 +240,11 @@ class Reader(Protocol):
         """What the stream's end implies (a result built from what was summed)."""
         ...
 
+    def stderr(self, line: bytes) -> list[Event] | None:
+        """The events one line of the agent's stderr (without its newline) means, [] for a line
+        not worth showing (a stack frame, a banner printed every run); None: show it as is."""
+        ...
+
 
 class ClaudeReader:
     """Claude Code's stream-json: every line stands alone; the `result` event ends it."""
@@ -227,6 +255,9 @@ class ClaudeReader:
     def end(self) -> list[Event]:
         return []
 
+    def stderr(self, line: bytes) -> list[Event] | None:
+        return None  # claude's own retries are events on stdout
+
 
 @dataclass(slots=True)
 class Parser:
@@ -235,6 +266,7 @@ class Parser:
     reader: Reader = field(default_factory=ClaudeReader)
     skipped: int = 0
     lines: int = 0
+    _stderr: bytes = b""  # the agent's last stderr line, until its newline comes
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
         """Yield the events in `chunks`, which may cut lines (even characters) anywhere."""
@@ -256,3 +288,18 @@ class Parser:
             self.skipped += 1
             return []
         return parsed
+
+    def stderr(self, chunk: bytes) -> list[Event | bytes]:
+        """What a chunk of the agent's stderr shows, line by line: the events the reader makes
+        of a line, or the line itself (with its newline) to pass through."""
+        *complete, self._stderr = (self._stderr + chunk).split(b"\n")
+        return [item for line in complete for item in self._stderr_line(line, b"\n")]
+
+    def stderr_end(self) -> list[Event | bytes]:
+        """The agent's last stderr line when it ended without a newline."""
+        pending, self._stderr = self._stderr, b""
+        return self._stderr_line(pending, b"") if pending else []
+
+    def _stderr_line(self, line: bytes, end: bytes) -> list[Event | bytes]:
+        events = self.reader.stderr(line)
+        return [line + end] if events is None else list(events)

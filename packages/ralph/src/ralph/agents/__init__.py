@@ -37,6 +37,10 @@ class Backend(Protocol):
         """A fresh reader of one run's event stream."""
         ...
 
+    def warnings(self, host: Mapping[str, str]) -> list[str]:
+        """What is said once, before the first iteration, about a doubtful configuration."""
+        ...
+
 
 def names() -> tuple[str, ...]:
     return ("claude", "codex", "gemini", "opencode")

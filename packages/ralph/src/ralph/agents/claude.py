@@ -25,3 +25,6 @@ class Claude:
 
     def reader(self) -> Reader:
         return ClaudeReader()
+
+    def warnings(self, host: Mapping[str, str]) -> list[str]:
+        return []

@@ -8,6 +8,7 @@ a local model, the scripted server) can stand behind OPENAI_BASE_URL. Its config
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,10 +37,20 @@ class Codex:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         safefile.replace(codex_home / "config.toml", config_toml(self.model, host))
-        return {"CODEX_HOME": str(codex_home)}
+        # codex refuses to put its helper binaries in a CODEX_HOME under the temporary
+        # directory and says so on stderr every run ("could not create PATH aliases"); the run's
+        # HOME is under /tmp, so the temporary directory moves into it instead
+        scratch = home / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        return {"CODEX_HOME": str(codex_home), "TMPDIR": str(scratch)}
 
     def reader(self) -> Reader:
         return CodexReader(self.model)
+
+    def warnings(self, host: Mapping[str, str]) -> list[str]:
+        # its own default model speaks a newer tool protocol that a compatible server does
+        # not see as tools: each iteration then "succeeds" at once, having done nothing
+        return common.unnamed_model("codex", "its own default model", self.model, host)
 
 
 def config_toml(model: str | None, host: Mapping[str, str]) -> bytes:
@@ -66,14 +77,24 @@ def config_toml(model: str | None, host: Mapping[str, str]) -> bytes:
     return tomli_w.dumps(config).encode()
 
 
+# "Reconnecting... 2/5 (unexpected status 503 ...)", "Reconnecting... waiting for network
+# (Connection failed: error sending request)": codex retries by itself, the second forever
+_RECONNECTING = re.compile(r"^Reconnecting\.\.\.\s*(?:(\d+)/\d+\s*)?(.*)$", re.DOTALL)
+# items that are no action of the model's (its words, its thinking, codex's own notices)
+_NO_ACTION = {"agent_message", "reasoning", "error"}
+
+
 @dataclass
 class CodexReader:
-    """`thread.started`, `item.*`, then `turn.completed` (usage) or `turn.failed` per turn."""
+    """`thread.started`, `item.*`, then `turn.completed` (usage) or `turn.failed` per turn;
+    `error` events between them are codex's notices, among them its retries."""
 
     model: str | None
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
     failed: str | None = None
+    actions: int = 0  # commands, file changes, tool calls: what the model did
+    retries: int = 0
 
     def line(self, line: bytes) -> list[Event] | None:
         raw = common.load(line)
@@ -81,6 +102,10 @@ class CodexReader:
             return None
         kind = raw.get("type")
         item = common.obj(raw.get("item"))
+        if kind in ("item.started", "item.completed") and item.get("type") not in _NO_ACTION:
+            self.actions += 1
+        if kind == "error":
+            return self._notice(common.text(raw.get("message")))
         if kind == "item.started" and item.get("type") == "command_execution":
             return [
                 ToolUse(common.SHELL, {"command": common.command(common.text(item.get("command")))})
@@ -101,10 +126,25 @@ class CodexReader:
         if kind == "turn.failed":
             self.failed = common.text(common.obj(raw.get("error")).get("message")) or "failed"
             return self._result()
-        return []  # thread.started, turn.started, error notices, newer types
+        return []  # thread.started, turn.started, newer types
+
+    def _notice(self, message: str) -> list[Event]:
+        """A reconnect is a retry; other notices are repeated by `turn.failed`."""
+        found = _RECONNECTING.match(message.strip())
+        if found is None:
+            return []
+        self.retries += 1
+        attempt = int(found.group(1)) if found.group(1) else self.retries
+        why = found.group(2).strip()
+        if why.startswith("(") and why.endswith(")"):
+            why = why[1:-1]
+        return [common.retry(attempt, why or message, offline=True)]
 
     def end(self) -> list[Event]:
         return []
+
+    def stderr(self, line: bytes) -> list[Event] | None:
+        return None
 
     def _result(self) -> list[Event]:
         cached = self.usage.get("cached_input_tokens", 0)
@@ -112,18 +152,17 @@ class CodexReader:
         output = self.usage.get("output_tokens", 0)
         failed = self.failed
         cost = prices.cost("codex", self.model, fresh=fresh, cached=cached, output=output)
-        return [
-            Result(
-                subtype="error" if failed else "success",
-                is_error=failed is not None,
-                text=failed or "",
-                num_turns=self.turns,
-                cost_usd=cost,
-                input_tokens=fresh,
-                output_tokens=output,
-                cache_tokens=cached,
-                api_error_status=common.status_in(failed) if failed else None,
-                errors=(failed,) if failed else (),
-                cost_computed=True,
-            )
-        ]
+        result = Result(
+            subtype="error" if failed else "success",
+            is_error=failed is not None,
+            text=failed or "",
+            num_turns=self.turns,
+            cost_usd=cost,
+            input_tokens=fresh,
+            output_tokens=output,
+            cache_tokens=cached,
+            api_error_status=common.status_in(failed) if failed else None,
+            errors=(failed,) if failed else (),
+            cost_computed=True,
+        )
+        return [common.nothing_done(result, tools=self.actions, variable="OPENAI_MODEL")]

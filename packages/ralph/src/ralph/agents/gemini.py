@@ -4,6 +4,7 @@ GOOGLE_GEMINI_BASE_URL, settings in its own GEMINI_CLI_HOME outside the project.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,19 @@ from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 # --skip-trust: otherwise it exits in a folder it was never told to trust
 _FLAGS = ["--yolo", "--skip-trust"]
 _SHELLS = {"run_shell_command"}
+# "Attempt 2 failed. Retrying with backoff... Error: exception TypeError: fetch failed ...",
+# "Attempt 1 failed with status 500. Retrying with backoff... _ApiError: {...}"
+_RETRY = re.compile(r"^Attempt (\d+) failed(.*?)\. Retrying with backoff\.\.\.\s*(.*)$")
+# its API errors, each with a report file in the run's HOME, the message over several lines:
+# a retry follows, or its `result` says the same
+_API_ERRORS = ("Error when talking to Gemini API", "Error generating content via API")
+# printed on stderr every run, telling ralph's reader nothing
+_BANNERS = (
+    "YOLO mode is enabled",
+    "Warning: 256-color support not detected",
+    "Ripgrep is not available",
+    "[STARTUP] ",
+)
 _SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
@@ -48,10 +62,20 @@ class Gemini:
         scratch = home / "tmp"  # where it writes its error reports
         scratch.mkdir(parents=True, exist_ok=True)
         safefile.replace(path, json.dumps(_SETTINGS, indent=2).encode())
-        return {"GEMINI_CLI_HOME": str(cli_home), "TMPDIR": str(scratch)}
+        return {
+            "GEMINI_CLI_HOME": str(cli_home),
+            "TMPDIR": str(scratch),
+            # Otherwise it starts itself again as a child (for a larger heap) and the parent
+            # ignores SIGINT and SIGTERM without passing them on: in Docker, whose init signals
+            # only the parent, the stop ladder had to end in SIGKILL.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
 
     def reader(self) -> Reader:
         return GeminiReader(self.model)
+
+    def warnings(self, host: Mapping[str, str]) -> list[str]:
+        return []  # without GEMINI_MODEL its `auto` router picks among Gemini's own names
 
 
 @dataclass
@@ -62,6 +86,7 @@ class GeminiReader:
     pending: list[str] = field(default_factory=list)
     turns: int = 0
     done: bool = False
+    continued: bool = False  # the stderr line before began a message that goes on
 
     def _flush(self) -> list[Event]:
         said = "".join(self.pending).strip()
@@ -92,6 +117,9 @@ class GeminiReader:
         return events
 
     def _result(self, raw: dict[str, object]) -> Result:
+        return common.nothing_done(self._stats(raw), tools=self.turns, variable="GEMINI_MODEL")
+
+    def _stats(self, raw: dict[str, object]) -> Result:
         stats = common.obj(raw.get("stats"))
         error = common.obj(raw.get("error"))
         failed = raw.get("status") not in (None, "success")
@@ -116,3 +144,26 @@ class GeminiReader:
 
     def end(self) -> list[Event]:
         return self._flush()
+
+    def stderr(self, line: bytes) -> list[Event] | None:
+        """Its retries become events; its API errors (the result or a retry tells them), stack
+        traces, a message's indented lines and closing brace, and its banners are not shown."""
+        text = line.decode(errors="replace")
+        if text.startswith((" ", "\t")) and (self.continued or text.lstrip().startswith("at ")):
+            return []
+        if self.continued and text.strip() == "}":
+            return []
+        self.continued = False
+        if text.startswith(_BANNERS):
+            return []
+        if text.startswith(_API_ERRORS):
+            self.continued = True
+            return []
+        found = _RETRY.match(text)
+        if found is None:
+            return None
+        self.continued = True
+        attempt, status, error = found.groups()
+        error = error.strip().removeprefix("Error: ")
+        why = " ".join(part for part in (status.strip(), error) if part)
+        return [common.retry(int(attempt), why, offline=not status.strip())]

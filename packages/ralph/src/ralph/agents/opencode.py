@@ -4,6 +4,7 @@ OPENAI_BASE_URL (chat completions), configured by a file outside the project."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,15 @@ from ralph.agents import common, prices
 from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
 _SHELLS = {"bash"}
+# opencode's `run --format json` prints nothing while it retries a failed API call (five
+# times, about a minute): its ERROR log on stderr is the only place a retry shows
+_LOGS = ["--print-logs", "--log-level", "ERROR"]
+_LOG_FIELD = r'(?:^|\s){}=(?:"((?:[^"\\]|\\.)*)"|(\S+))'
+_MESSAGE = re.compile(_LOG_FIELD.format("message"))
+_ERROR = re.compile(_LOG_FIELD.format(r"error\.error"))
+_CAUSE = re.compile(r" \(cause: .*\)$")  # the same words again, from the error's cause
+# the AI SDK's words for a request that got no answer (a fetch that failed)
+_OFFLINE = ("Cannot connect to API", "Unable to connect")
 
 
 @dataclass
@@ -23,7 +33,7 @@ class Opencode:
 
     def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
         text = prompt.decode(errors="replace")
-        return [command, "run", "--format", "json", *extra, text], b""
+        return [command, "run", "--format", "json", *_LOGS, *extra, text], b""
 
     def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
         return [command, *extra, *(["--prompt", hint] if hint else [])]
@@ -61,6 +71,10 @@ class Opencode:
     def reader(self) -> Reader:
         return OpencodeReader(self.model)
 
+    def warnings(self, host: Mapping[str, str]) -> list[str]:
+        asked = f"the model {prices.DEFAULT['opencode']}"
+        return common.unnamed_model("opencode", asked, self.model, host)
+
 
 @dataclass
 class OpencodeReader:
@@ -69,6 +83,8 @@ class OpencodeReader:
 
     model: str | None
     steps: int = 0
+    tools: int = 0
+    retries: int = 0
     fresh: int = 0
     cached: int = 0
     output: int = 0
@@ -85,6 +101,7 @@ class OpencodeReader:
         if kind == "text" and (said := common.text(part.get("text"))):
             return [Text(said)]
         if kind == "tool_use":
+            self.tools += 1
             tool = common.text(part.get("tool")) or "?"
             state = common.obj(part.get("state"))
             events: list[Event] = [
@@ -121,18 +138,42 @@ class OpencodeReader:
         cost = self.reported or prices.cost(
             "opencode", self.model, fresh=self.fresh, cached=self.cached, output=self.output
         )
-        return [
-            Result(
-                subtype="error" if self.error else "success",
-                is_error=self.error is not None,
-                text=self.error or "",
-                num_turns=self.steps,
-                cost_usd=cost,
-                input_tokens=self.fresh,
-                output_tokens=self.output,
-                cache_tokens=self.cached,
-                api_error_status=self.status,
-                errors=(self.error,) if self.error else (),
-                cost_computed=computed,
-            )
-        ]
+        result = Result(
+            subtype="error" if self.error else "success",
+            is_error=self.error is not None,
+            text=self.error or "",
+            num_turns=self.steps,
+            cost_usd=cost,
+            input_tokens=self.fresh,
+            output_tokens=self.output,
+            cache_tokens=self.cached,
+            api_error_status=self.status,
+            errors=(self.error,) if self.error else (),
+            cost_computed=computed,
+        )
+        return [common.nothing_done(result, tools=self.tools, variable="OPENAI_MODEL")]
+
+    def stderr(self, line: bytes) -> list[Event] | None:
+        """Its log: each "stream error" is a failed API call it retries (or gives up on, which
+        the `error` event reports again), a failed session step is in that event too."""
+        text = line.decode(errors="replace")
+        if not text.startswith("timestamp="):
+            return None
+        message = _field(_MESSAGE, text)
+        if message == "process":
+            return []
+        if message != "stream error":
+            return None
+        error = _CAUSE.sub("", _field(_ERROR, text).removeprefix("AI_APICallError: "))
+        self.retries += 1
+        offline = any(words in error for words in _OFFLINE)
+        return [common.retry(self.retries, error or "stream error", offline=offline)]
+
+
+def _field(pattern: re.Pattern[str], line: str) -> str:
+    """A `key="value"` (or `key=value`) field of an opencode log line, or ""."""
+    found = pattern.search(line)
+    if found is None:
+        return ""
+    quoted, bare = found.groups()
+    return bare if quoted is None else re.sub(r"\\(.)", r"\1", quoted)
