@@ -3,9 +3,10 @@ holds.
 
 The agent works in a repository of its own, but it claims in the project's one database, so
 the project's `.pensa/` folder is in its container (at /ralph/pensa). The agent (ralph's
-scripted fake agent, run by ralph in a container) plants links and a trigger there. Then the human does what humans do: `git commit` (the pre-commit hook runs `pn
-export`), `pn list`, `pn close`, `pn doctor`. A file outside the project stands for
-`~/.bashrc`: nothing may be written through to it.
+scripted fake agent, run by ralph in a container) plants links and a trigger there. Then the
+human does what humans do: `git commit` (the pre-commit hook runs `pn export`), `pn list`,
+`pn close`, `pn doctor`. A file outside the project stands for `~/.bashrc`: nothing may be
+written through to it.
 """
 
 from __future__ import annotations

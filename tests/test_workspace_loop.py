@@ -110,6 +110,6 @@ def test_a_killed_ralphs_workspace_comes_back_and_the_next_launch_needs_no_flag(
         assert f"recovered the workspace of loop {loop_id}" in again.stdout, again.stdout
     assert loops.git("log", "-1", "--format=%s", f"sgf/{loop_id}") == "feat: half"
     assert f"sgf-recovery {loop_id} " in loops.git("stash", "list")
-    assert loops.git("show", f"stash@{{0}}^3:left.txt") == "uncommitted when ralph died"
+    assert loops.git("show", "stash@{0}^3:left.txt") == "uncommitted when ralph died"
     assert not repo.exists()
     assert all(issue["status"] != "in_progress" for issue in loops.issues().values())
