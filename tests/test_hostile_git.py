@@ -64,6 +64,12 @@ class Hostile:
         argv = ["build", "-a", "--sandbox", "docker", "--template", self.base_image, *extra]
         return self.loops.sgf(*argv, str(iterations))
 
+    def calm_down(self) -> None:
+        """The agent's next loops only do ordinary work."""
+        path = self.loops.root / "tools" / "hostile.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "attack": "none"}))
+        self.loops.git("commit", "-qam", "chore: no more attacks")
+
     def teammate_pushes(self) -> None:
         """Another machine pushes first: the loop's push is rejected and must replay."""
         mate = self.tmp / "teammate"
@@ -171,10 +177,10 @@ def test_a_replace_ref_hides_nothing_from_the_quarantine(hostile: Hostile, mode:
     after(hostile)
     for ref in quarantined.split():  # reviewed and thrown away, the next loop works
         hostile.loops.git("update-ref", "-d", ref)
-    hostile.loops.env["RALPH_COMMAND"] = str(loops_harness.BUILDER)
-    hostile.loops.seed(1)
+    hostile.calm_down()
     nxt = hostile.loop()
     assert nxt.returncode == 0, nxt.stdout + nxt.stderr
+    assert len(work_arrived(hostile)) >= 2
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -186,8 +192,8 @@ def test_links_in_the_agents_git_directory_are_never_written_through(
     done = hostile.loop(*MODES[mode])
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    assert said.count("ln -s") >= 6, said
-    assert len(work_arrived(hostile, "origin/main")) >= 2
+    assert said.count("mkdir -p $(dirname .git/") >= 6, said  # the links were made
+    assert len(work_arrived(hostile, "origin/main")) >= (2 if mode == "parallel" else 1)
     after(hostile)
 
 

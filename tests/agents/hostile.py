@@ -126,6 +126,7 @@ def memhog() -> None:
 
 
 ATTACKS = {
+    "none": lambda: None,
     "rebase": rebase,
     "replace": replace,
     "links": links,

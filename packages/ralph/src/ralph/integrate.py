@@ -156,6 +156,9 @@ class Lane:
                 self._forget_loop_branch()
                 return None
             candidate = self._onto(tip, target)
+            if candidate.tip == target:  # every one of its changes is there already
+                self._forget_loop_branch()
+                return None
             if gate is not None and (failed := gate(candidate.tip)) is not None:
                 failed.kept = self._set_aside(candidate.tip)
                 raise failed
