@@ -156,7 +156,8 @@ class Crossing:
                 "them"
             )
         git.delete_ref(self.repo, self.incoming, env=self.env)  # landed, waiting or kept
-        workspace.remove(self.ws)
+        if self.quarantined or not workspace.park(self.ws):  # an agent's traps go with it
+            workspace.remove(self.ws)
         return said
 
     def _bring(self, tip: str, *, land: bool, check: integrate.Gate | None) -> list[str]:
@@ -232,6 +233,7 @@ def open_(config: Config, env: Mapping[str, str], *, uid: int, gid: int) -> Cros
         start=pids.start_time(os.getpid()),
         sandbox=config.sandbox.value,
         template=config.template,
+        user=f"{uid}:{gid}",
     )
     ws = workspace.create(repo, owner, env=env, uid=uid, gid=gid)
     pensa = repo / ".pensa"
@@ -308,6 +310,7 @@ def _recover_one(
             repo, protected=Protected.with_extra(config.protect), loop_id=owner.loop_id, env=env
         )
         crossing = Crossing(dead, env, repo, lane, ws, place, guard)
+        crossing.quarantined.add("")  # a crashed loop's workspace is never parked
         said = crossing.finish(box, land=False, check=None)
     finally:
         box.close()

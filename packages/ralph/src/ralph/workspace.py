@@ -14,6 +14,13 @@ The agent never works in the human's checkout. Each loop gets a folder of its ow
 
 A workspace whose ralph is gone (kill -9, a crash) is found again by the next ralph of the
 same project (`dead`), which brings its commits and leftovers back and removes it.
+
+A loop that ended with everything crossed parks its workspace (`parked/<n>/`) for the
+project's next loop instead of deleting it: its checkout and its ignored files (a `.venv`,
+`node_modules`, `target/`) are the next loop's start, so the next loop neither checks out
+every file again nor builds its dependencies from nothing. A workspace is only ever used by
+the sandbox it was made in (the same kind, the same user); one that saw a quarantine is
+deleted, never parked; at most PARKED of them are kept.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import os
 import re
 import shutil
 import stat
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -35,6 +43,7 @@ from ralph.errors import RalphError
 
 _OWNER = "owner.json"
 _MAX_OWNER = 64 * 1024
+PARKED = 3
 
 
 class WorkspaceBusy(RalphError):
@@ -78,6 +87,7 @@ class Owner:
     start: int | None  # the ralph's process start time: a reused pid is not it
     sandbox: str  # docker or none
     template: str
+    user: str = ""  # uid:gid of the sandbox's user, who owns the repository
     base: str = ""  # the commit the host last asked the iteration to start from
     taken: str = ""  # the last tip the host received from the workspace
 
@@ -152,13 +162,17 @@ def folder(project: Path, env: Mapping[str, str]) -> Path:
 
 
 def create(project: Path, owner: Owner, *, env: Mapping[str, str], uid: int, gid: int) -> Workspace:
-    """A new, empty workspace for `owner.loop_id` (an old one of the same loop is reused).
+    """A workspace for `owner.loop_id`: its own of an earlier run, else a parked one of this
+    project's that the same sandbox made, else a new, empty one.
 
     The folder is private to the user; `repo/` and `out/` belong to the sandbox's user
     (`uid`:`gid`), who must write them."""
     parent = folder(project, env)
     parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     ws = Workspace(parent / stem(owner.loop_id))
+    if not ws.home.exists() and (taken := _unpark(parent, ws, owner)) is not None:
+        ws.write_owner(replace(owner, taken=taken))
+        return ws
     ws.home.mkdir(exist_ok=True, mode=0o700)
     for part in (ws.repo, ws.out):
         part.mkdir(exist_ok=True, mode=0o700)
@@ -168,13 +182,50 @@ def create(project: Path, owner: Owner, *, env: Mapping[str, str], uid: int, gid
     return ws
 
 
+def park(ws: Workspace) -> bool:
+    """Keep `ws` for the project's next loop (at most PARKED are kept); whether it was."""
+    shelf = ws.home.parent / "parked"
+    shelf.mkdir(exist_ok=True, mode=0o700)
+    kept = sorted(p for p in shelf.iterdir() if p.is_dir() and not p.is_symlink())
+    for old in kept[: max(0, len(kept) - PARKED + 1)]:
+        remove(Workspace(old))
+    target = shelf / f"{time.time_ns()}-{os.getpid()}"
+    try:
+        ws.home.rename(target)
+    except OSError:
+        return False
+    return True
+
+
+def _unpark(parent: Path, ws: Workspace, owner: Owner) -> str | None:
+    """Move a parked workspace the same sandbox made to `ws`; the last tip the host took
+    from it ("" for none: its HEAD is then one of the host's own commits)."""
+    shelf = parent / "parked"
+    if not shelf.is_dir():
+        return None
+    for candidate in sorted(shelf.iterdir(), reverse=True):
+        found = Workspace(candidate).owner()
+        if found is None or (found.sandbox, found.user) != (owner.sandbox, owner.user):
+            continue
+        try:
+            candidate.rename(ws.home)  # two ralphs may reach for one: the rename decides
+        except OSError:
+            continue
+        return found.taken
+    return None
+
+
 def found(project: Path, env: Mapping[str, str]) -> list[Workspace]:
     """The project's workspaces that have an owner record."""
     parent = folder(project, env)
     if not parent.is_dir():
         return []
     return sorted(
-        (Workspace(p) for p in parent.iterdir() if p.is_dir() and not p.is_symlink()),
+        (
+            Workspace(p)
+            for p in parent.iterdir()
+            if p.is_dir() and not p.is_symlink() and p.name != "parked"
+        ),
         key=lambda ws: ws.home.name,
     )
 

@@ -82,7 +82,8 @@ prepare() {
   [ -n "$RALPH_BASE" ] || return 0
   head=$(commit_of HEAD)
   [ "$head" = "$RALPH_BASE" ] && [ "$(g symbolic-ref -q HEAD)" = "refs/heads/$RALPH_BRANCH" ] && return 0
-  if [ -n "$head" ] && [ "$head" != "$RALPH_TAKEN" ] && [ "$head" != "$RALPH_BASE" ]; then
+  if [ -n "$head" ] && [ "$head" != "$RALPH_TAKEN" ] &&
+    ! g merge-base --is-ancestor "$head" "$RALPH_BASE" 2>/dev/null; then
     return 0 # commits the host has not received yet: the agent goes on on top of them
   fi
   unfinished
