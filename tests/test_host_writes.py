@@ -119,9 +119,7 @@ def test_init_never_writes_through_a_temporary_name_the_agent_linked(
     assert not agents.is_symlink()
 
 
-def test_a_committed_link_out_of_the_repository_never_lands(
-    project: Loops, tmp_path: Path
-) -> None:
+def test_a_committed_link_out_of_the_repository_never_lands(project: Loops, tmp_path: Path) -> None:
     """Merged into `.gitignore` and committed, the file's contents would leave with a push."""
     secret = tmp_path / "secret.txt"
     secret.write_text("TOKEN=do-not-commit\n")

@@ -199,20 +199,22 @@ def test_links_in_the_agents_git_directory_are_never_written_through(
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("hostile", ["pensa"], indirect=True)
-def test_fifos_and_devices_in_the_tracker_folder_hang_nothing_on_the_host(
+def test_the_tracker_folder_gets_no_fifo_or_device_to_hang_the_host_on(
     hostile: Hostile, mode: str
 ) -> None:
+    """The agent claims in the project's database, so its files are in the container: only
+    they, one by one. It can plant nothing beside them (a FIFO as `.pensa/.gitignore` would
+    hang the human's `git status`), nor make a device node anywhere (no CAP_MKNOD)."""
     done = hostile.loop(*MODES[mode])
     said = done.stdout + done.stderr
-    assert "mknod /ralph/pensa/zero c 1 5] rc=1" in said, said  # no CAP_MKNOD in there
-    assert not (hostile.loops.root / ".pensa" / "zero").exists()
-    listed = hostile.loops.run("pn", "list", check=False, timeout=60)  # never hangs
-    assert listed.returncode == 1
-    assert "not a plain file" in listed.stderr, listed.stderr
+    assert done.returncode == 0, said
+    assert "mknod /ralph/pensa/zero c 1 5] rc=1" in said, said
+    assert "armed: " in said
+    tracker = hostile.loops.root / ".pensa"
+    assert [p for p in tracker.rglob("*") if not (p.is_file() or p.is_dir())] == []
+    listed = hostile.loops.run("pn", "list", "--all", check=False, timeout=60)
+    assert listed.returncode == 0, listed.stderr
     after(hostile)
-    fixed = hostile.loops.run("pn", "doctor", "--fix", check=False, timeout=60)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert hostile.loops.run("pn", "list", check=False, timeout=60).returncode == 0
 
 
 @pytest.mark.parametrize("mode", MODES)

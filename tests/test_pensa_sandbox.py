@@ -72,8 +72,9 @@ def victim(isolated_home: Path) -> Path:
     return path
 
 
-def agent_runs(project: Path, base_image: str, *commands: str) -> None:
-    """One ralph iteration in the Docker sandbox whose agent runs `commands` in a shell."""
+def agent_runs(project: Path, base_image: str, *commands: str) -> str:
+    """One ralph iteration in the Docker sandbox whose agent runs `commands` in a shell;
+    what it printed."""
     steps: list[list[object]] = [["sh", command] for command in commands]
     steps += [["write", ".ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
     env = {
@@ -95,67 +96,42 @@ def agent_runs(project: Path, base_image: str, *commands: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "sh rc=0" in done.stdout, done.stdout[-3000:]  # the attack itself went through
+    return done.stdout
 
 
 def next_pid(project: Path) -> int:
     return int(run(project, "sh", "-c", "echo $$").stdout)
 
 
-def test_planted_temp_file_links_do_not_redirect_the_pre_commit_export(
-    tracked: Path, victim: Path, base_image: str
+@pytest.mark.parametrize(
+    "plant",
+    [
+        "ln -s {victim} {shared}/.issues.jsonl.4242.tmp",  # where an old writer wrote through
+        "rm -f {shared}/deps.jsonl; ln -s {victim} {shared}/deps.jsonl",
+        "rm -f {shared}/db.sqlite-journal; ln -s {victim} {shared}/db.sqlite-journal",
+        "mkfifo {shared}/.gitignore.new && mv {shared}/.gitignore.new {shared}/.gitignore",
+    ],
+)
+def test_nothing_can_be_planted_beside_the_shared_database(
+    tracked: Path, victim: Path, base_image: str, plant: str
 ) -> None:
-    """The old writer's temp file was `.issues.jsonl.<pid>.tmp`, git-ignored: links for a
-    range of pids around the next ones, and the hook's `pn export` wrote into the target."""
-    first = next_pid(tracked)
-    plant = (
-        'python3 -c "import os\n'
-        f"for pid in range({first}, {first + 6000}):\n"
-        "    for n in ('issues', 'deps', 'comments', 'deleted'):\n"
-        f"        os.symlink('{victim}', f'{SHARED}/.{{n}}.jsonl.{{pid}}.tmp')\""
-    )
-    agent_runs(tracked, base_image, plant)
-    assert run(tracked, "git", "status", "--porcelain", "--", ".pensa").stdout == ""  # unseen
+    """Only the database's own files are in the container, each a mount of its own: a link,
+    a FIFO or any new file in the project's `.pensa/` cannot be made, nor one of them
+    replaced. The human's git and pn then work as ever."""
+    said = agent_runs(tracked, base_image, plant.format(victim=victim, shared=SHARED))
+    assert "sh rc=1" in said, said  # refused in there
+    pensa = tracked / ".pensa"
+    assert [p for p in pensa.rglob("*") if p.is_symlink() or not p.is_file()] == []
+    assert run(tracked, "git", "status", "--porcelain").returncode == 0
     assert run(tracked, "pn", "create", "rm -rf ~ # a title", "-t", "task").returncode == 0
     (tracked / "work.txt").write_text("the human's work\n")
     run(tracked, "git", "add", "work.txt")
     done = run(tracked, "git", "commit", "-qm", "the human's commit")
     assert done.returncode == 0, done.stdout + done.stderr
     assert victim.read_text() == START_UP
-    assert not (tracked / ".pensa" / "issues.jsonl").is_symlink()
-    assert "rm -rf ~ # a title" in (tracked / ".pensa" / "issues.jsonl").read_text()
-    assert run(tracked, "git", "show", "--stat", "HEAD").stdout.count(".pensa/issues.jsonl") == 1
     listed = run(tracked, "pn", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert len(json.loads(listed.stdout)) == 3
-
-
-@pytest.mark.parametrize("planted", ["deps.jsonl", "db.sqlite-journal"])
-def test_a_symlinked_jsonl_is_refused_with_one_line(
-    tracked: Path, victim: Path, base_image: str, planted: str
-) -> None:
-    """deps.jsonl (or the journal) replaced by a link: every pn command on the host refuses
-    it, naming it; the journal used to fail every write with "check the permissions"."""
-    link = f".pensa/{planted}"
-    agent_runs(
-        tracked, base_image, f"rm -f {SHARED}/{planted} && ln -s {victim} {SHARED}/{planted}"
-    )
-    exported = run(tracked, "pn", "export", "--json")  # what the pre-commit hook runs
-    assert exported.returncode == 1
-    (line,) = exported.stderr.splitlines()
-    assert json.loads(line)["code"] == "unsafe_path"
-    assert f"{link} is a symbolic link" in line
-    (tracked / "work.txt").write_text("the human's work\n")
-    run(tracked, "git", "add", "work.txt")
-    # pre-commit stashes the unstaged change (the link) while its hooks run, and puts it back.
-    run(tracked, "git", "commit", "-qm", "the human's commit")
-    assert (tracked / link).is_symlink()
-    for argv in (("pn", "list", "--json"), ("pn", "create", "x", "-t", "task", "--json")):
-        done = run(tracked, *argv)
-        assert done.returncode == 1, argv
-        (line,) = done.stderr.splitlines()
-        assert json.loads(line)["code"] == "unsafe_path"
-    assert victim.read_text() == START_UP
 
 
 def test_a_trigger_planted_in_the_database_never_runs_on_the_host(
@@ -163,7 +139,11 @@ def test_a_trigger_planted_in_the_database_never_runs_on_the_host(
 ) -> None:
     db = tracked / ".pensa" / "db.sqlite"
     ids = dict(sqlite3.connect(db).execute("SELECT title, id FROM issues").fetchall())
-    code = f"import sqlite3; sqlite3.connect('{SHARED}/db.sqlite').execute({TRIGGER!r})"
+    # the journal stays (PERSIST), as pensa keeps it: the folder takes no new file
+    code = (
+        f"import sqlite3; c = sqlite3.connect('{SHARED}/db.sqlite'); "
+        f"c.execute('PRAGMA journal_mode = PERSIST'); c.execute({TRIGGER!r}); c.commit()"
+    )
     packed = base64.b64encode(code.encode()).decode()  # the agent's code, minus shell quoting
     agent_runs(tracked, base_image, f"echo {packed} | base64 -d | python3")
 

@@ -100,11 +100,11 @@ def links() -> None:
 
 
 def pensa() -> None:
-    """The project's tracker folder (the one database the loops share) full of FIFOs, and a
-    device node (which needs CAP_MKNOD)."""
+    """FIFOs planted in the project's tracker folder (the one database the loops share) where
+    the host's git and pn read, and a device node (which needs CAP_MKNOD)."""
     shared = "/ralph/pensa"
-    fifo = """sh -c 'rm "$1" && mkfifo "$1"' _"""
-    sh(f"find {shared} -type f ! -name 'db.sqlite*' -exec {fifo} {{}} \\;")
+    for name in (".gitignore", "issues.jsonl", "x.jsonl", "db.sqlite-wal"):
+        sh(f"rm -f {shared}/{name}; mkfifo {shared}/{name}")
     sh(f"mknod {shared}/zero c 1 5")
     sh(f"ls -la {shared}")
 

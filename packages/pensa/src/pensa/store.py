@@ -1,9 +1,11 @@
 """SQLite access: connections with pensa's pragmas, migrations, write transactions, and the
 lookups by id every module beside the tracker needs (`get`, `find`, `resolve`).
 
-Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and
-keeps SQLite's default DELETE journal: the file is shared with containers through a bind
-mount, where WAL's shared memory does not work (design, "Runtime sharing model").
+Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and a
+PERSIST journal: the database is shared with a loop's containers by bind-mounting its files
+one by one (never its folder, whose other files the host's git reads), so the journal must be
+a file that stays, never one deleted and made again at each transaction (and WAL's shared
+memory does not work through a bind mount at all; design, "Runtime sharing model").
 There is no daemon.
 
 The sandboxed agent can write the file and everything beside it: a database, journal or lock
@@ -129,6 +131,8 @@ class Store:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            if path is not None:
+                conn.execute("PRAGMA journal_mode = PERSIST")
             store.migrate()
             if path is not None:
                 foreign.check(store.rows(foreign.QUERY), path)

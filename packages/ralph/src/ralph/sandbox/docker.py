@@ -231,7 +231,6 @@ class DockerSandbox:
         return self.guard.network if self.guard else self.config.network
 
     def _agent_container(self, argv: Sequence[str], *, tty: bool) -> Container:
-        self.view.share_tracker()
         return self._create(
             argv,
             tty=tty,

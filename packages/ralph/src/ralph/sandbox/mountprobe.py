@@ -34,19 +34,19 @@ def check(box: DockerSandbox, client: DockerClient) -> None:
     token = secrets.token_hex(8)
     # (on the host, in the container)
     markers = [(box.state / "probe", str(box.state / "probe"))]
-    objects = ""
+    objects, found = "", ""
     if box.place is None:  # the folder itself is mounted
         marker = box.config.project / f".ralph-probe-{token}"
         markers.append((marker, str(marker)))
     else:
         markers.append((box.place.workspace.out / "probe", f"{OUT}/probe"))
-        if box.place.pensa is not None:
-            name = f".ralph-probe-{token}"
-            markers.append((box.place.pensa / name, f"{PENSA}/{name}"))
         if box.place.objects is not None:
-            objects = f" && test -d {OBJECTS}/pack && printf objects"
+            objects, found = f" && test -d {OBJECTS}/pack && printf objects", "objects"
+        if box.place.pensa is not None:  # its files are mounted one by one; the database is one
+            objects += f" && test -s {PENSA}/db.sqlite && printf pensa"
+            found += "pensa"
     seen, failure = b"", ""
-    expected = (token * len(markers) + ("objects" if objects else "")).encode()
+    expected = (token * len(markers) + found).encode()
     try:
         for marker, _ in markers:
             safefile.create(marker, token.encode())

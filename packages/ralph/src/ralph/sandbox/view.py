@@ -16,13 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import claude_home, git, hooks
+from ralph import claude_home, git, hooks, safefile
 from ralph.models import Config
 from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, Place
 from ralph.sandbox.container import container_env
 
 if TYPE_CHECKING:
     from docker.types import Mount
+
+# The shared database's own files (pensa's project.DB_SUFFIXES, without WAL's, which pensa
+# never uses): the database, its persistent journal, pensa's writers' lock.
+TRACKER_FILES = ("", "-journal", ".lock")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +64,22 @@ class View:
             for name in dirs + files:
                 os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
 
-    def share_tracker(self) -> None:
-        """The sandbox's user must write the shared database and its journal beside it."""
+    def tracker_files(self) -> list[Path]:
+        """The shared database's files, made (empty) where missing, handed to the sandbox's
+        user: mounted one by one, so the agent can write them and nothing else of the
+        project's `.pensa/` (whose other files the host's git and pn read: a FIFO planted
+        among them would hang `git status`). pensa keeps its journal (PERSIST), so no file
+        needs making while the container runs."""
         place = self.place
         if place is None or place.pensa is None:
-            return
-        uid, gid = self.user
-        if (uid, gid) == self.host_user:
-            return
-        os.chown(place.pensa, uid, gid, follow_symlinks=False)
-        for suffix in ("", "-journal", "-wal", "-shm", ".lock"):
-            path = place.pensa / f"db.sqlite{suffix}"
-            if path.exists() and not path.is_symlink():
-                os.chown(path, uid, gid, follow_symlinks=False)
+            return []
+        files = [place.pensa / f"db.sqlite{suffix}" for suffix in TRACKER_FILES]
+        for path in files:
+            if not path.exists() and not path.is_symlink():
+                safefile.create(path, b"", mode=0o644)
+            if self.user != self.host_user:
+                os.chown(path, *self.user, follow_symlinks=False)
+        return files
 
     def workspace_mounts(self) -> list[Mount]:
         from docker.types import Mount
@@ -111,8 +118,8 @@ class View:
         mounts = [*self.workspace_mounts(), Mount(str(self.state), str(self.state), type="bind")]
         for source, target in hooks.mounts(self.state):  # the run's hooks: not the agent's
             mounts.append(Mount(str(target), str(source), type="bind", read_only=True))
-        if self.place is not None and self.place.pensa is not None:
-            mounts.append(Mount(PENSA, str(self.place.pensa), type="bind"))
+        for path in self.tracker_files():
+            mounts.append(Mount(f"{PENSA}/{path.name}", str(path), type="bind"))
         return mounts
 
     def agent_env(self, *, tty: bool, extra: Mapping[str, str]) -> dict[str, str]:
