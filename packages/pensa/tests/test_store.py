@@ -17,10 +17,10 @@ from pensa.schema import MIGRATIONS
 from pensa.store import Store, translate
 
 
-def test_every_connection_sets_the_pragmas_and_keeps_the_delete_journal(store: Store) -> None:
+def test_every_connection_sets_the_pragmas_and_keeps_its_journal(store: Store) -> None:
     assert store.rows("PRAGMA busy_timeout") == [(5000,)]
     assert store.rows("PRAGMA foreign_keys") == [(1,)]
-    assert store.rows("PRAGMA journal_mode") == [("delete",)]
+    assert store.rows("PRAGMA journal_mode") == [("persist",)]
 
 
 def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:

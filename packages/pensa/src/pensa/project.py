@@ -99,10 +99,9 @@ class Project(_ProjectFields):
 
         db = self.db
         names = (*FILES, ".gitignore")
-        refuse_unsafe(
-            (*(os.path.join(self.dir, n) for n in names), *(db + suffix for suffix in DB_SUFFIXES)),
-            folders=(self.dir,),
-        )
+        # a folder as the database itself is damage `pn doctor --fix` repairs (store.py)
+        beside = (db + suffix for suffix in DB_SUFFIXES if suffix or not os.path.isdir(db))
+        refuse_unsafe((*(os.path.join(self.dir, n) for n in names), *beside), folders=(self.dir,))
 
 
 def at(path: str | os.PathLike[str]) -> Project:

@@ -114,9 +114,11 @@ class Store:
             from pensa.committed.files import refuse_unsafe
             from pensa.project import DB_SUFFIXES
 
-            # SQLite opens these itself, and a FIFO as the journal hung every pn command
+            # SQLite opens these itself, and a FIFO as the journal hung every pn command; a
+            # folder as the database itself is damage that `pn doctor --fix` repairs
             folder = os.path.dirname(os.path.abspath(path))
-            refuse_unsafe([path + s for s in DB_SUFFIXES], folders=[folder])
+            beside = [path + s for s in DB_SUFFIXES if s]
+            refuse_unsafe([p for p in [path] if not os.path.isdir(p)] + beside, folders=[folder])
         try:
             conn = sqlite3.connect(
                 ":memory:" if path is None else str(path),
@@ -131,9 +133,9 @@ class Store:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            store.migrate()  # finds a damaged file first (it reads the schema's version)
             if path is not None:
                 conn.execute("PRAGMA journal_mode = PERSIST")
-            store.migrate()
             if path is not None:
                 foreign.check(store.rows(foreign.QUERY), path)
                 store.guarded = True
