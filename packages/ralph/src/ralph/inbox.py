@@ -63,7 +63,10 @@ def parse_header(data: bytes) -> Header:
             prerequisites.append(ident.decode())
             continue
         ident, _, name = line.partition(b" ")
-        if not _ID.fullmatch(ident) or not re.fullmatch(rb"refs/[A-Za-z0-9/_.-]{1,200}", name):
+        well_formed = re.fullmatch(rb"refs/[A-Za-z0-9/_.-]{1,200}", name) and not re.search(
+            rb"\.\.|//|/\.|/$|\.lock$", name
+        )  # git check-ref-format's rules that matter here
+        if not _ID.fullmatch(ident) or not well_formed:
             raise CrossingRefused("the bundle names a malformed ref")
         if name.decode() in refs:
             raise CrossingRefused(f"the bundle names {name.decode()} twice")
