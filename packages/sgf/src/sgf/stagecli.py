@@ -80,7 +80,7 @@ def stage_options(
                 click.option(
                     "--worktree",
                     is_flag=True,
-                    help="Run in a git worktree of its own (config: isolation).",
+                    help="Kept for older scripts: every loop runs in a workspace of its own.",
                 )
             )
         if parallel:
@@ -89,7 +89,7 @@ def stage_options(
                     "--parallel",
                     type=click.IntRange(min=1),
                     metavar="N",
-                    help="Run N loops at once, each in a worktree of its own (needs -a).",
+                    help="Run N loops at once, waited for together (needs -a).",
                 )
             )
         if count:
