@@ -53,8 +53,8 @@ class Hostile:
         config = {"attack": attack, "mark": str(self.mark), "victims": list(map(str, self.victims))}
         (tools / "hostile.json").write_text(json.dumps(config))
         loops.env["RALPH_COMMAND"] = str(tools / "hostile.py")
-        with (loops.root / ".sgf" / "config.toml").open("a") as config:
-            config.write('memory = "512m"\npids = 256\n')  # a bomb or a hog hits them soon
+        with (loops.root / ".sgf" / "config.toml").open("a") as sgf_config:
+            sgf_config.write('memory = "512m"\npids = 256\n')  # a bomb or a hog hits them soon
         loops.git("add", "-A")
         loops.git("commit", "-qm", "chore: the agent")
         loops.git("remote", "add", "origin", str(self.remote))
