@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ralph import agents, ding, loop, prompt, protect, safefile
+from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
 from ralph.models import Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
@@ -229,6 +229,13 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     "branch in a clean checkout in the sandbox; else the tasks are reopened.",
 )
 @click.option(
+    "--scenario",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Offline: play FILE on the scripted model server instead of calling a model; ralph "
+    "starts the server and makes up the credential (no account needed).",
+)
+@click.option(
     "--recover",
     is_flag=True,
     help="Bring back the workspaces of this project's loops whose ralph is gone, then exit.",
@@ -266,6 +273,7 @@ def cli(
     guard: bool,
     format_command: str | None,
     check_command: str | None,
+    scenario: Path | None,
     recover: bool,
     args: tuple[str, ...],
     **tuning: float,
@@ -329,6 +337,9 @@ def cli(
         log = stack.enter_context(_open_log(log_file)) if log_file else None
         out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)
         ctx.obj["out"] = out
+        if scenario is not None:
+            env = stack.enter_context(offline.serve(scenario.resolve(), env))
+            out.note(f"model: the scripted model playing {scenario} (offline: no account used)")
         for warning in config.backend(env).warnings(env):
             out.warning(warning)
         return int(loop.run(config, out, env=env, max_iterations=max_iterations))

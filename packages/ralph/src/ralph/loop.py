@@ -28,7 +28,13 @@ from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.watchdog import Expiry
 
-__all__ = ["Attempt", "Loop", "run", "summary_line"]
+__all__ = ["RESUME_NOTE", "Attempt", "Loop", "run", "summary_line"]
+
+RESUME_NOTE = (
+    "the agent's session lived in this run's own home, which ends with the run: its resume "
+    "command cannot find it; the log keeps what was said, and running the loop again goes on "
+    "from what was committed"
+)
 
 
 class Loop:
@@ -319,6 +325,11 @@ class Loop:
             )
         finally:
             ding.close()
+        if not sentinel.mine(self.root, self.config.loop_id):
+            # Claude Code's parting "Resume this session with: claude --resume ..." (codex's
+            # "codex resume ...") names a session kept in the run's HOME, which is removed
+            # with the run: say what works instead, right below it.
+            self.out.note(RESUME_NOTE)
         return Attempt(status, interrupted=status is None, seconds=self.clock() - started)
 
     def _bring_home(self, holding: dict[str, str] | None, *, interrupted: bool) -> None:

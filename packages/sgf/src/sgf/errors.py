@@ -203,3 +203,9 @@ class BuildFailed(SgfError):
     def __init__(self, image: str, why: str) -> None:
         self.why = why
         super().__init__(f"docker build of {image} failed: {why}")
+
+
+class NoOfflineScenario(SgfError):
+    """`--offline` for a stage no shipped scenario plays, or with an agent it cannot drive."""
+
+    code = "no_offline_scenario"

@@ -14,6 +14,7 @@ from sgf import config as config_mod
 from sgf import (
     git,
     gitclaims,
+    offline,
     preflight,
     prompts,
     recovery,
@@ -144,7 +145,10 @@ def prepare(
     template = request.template or config.docker_template
     kind = request.sandbox_kind(config)
     agent = config.agent_for(request.stage.value) or "claude"
-    ralph = preflight.check(root, template=template, sandbox=kind, env=env, agent=agent)
+    played = offline.scenario(request.stage, agent) if request.offline else None
+    ralph = preflight.check(
+        root, template=template, sandbox=kind, env=env, agent=agent, offline=request.offline
+    )
     warnings = []
     if kind is SandboxKind.NONE:
         warnings.append(OUTSIDE_DOCKER)
@@ -154,6 +158,7 @@ def prepare(
         root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
     )
     loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
-    argv = request.ralph_argv(ralph, config, loop_id, prompt, [])
+    extra = ["--scenario", str(played)] if played else []
+    argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))
     return Prepared(loop_id, argv, prompt, log, report, warnings, request, loop_env)

@@ -127,6 +127,7 @@ class Launch:
     max_time: str | None = None
     isolation: Isolation | None = None
     notify: str | None = None  # the notifier for this run (--notify), over the config's
+    offline: bool = False  # played by the stage's shipped scenario (--offline, offline.py)
 
     def isolated(self, config: Config) -> bool:
         """Tell whether the loop runs in a worktree of its own (--worktree, or the config)."""

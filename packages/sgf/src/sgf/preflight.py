@@ -42,6 +42,22 @@ def has_credentials(env: Mapping[str, str]) -> bool:
     return (Path(config_dir).expanduser() / ".credentials.json").is_file()
 
 
+def missing_credentials(agent: str, env: Mapping[str, str]) -> list[str]:
+    """What `agent` lacks to reach its model: its key, or Claude Code's credentials."""
+    if agent in AGENT_KEYS:
+        return (
+            []
+            if env.get(AGENT_KEYS[agent])
+            else [f"no {agent} credentials: set {AGENT_KEYS[agent]}"]
+        )
+    if has_credentials(env):
+        return []
+    return [
+        "no Claude Code credentials: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN "
+        "(`claude setup-token`), or log in with `claude` so ~/.claude/.credentials.json exists"
+    ]
+
+
 def check(
     root: Path,
     *,
@@ -49,8 +65,11 @@ def check(
     sandbox: SandboxKind | None,
     env: Mapping[str, str],
     agent: str = "claude",
+    offline: bool = False,
 ) -> str:
-    """Run every check; return the ralph executable or raise PreflightError naming all gaps."""
+    """Run every check; return the ralph executable or raise PreflightError naming all gaps.
+
+    An `offline` run needs no credential: ralph makes up the one its scripted model takes."""
     ralph = find_ralph(env)
     if env.get("SGF_SKIP_PREFLIGHT") == "1":
         return ralph
@@ -72,14 +91,8 @@ def check(
             from sgf import agents
 
             problems += agents.missing(engine.labels(env, template) or {}, [agent], template)
-    if agent in AGENT_KEYS:
-        if not env.get(AGENT_KEYS[agent]):
-            problems.append(f"no {agent} credentials: set {AGENT_KEYS[agent]}")
-    elif not has_credentials(env):
-        problems.append(
-            "no Claude Code credentials: set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN "
-            "(`claude setup-token`), or log in with `claude` so ~/.claude/.credentials.json exists"
-        )
+    if not offline:
+        problems += missing_credentials(agent, env)
     if problems:
         raise PreflightError("cannot launch:\n  - " + "\n  - ".join(problems))
     return ralph

@@ -57,6 +57,7 @@ def _well_typed(r: Launch) -> bool:
 
     return (
         isinstance(r.afk, bool)
+        and isinstance(r.offline, bool)
         and opt(r.spec, str)
         and opt(r.iterations, int)
         and (r.auto_push is None or isinstance(r.auto_push, bool))
@@ -91,6 +92,8 @@ def sgf_args(request: Launch) -> list[str]:
         args += ["--max-tokens", str(request.max_tokens)]
     if request.max_time:
         args += ["--max-time", request.max_time]
+    if request.offline:
+        args.append("--offline")
     if request.iterations is not None:
         args.append(str(request.iterations))
     return args

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 
 def root() -> Traversable:
@@ -37,3 +38,12 @@ def read_bytes(*parts: str) -> bytes:
 def names(*parts: str) -> list[str]:
     """List the entries of one template directory, sorted."""
     return sorted(entry.name for entry in template(*parts).iterdir())
+
+
+def path(*parts: str) -> Path:
+    """One template file as a path on disk, for a program that reads it itself (ralph's
+    `--scenario`); templates ship as plain files in the wheel, never zipped."""
+    node = template(*parts)
+    if not isinstance(node, Path):  # pragma: no cover - sgf is never imported from a zip
+        raise FileNotFoundError(f"sgf's templates are not files on disk: {node}")
+    return node

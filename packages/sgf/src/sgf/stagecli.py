@@ -71,6 +71,12 @@ def stage_options(
                 metavar="COMMAND",
                 help="Run COMMAND with a JSON event on stdin when the loop ends (config: notify).",
             ),
+            click.option(
+                "--offline",
+                is_flag=True,
+                help="Play the stage's shipped scenario on a scripted model: no account, no "
+                "key (spec, build, verify, issues plan).",
+            ),
         ]
         if spec:
             options.append(click.option("--spec", metavar="STEM", help="Work on specs/STEM.md."))
@@ -166,6 +172,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
         max_tokens: int | None,
         max_time: str | None,
         notify: str | None,
+        offline: bool,
         spec: str | None = None,  # the options below exist only where `shape` says
         afk: bool = False,
         worktree: bool = False,
@@ -186,6 +193,7 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
             max_time=max_time,
             isolation=Isolation.WORKTREE if worktree else None,
             notify=notify,
+            offline=offline,
         )
         return run_stage(env, request, stash=stash, parallel=parallel)
 
