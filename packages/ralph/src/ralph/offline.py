@@ -20,7 +20,7 @@ from ralph.keyproxy.routes import FAMILIES, SECRET_VARS
 
 # Claude Code tells an OAuth token from an API key by this prefix; with a token it reports the
 # scripted usage-limit headers as `rate_limit_event`s, as it does for a subscription login.
-TOKEN_PREFIX = "sk-ant-oat01-"
+TOKEN_PREFIX = "sk-ant-oat01-"  # noqa: S105  # a kind, not a secret
 # What codex and opencode ask a custom endpoint for: without a model they ask for their own
 # default, whose newer tool protocol the server does not speak (README "Agent backends").
 OPENAI_MODEL = "scripted-1"
