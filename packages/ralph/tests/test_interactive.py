@@ -21,6 +21,7 @@ import pytest
 from .conftest import IMAGE_TTY_AGENT, loop_containers
 
 AGENT = Path(__file__).parent / "agents" / "tty_agent.py"
+RESUMING = b"its resume command cannot find it"
 WaitFor = Callable[..., None]
 
 
@@ -200,8 +201,22 @@ def test_the_sentinel_ends_an_interactive_session_nobody_quits(
     assert time.monotonic() - started >= 0.4  # the grace let its last words show
     seen += read_until(term.master, b"complete after 1 iteration", timeout=10)
     assert b"complete after 1 iteration" in seen
+    assert RESUMING not in seen  # the agent finished: nothing to resume
     assert termios.tcgetattr(term.slave) == term.before
     assert not (project / ".ralph-complete").exists()
+
+
+def test_a_session_the_user_quits_is_followed_by_what_works_instead_of_resuming(
+    terminal: Callable[..., Terminal], tty_agent: Path
+) -> None:
+    """Claude Code's parting `claude --resume ...` names a session in the run's HOME, which
+    goes with the run: the line below it says what works instead."""
+    term = terminal("--sandbox", "none", "--command", str(tty_agent), "1", "go on")
+    seen = drive(term)
+    seen += read_until(term.master, b"totals:", timeout=10)
+    after = seen[seen.index(b"BYE") :]
+    assert RESUMING in after, after
+    assert after.index(RESUMING) < after.index(b"Iteration 1 done")
 
 
 def test_sigterm_in_interactive_mode_stops_the_agent_and_exits_130(
