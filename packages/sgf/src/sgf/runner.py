@@ -19,6 +19,7 @@ from pathlib import Path
 from sgf import ending, loopindex, proc, relaunch, runs, safefile, sandboximage
 from sgf.errors import SgfError
 from sgf.launch import OUTCOMES, Prepared, meaning
+from sgf.loops import ExitCode
 from sgf.plainlog import PlainLog
 
 Execute = Callable[[Sequence[proc.Job]], list[int]]
@@ -111,4 +112,9 @@ def notes(
         said.append(f"ralph died holding {', '.join(released)}: released")
     reason = stop_reason or ending.stop_reason(root, loop_id)
     said.append(meaning(ran.code, loop.loop_id.stage, reason))
+    interactive = loop.request is not None and not loop.request.is_afk()
+    if interactive and ran.code != ExitCode.COMPLETE:
+        # Claude Code's parting `claude --resume ...` names a session in the loop's own HOME,
+        # gone with the loop (ralph says so below it); this is what works instead.
+        said.append(f"the session is in its log: `sgf logs {loop_id}`")
     return said
