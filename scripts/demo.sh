@@ -3,8 +3,9 @@
 #
 # Sets up what is missing (the pinned Claude Code CLI, a Docker engine when we may start one,
 # the sandbox image), scaffolds a project with `sgf init`, seeds three tasks with `pn`, and runs
-# `sgf build -a` with the real `claude` binary. The model is the scripted Messages API server
-# (tests/scenarios/demo.json) unless SPRINGFIELD_DEMO_MODEL=real, which uses your own
+# `sgf build -a` with the real `claude` binary. The model is the scripted one, the README's
+# documented way (`sgf build -a --offline`: ralph serves the build stage's shipped scenario and
+# makes up the credential), unless SPRINGFIELD_DEMO_MODEL=real, which uses your own
 # ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN. Agents run in Docker when an engine answers,
 # otherwise directly on this machine (--sandbox none, also forced by SPRINGFIELD_DEMO_SANDBOX=none),
 # and the script says which.
@@ -45,20 +46,10 @@ project="$work/greeter"
 mkdir "$project"
 cd "$project"
 
-server_pid=""
-cleanup() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; }
-trap cleanup EXIT
+offline=()
 if [ "$model" = scripted ]; then
-  say "Scripted model (the real CLI talks to it; no Anthropic account needed)"
-  python -m ralph.testing.model_server --scenario "$here/tests/scenarios/demo.json" --port 0 \
-    --ready-file "$work/model.url" --record "$work/model-requests.jsonl" >/dev/null &
-  server_pid=$!
-  for _ in $(seq 1 100); do [ -s "$work/model.url" ] && break; sleep 0.1; done
-  [ -s "$work/model.url" ] || { echo "demo: the scripted model did not start" >&2; exit 1; }
-  export ANTHROPIC_BASE_URL="$(cat "$work/model.url")"
-  export CLAUDE_CODE_OAUTH_TOKEN="sk-ant-oat01-springfield-demo"
-  unset ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN ANTHROPIC_MODEL
-  echo "model: $ANTHROPIC_BASE_URL (requests recorded in $work/model-requests.jsonl)"
+  # the real CLI talks to ralph's scripted model; no Anthropic account needed
+  offline=(--offline)
 fi
 if [ "$sandbox" = none ]; then
   # The agent shares this machine: keep its config in the throw-away dir.
@@ -86,9 +77,9 @@ new "Add a command line" -t task -p p2 --dep "$fn" >/dev/null
 step pn ready
 pn export >/dev/null && git add -A && git commit -q -m "chore: seed tasks" && git push -q
 
-say "The build loop: sgf build -a 6 (sandbox: $sandbox, model: $model)"
+say "The build loop: sgf build -a ${offline[*]} 6 (sandbox: $sandbox, model: $model)"
 status=0
-sgf build -a --sandbox "$sandbox" --network host 6 || status=$?
+sgf build -a "${offline[@]}" --sandbox "$sandbox" 6 || status=$?
 
 say "Afterwards"
 step sgf status
