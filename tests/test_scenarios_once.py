@@ -2,7 +2,8 @@
 
 A scenario that retried `git commit` until it passed kept a real bug out of sight (a commit of
 pensa's changes alone failed the first time). So every Bash step of every scenario in
-tests/scenarios is checked: no product command (`git`, `pn`, `sgf`, `ralph`, `claude`) inside
+tests/scenarios, and of the ones shipped for `--offline` (templates/scenarios), is checked: no
+product command (`git`, `pn`, `sgf`, `ralph`, `claude`) inside
 a shell loop, none run twice in one step, no `goto` back to an earlier step; and each stage's
 scenario commits with the very command its prompt in templates/ gives.
 """
@@ -17,6 +18,7 @@ from ralph.testing.scenario import Script, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "tests" / "scenarios"
+SHIPPED = ROOT / "templates" / "scenarios"  # `sgf <stage> --offline`: named after the stage
 PROMPTS = ROOT / "templates" / "prompts"
 
 PRODUCT = re.compile(r"(?<![\w./-])(git|pn|sgf|ralph|claude)(?![\w.-])")
@@ -31,6 +33,7 @@ STAGES = {
     ("test-plan", "main"): "test-plan",
     ("test", "main"): "test",
     ("issues-log", "main"): "issues",
+    **{("shipped-" + path.stem, "main"): path.stem for path in SHIPPED.glob("*.json")},
 }
 
 
@@ -47,6 +50,10 @@ def scripts() -> list[tuple[str, Script]]:
     found = [
         (path.stem, script)
         for path in sorted(SCENARIOS.glob("*.json"))
+        for script in load_scenario(path).scripts
+    ] + [
+        ("shipped-" + path.stem, script)
+        for path in sorted(SHIPPED.glob("*.json"))
         for script in load_scenario(path).scripts
     ]
     assert found, f"no scenarios in {SCENARIOS}"
@@ -119,7 +126,9 @@ def test_a_scenario_commits_with_its_prompts_command_exactly(name: str, script: 
             )
 
 
-@pytest.mark.parametrize("stage", ["build", "issues", "issues-plan", "test-plan", "test", "verify"])
+@pytest.mark.parametrize(
+    "stage", ["build", "issues", "issues-plan", "spec", "test-plan", "test", "verify"]
+)
 def test_every_stage_that_commits_has_a_scenario_that_commits_its_way(stage: str) -> None:
     patterns = prompt_commits(stage)
     played = [
