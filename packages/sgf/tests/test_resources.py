@@ -44,6 +44,7 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
     assert "sgf/templates/prompts/build.md" in names
     assert "sgf/templates/prompts/_shared.md" in names
     assert "sgf/templates/sandbox/Dockerfile" in names
+    assert "sgf/templates/scenarios/build.json" in names  # what `--offline` hands ralph
     assert not any(n.endswith("/templates") for n in names)  # a copy, not a dangling link
     probe = (
         "import sgf, pathlib, tempfile\n"
@@ -54,6 +55,7 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
         "    (root / '.sgf/prompts' / name).write_text(resources.read_text('prompts', name))\n"
         "out = prompts.assemble(root, 'build', {'spec': 'auth', 'stage': 'build', 'stack': 'go'})\n"
         "print(sgf.__file__)\n"
+        "assert resources.path('scenarios', 'spec.json').is_file()\n"
         "print(out.read_text())\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
