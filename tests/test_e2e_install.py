@@ -2,8 +2,8 @@
 
 The three wheels are built, installed into a virtual environment outside the repository, and
 only that environment's executables are on PATH. Two python projects each build their own
-sandbox image (the second build leaves the first's alone), and one `sgf build -a 3` with the
-real claude binary and the scripted model runs to completion.
+sandbox image (the second build leaves the first's alone), and one `sgf build -a --offline 3`
+with the real claude binary runs to completion on the build scenario the sgf wheel ships.
 """
 
 from __future__ import annotations
@@ -16,10 +16,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from ralph.testing.model_server import ModelServer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(900)]
 
@@ -104,23 +100,19 @@ def test_installed_wheels_build_two_project_images_and_run_a_loop(
         )
         assert '"springfield.pn-version":"0.' in labels
 
-        run(["pn", "create", "Write something", "-t", "task", "--json"], cwd=one, env=env)
+        seed = ["pn", "create", "Write the greet function", "-t", "task", "--json"]
+        run(seed, cwd=one, env=env)
         run(["pn", "export"], cwd=one, env=env)
         run(["git", "add", "-A"], cwd=one, env=env)
         run(["git", "commit", "-q", "-m", "chore: seed"], cwd=one, env=env)
-        server = ModelServer(scenario("build-loop"), record=tmp_path / "requests.jsonl").start()
-        try:
-            loop_env = {
-                **env,
-                "ANTHROPIC_BASE_URL": server.url,
-                "CLAUDE_CODE_OAUTH_TOKEN": FAKE_TOKEN,
-            }
-            # exit 0 is "complete" (2 would be iterations exhausted): run() asserts it
-            run(["sgf", "build", "-a", "3"], cwd=one, env=loop_env, timeout=600)
-        finally:
-            server.stop()
+        # no credential and no model server of the test's: the installed tools bring both
+        offline = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+        # exit 0 is "complete" (2 would be iterations exhausted): run() asserts it
+        said = run(["sgf", "build", "-a", "--offline", "3"], cwd=one, env=offline, timeout=600)
+        assert f"playing {tmp_path / 'venv'}" in said  # the scenario in the installed sgf
         listed = run(["pn", "list", "--all", "--json"], cwd=one, env=env)
         assert '"status": "closed"' in listed or '"status":"closed"' in listed
+        assert (one / "greet.py").is_file()
     finally:
         for image in images:  # untag only: the layers are shared with the session's image
             subprocess.run(["docker", "image", "rm", image], capture_output=True, check=False)
