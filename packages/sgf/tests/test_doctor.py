@@ -186,6 +186,7 @@ def test_no_credentials_and_missing_hooks_are_problems(
     assert code == 1
     assert found["credentials"]["level"] == "problem"
     assert "claude setup-token" in found["credentials"]["fix"]
+    assert "`--offline` needs none" in found["credentials"]["fix"]  # a newcomer's way in
     assert found["pensa"]["level"] == "problem"
     assert "pn init" in found["pensa"]["message"]
 

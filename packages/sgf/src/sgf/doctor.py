@@ -207,7 +207,8 @@ def _credentials(env: Mapping[str, str], runs_what: str) -> Finding:
         Level.PROBLEM,
         f"no Claude Code credentials ({runs_what})",
         "set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`), or log in "
-        "with `claude` so ~/.claude/.credentials.json exists",
+        "with `claude` so ~/.claude/.credentials.json exists; without an account, a stage's "
+        '`--offline` needs none (README "Try it offline")',
     )
 
 
