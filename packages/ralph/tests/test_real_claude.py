@@ -74,6 +74,21 @@ def test_real_claude_on_the_host_completes_the_loop(
     assert not (project / ".ralph-complete").exists()
 
 
+def test_real_claude_plays_a_scenario_with_no_credential_of_the_users(
+    claude_bin: Path, project: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(COMPLETES))
+    env = {k: v for k, v in ralph_env.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env.update(IS_SANDBOX="1", RALPH_COMMAND=str(claude_bin))
+    done = run(
+        project, env, "--sandbox", "none", "--scenario", str(scenario), "3", "Follow the script."
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "model: the scripted model playing" in done.stdout
+    assert "All done." in done.stdout
+
+
 @pytest.mark.docker
 def test_real_claude_in_a_container_waits_out_a_usage_limit(
     claude_bin: Path, project: Path, ralph_env: dict[str, str], base_image: str
