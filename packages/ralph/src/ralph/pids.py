@@ -1,4 +1,4 @@
-"""A process named for good: its pid and its start time.
+"""A process named for good: its pid and its start time (whether it lives: `proc.is_alive`).
 
 A ralph, a host agent or a container's owner is recorded by pid and start time
 (`/proc/<pid>/stat`), so a pid reused after a crash or a reboot is never taken for the process
@@ -6,8 +6,6 @@ it once named, and a process killed but not yet reaped (a zombie) is gone.
 """
 
 from __future__ import annotations
-
-import os
 
 
 def start_time(pid: int) -> int | None:
@@ -25,19 +23,3 @@ def start_time(pid: int) -> int | None:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
-
-
-def is_alive(pid: int) -> bool:
-    """Whether process `pid` exists (signal 0) and is no zombie (killed, not yet reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return True  # no /proc: signal 0 is all there is to go by
-    return stat[stat.rfind(b")") + 2 :][:1] != b"Z"

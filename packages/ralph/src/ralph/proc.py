@@ -370,3 +370,19 @@ def kill_group(pgid: int, *, grace: float = 2.0) -> None:
             except (ProcessLookupError, PermissionError):
                 return
             time.sleep(0.05)  # a group we cannot wait() for: it is not our child
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process `pid` exists (signal 0) and is no zombie (killed, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True  # no /proc: signal 0 is all there is to go by
+    return stat[stat.rfind(b")") + 2 :][:1] != b"Z"

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ralph import pids, safefile
+from ralph import pids, proc, safefile
 from ralph.errors import RalphError
 
 _OWNER = "owner.json"
@@ -93,7 +93,7 @@ class Owner:
 
     def alive(self) -> bool:
         """Whether the ralph that owns the workspace still runs."""
-        return pids.is_alive(self.pid) and pids.start_time(self.pid) == self.start
+        return proc.is_alive(self.pid) and pids.start_time(self.pid) == self.start
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import pids
+from ralph import pids, proc
 from ralph.egress import policy
 from ralph.egress.refusals import Refusal, lines, refused
 from ralph.errors import SandboxFailed
@@ -119,7 +119,7 @@ def owner() -> dict[str, str]:
 def orphaned(labels: Mapping[str, str]) -> bool:
     """Whether the ralph named in `labels` is gone (or its PID now belongs to another)."""
     pid, start = labels.get(OWNER_PID, ""), labels.get(OWNER_START, "")
-    if not (pid.isdigit() and pids.is_alive(int(pid))):
+    if not (pid.isdigit() and proc.is_alive(int(pid))):
         return True
     return start.isdigit() and pids.start_time(int(pid)) != int(start)
 

@@ -176,7 +176,7 @@ class DockerSandbox:
         for container in client.containers.list(all=True, filters={"label": project}):
             labels = container.labels
             pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
-            orphan = not (pid.isdigit() and pids.is_alive(int(pid)))
+            orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
             if not orphan and start.isdigit():
                 orphan = pids.start_time(int(pid)) != int(start)
             if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
