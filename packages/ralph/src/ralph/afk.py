@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from ralph import format, limits, proc
 from ralph import sandbox as sandboxes
@@ -62,12 +63,18 @@ def summary_line(index: int, attempt: Attempt) -> str:
     return f"Iteration {index} done: " + " · ".join(parts)
 
 
+class Starts(Protocol):
+    """Where an AFK agent is started: a sandbox, or the check agent's own way into one."""
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> sandboxes.Running: ...
+
+
 @dataclass
 class Afk:
     """Runs the agent headless for one iteration, again after a usage limit lifts."""
 
     config: Config
-    sandbox: sandboxes.Sandbox
+    sandbox: Starts
     out: Output
     interrupts: proc.Interrupts
     governor: Governor

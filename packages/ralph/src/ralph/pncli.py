@@ -15,10 +15,10 @@ from ralph import proc
 from ralph.errors import CommandFailed
 
 
-def listing(
+def answer(
     args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
-) -> list[object] | None:
-    """Run `pn ARGS --json` and return the list it prints, or None when there is no answer."""
+) -> object:
+    """Run `pn ARGS --json` and return what it prints, decoded; None when there is no answer."""
     if proc.which("pn") is None:
         return None
     try:
@@ -28,10 +28,26 @@ def listing(
     if not done.ok:
         return None
     try:
-        answer = json.loads(done.stdout)
+        decoded: object = json.loads(done.stdout)
     except ValueError:
         return None
-    return answer if isinstance(answer, list) else None
+    return decoded
+
+
+def listing(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
+) -> list[object] | None:
+    """Run `pn ARGS --json` and return the list it prints, or None when there is no answer."""
+    found = answer(args, cwd=cwd, env=env, timeout=timeout)
+    return found if isinstance(found, list) else None
+
+
+def record(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
+) -> dict[str, object] | None:
+    """Run `pn ARGS --json` and return the object it prints, or None when there is no answer."""
+    found = answer(args, cwd=cwd, env=env, timeout=timeout)
+    return found if isinstance(found, dict) else None
 
 
 def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60) -> bool:

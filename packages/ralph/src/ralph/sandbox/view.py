@@ -54,6 +54,15 @@ class View:
         self.hand_over(self.home)
         self.hand_over(self.state / hooks.STATE)
 
+    def checker_env(self, home: Path, *, extra: Mapping[str, str]) -> dict[str, str]:
+        """A check agent's environment, with `home` (made here) as its HOME: no loop's
+        variables, no tracker, no workspace; `extra`: the guard's placeholders and URLs."""
+        (home / ".claude").mkdir(parents=True, exist_ok=True)
+        host_home = Path(self.env.get("HOME", "~")).expanduser()
+        claude_home.write(home, host_home=host_home, project=self.config.project)
+        identity = git.identity(self.config.project, env=self.env)
+        return {**container_env(self.env, home=home, identity=identity, tty=False), **extra}
+
     def hand_over(self, top: Path) -> None:
         """Give the sandbox's own user (root's stand-in) what it must write."""
         uid, gid = self.user
