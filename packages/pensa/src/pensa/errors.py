@@ -65,7 +65,10 @@ class InvalidData(PensaError):
     """A JSONL line pn import cannot accept."""
 
     code = "invalid_data"
-    description = "`pn import` found a bad JSONL line; the message is `file:line: reason`"
+    description = (
+        "`pn import` found a bad JSONL line (the message is `file:line: reason`), or a JSONL "
+        "file is larger than pensa reads (512 MiB)"
+    )
 
 
 class ReadOnly(PensaError):
@@ -97,12 +100,14 @@ class StorageError(PensaError):
 
 
 class UnsafePath(PensaError):
-    """A file pensa reads or writes is a symbolic link (or not a plain file)."""
+    """A file pensa reads or writes is a symbolic link, or not a regular file."""
 
     code = "unsafe_path"
     description = (
         "`.pensa`, its database, journal or lock, or a JSONL file is a symbolic link (planted "
-        "to redirect a write); pensa never follows one: remove it. Nothing was changed"
+        "to redirect a write), or a JSONL, database or set-up file is a FIFO, device, socket "
+        "or directory (planted to hang pn or make it read without end); pensa never follows "
+        "or reads one: remove it. Nothing was changed"
     )
 
 

@@ -183,15 +183,10 @@ def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
     only add rejected rounds."""
     import fcntl
 
-    path = os.path.join(_common_dir(top, env), "pensa-claims.lock")
-    try:  # O_NOFOLLOW: the sandboxed agent can write the git directory's top
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        from pensa.committed.files import link_refusal
+    from pensa.committed.files import open_lock
 
-        if os.path.islink(path):
-            raise link_refusal(path) from e
-        raise
+    # the sandboxed agent can write the git directory's top: never a link, FIFO or device
+    fd = open_lock(os.path.join(_common_dir(top, env), "pensa-claims.lock"))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -191,13 +191,21 @@ def _update(path: str, new: str, old: str | None) -> Step:
     return Step(name, "created" if old is None else "updated")
 
 
+# The set-up files are read whole and rewritten: a bound on what a planted one makes pn hold.
+SETUP_FILE_MAX = 1 << 20
+
+
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
+    """A set-up file's text (None when missing), read as `committed.files` reads: a link,
+    FIFO or device is refused, and so is a file past SETUP_FILE_MAX."""
+    from pensa.committed.files import read_regular
+
+    data = read_regular(path, limit=SETUP_FILE_MAX)
+    if data is None:
         return None
-    except (OSError, UnicodeDecodeError) as e:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
         raise PensaError(f"cannot read {path}: {e}; fix or move it and run pn init again") from e
 
 

@@ -76,7 +76,7 @@ class Project(_ProjectFields):
         from pensa.committed.files import write_atomically
 
         ignore = os.path.join(self.dir, ".gitignore")
-        self.refuse_links()
+        self.refuse_unsafe()
         try:
             os.makedirs(self.dir, exist_ok=True)
             if not os.path.lexists(ignore):
@@ -89,21 +89,19 @@ class Project(_ProjectFields):
                 "directory (nothing was changed)"
             ) from e
 
-    def refuse_links(self) -> None:
-        """`UnsafePath` if the directory, or a file in it that pensa reads or writes, is a
-        symbolic link: the sandboxed agent can plant one to make pn on the host write (or read)
-        elsewhere. Eleven `lstat` calls, made before every command touches the files."""
+    def refuse_unsafe(self) -> None:
+        """`UnsafePath` if the directory is a symbolic link, or a file in it that pensa reads
+        or writes is a link, a FIFO, a device, a socket or a directory: the sandboxed agent can
+        plant one to make pn on the host write (or read) elsewhere, hang, or read without end.
+        Eleven `lstat` calls, made before every command touches the files."""
         from pensa.committed.disk import FILES
-        from pensa.committed.files import refuse_links
+        from pensa.committed.files import refuse_unsafe
 
         db = self.db
         names = (*FILES, ".gitignore")
-        refuse_links(
-            (
-                self.dir,
-                *(os.path.join(self.dir, n) for n in names),
-                *(db + suffix for suffix in DB_SUFFIXES),
-            )
+        refuse_unsafe(
+            (*(os.path.join(self.dir, n) for n in names), *(db + suffix for suffix in DB_SUFFIXES)),
+            folders=(self.dir,),
         )
 
 

@@ -110,10 +110,12 @@ class Store:
                 f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
             )
         if path is not None:
-            from pensa.committed.files import refuse_links
+            from pensa.committed.files import refuse_unsafe
             from pensa.project import DB_SUFFIXES
 
-            refuse_links((os.path.dirname(os.path.abspath(path)), *(path + s for s in DB_SUFFIXES)))
+            # SQLite opens these itself, and a FIFO as the journal hung every pn command
+            folder = os.path.dirname(os.path.abspath(path))
+            refuse_unsafe([path + s for s in DB_SUFFIXES], folders=[folder])
         try:
             conn = sqlite3.connect(
                 ":memory:" if path is None else str(path),
@@ -228,9 +230,10 @@ class Store:
         if self.path is None:
             yield
             return
+        from pensa.committed.files import open_lock
+
         try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW  # (a planted link)
-            fd = os.open(self.path + ".lock", flags, 0o644)
+            fd = open_lock(self.path + ".lock")  # never a planted link, FIFO or device
         except OSError:
             yield
             return

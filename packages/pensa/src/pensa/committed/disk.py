@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pensa.errors import InvalidData
-
 if TYPE_CHECKING:
     from pensa.project import Project
     from pensa.store import Store
@@ -52,17 +50,11 @@ def read_files(project: Project) -> dict[str, bytes]:
 
 
 def read_file(project: Project, name: str) -> bytes:
-    """One committed file's bytes (missing: empty); a directory in the way is an error."""
-    path = os.path.join(project.dir, name)
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return b""
-    except IsADirectoryError as e:
-        raise InvalidData(f"{path} is a directory, not a JSONL file; move it away") from e
-    except OSError as e:
-        raise InvalidData(f"cannot read {path}: {e.strerror or e}") from e
+    """One committed file's bytes (missing: empty); anything but a regular file, or one past
+    `files.JSONL_MAX`, is refused without blocking (`committed.files.read_regular`)."""
+    from pensa.committed.files import read_regular
+
+    return read_regular(os.path.join(project.dir, name)) or b""
 
 
 def write_files(project: Project, texts: dict[str, str]) -> dict[str, bytes]:

@@ -71,8 +71,6 @@ def drift(store: Store, project: Project | None) -> list[str]:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except (FileNotFoundError, IsADirectoryError):
-        return None
+    from pensa.committed.files import read_regular
+
+    return read_regular(path)

@@ -27,12 +27,9 @@ def _kind(path: str, ours: str) -> str:
 
 
 def _read(path: str, name: str, label: str) -> Snapshot:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        data = b""
-    return parse({name: data}, prefix=f"{label} ")
+    from pensa.committed.files import read_regular
+
+    return parse({name: read_regular(path) or b""}, prefix=f"{label} ")
 
 
 def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:

@@ -42,22 +42,19 @@ ATTRIBUTES_MAX = 1 << 20
 
 
 def set_up(project: Project) -> bool:
-    """Whether `project` sits at the top of a git work tree that `pn init` set up."""
-    import stat
+    """Whether `project` sits at the top of a git work tree that `pn init` set up (a
+    `.gitattributes` that is a link, a FIFO, a device or too big says no)."""
+    from pensa.committed.files import read_regular
+    from pensa.errors import PensaError
 
     top = os.path.dirname(project.dir)
     if not os.path.exists(os.path.join(top, ".git")):
         return False
     try:
-        fd = os.open(os.path.join(top, ".gitattributes"), os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+        data = read_regular(os.path.join(top, ".gitattributes"), limit=ATTRIBUTES_MAX)
+    except PensaError:
         return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        text = os.read(fd, ATTRIBUTES_MAX).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
+    text = (data or b"").decode("utf-8", "replace")
     return any(line.strip() == ATTRIBUTES_LINE for line in text.splitlines())
 
 
