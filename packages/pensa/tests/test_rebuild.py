@@ -334,10 +334,10 @@ def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(
     before = Path(project.db).read_bytes()
     write(project, "issues.jsonl", issue("pn-1"), issue("pn-2"))
 
-    def broken(conn: sqlite3.Connection, files: object, prints: object) -> None:
+    def broken(*_: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(rebuild, "record_base", broken)
+    monkeypatch.setattr(rebuild, "set_base", broken)
     threads = threading.enumerate()
     with pytest.raises(StorageError):
         jsonl.import_(project)
