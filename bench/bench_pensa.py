@@ -49,6 +49,8 @@ def build(project: Path, issues: int = ISSUES) -> str:
     """Fill `project/.pensa/db.sqlite` with `issues` issues and half as many dependencies;
     returns the id of an issue with deps to show."""
     rng = random.Random(2)
+    # Random ids, as pensa makes them (the shards they are filed in follow the id).
+    ids = [f"pn-{x:08x}" for x in rng.sample(range(1 << 32), issues)]
     pensa = project / ".pensa"
     pensa.mkdir(parents=True)
     with Store.open(pensa / "db.sqlite") as store, store.write() as conn:
@@ -60,7 +62,7 @@ def build(project: Path, issues: int = ISSUES) -> str:
             stamp = f"2026-01-{day:02d}T{hour:02d}:{minute:02d}:00.{n % 10**6:06d}Z"
             rows.append(
                 (
-                    f"pn-{n:08x}",
+                    ids[n],
                     f"issue number {n} about component {n % 37}",
                     "a description long enough to be realistic " * 3 if n % 3 else None,
                     issue_type,
@@ -87,7 +89,7 @@ def build(project: Path, issues: int = ISSUES) -> str:
             edges.add((child, rng.randrange(child)))  # parents are older: no cycles
         conn.executemany(
             "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)",
-            [(f"pn-{c:08x}", f"pn-{p:08x}") for c, p in sorted(edges)],
+            [(ids[c], ids[p]) for c, p in sorted(edges)],
         )
         conn.executemany(
             "INSERT INTO events (issue_id, event_type, actor, detail, created_at) "
@@ -95,7 +97,7 @@ def build(project: Path, issues: int = ISSUES) -> str:
             [(r[0], r[9]) for r in rows],
         )
         shown = max(edges, key=lambda e: e[0])[0]
-    return f"pn-{shown:08x}"
+    return ids[shown]
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:

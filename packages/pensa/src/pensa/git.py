@@ -54,7 +54,9 @@ def run_with_input(
     with tempfile.TemporaryFile() as stdin:
         stdin.write(data)
         stdin.seek(0)
-        started = spawn(["git", "-C", cwd, *args], env=env, missing="git not found", stdin=stdin)
+        # megabytes of blobs: never decoded as one text
+        argv = ["git", "-C", cwd, *args]
+        started = spawn(argv, env=env, missing="git not found", stdin=stdin, text=False)
         started.wait()
     return started
 
@@ -70,9 +72,10 @@ class Started:
     stdout is read to the end before stderr: the commands used here write at most a few
     lines to stderr, far below a pipe's buffer, so this cannot deadlock."""
 
-    def __init__(self, pid: int, out_r: int, err_r: int) -> None:
+    def __init__(self, pid: int, out_r: int, err_r: int, *, text: bool = True) -> None:
         self._pid, self._out_r, self._err_r = pid, out_r, err_r
         self._done: Done | None = None
+        self._text = text  # False: stdout stays bytes only (`Done.out` is empty)
         self.raw_out = b""  # stdout as bytes, once `wait()` has read it
 
     @classmethod
@@ -94,14 +97,19 @@ class Started:
             self.raw_out = out
             self._done = Done(
                 os.waitstatus_to_exitcode(status),
-                out.decode(errors="replace"),
+                out.decode(errors="replace") if self._text else "",
                 err.decode(errors="replace"),
             )
         return self._done
 
 
 def spawn(
-    argv: Sequence[str], *, env: Mapping[str, str], missing: str, stdin: IO[bytes] | None = None
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    missing: str,
+    stdin: IO[bytes] | None = None,
+    text: bool = True,
 ) -> Started:
     """Start `argv` with stdin from /dev/null (or the file `stdin`) and its output in pipes;
     not found, it is answered at once with exit code 127 and `missing`."""
@@ -125,7 +133,7 @@ def spawn(
         return Started.finished(Done(127, "", missing))
     for fd in (out_w, err_w, source):
         os.close(fd)
-    return Started(pid, out_r, err_r)
+    return Started(pid, out_r, err_r, text=text)
 
 
 def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:

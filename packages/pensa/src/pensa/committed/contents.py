@@ -4,13 +4,14 @@ Each file's records are checked on their own (`committed.records`); then what sp
 files: ids are unique, `fixes` names a bug, deps join two different existing issues once and
 close no cycle, comments are on existing issues with unique ids. Errors name file and line.
 
-A kind's records come from its shards and its own file (`committed.disk`). A record twice in
-one file is an error; in two files (an old layout's file merged beside the shards), the
-copy read last wins, as in every sync (`disk.ordered`: the shard's).
+A kind's records come from its shards and its own file (`committed.disk`). A record twice is
+an error, unless one copy is in the kind's own file and one in its shard (an earlier layout's
+file merged beside the shards): then the shard's copy wins, as in every sync.
 """
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import eq, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -21,7 +22,7 @@ from pensa.errors import InvalidData
 from pensa.models import ISSUE_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from pensa.committed.records import Record
     from pensa.project import Project
@@ -58,28 +59,27 @@ class _Read(NamedTuple):
 
 
 def _read_kind(files: dict[str, bytes], kind: str, key: Callable[[tuple[Any, ...]], Any]) -> _Read:
-    """Every record of `kind`, checked; of a record in two files, only the copies in the file
-    read last."""
+    """Every record of `kind`, checked; a record that the kind's own file holds beside its
+    shard (an earlier layout's file merged in) is the shard's copy alone."""
     parts = [(n, read_table(files[n], kind, label=n)) for n in files if kind_of(n) == kind]
-    if len(parts) <= 1:
-        only = parts[0][1] if parts else Table([], [], [])
-        return _Read(parts, Table(range(len(only.rows)), only.records, only.rows))
-    records: list[Record] = [r for _, part in parts for r in part.records]
-    rows = [row for _, part in parts for row in part.rows]
-    owner = [i for i, (_, part) in enumerate(parts) for _ in part.rows]
-    last_file: dict[Any, int] = {}
-    for at, k in enumerate(map(key, rows)):
-        last_file[k] = owner[at]
-    kept = [at for at, k in enumerate(map(key, rows)) if last_file[k] == owner[at]]
-    if len(kept) == len(rows):
-        return _Read(parts, Table(range(len(rows)), records, rows))
-    return _Read(parts, Table(kept, [records[at] for at in kept], [rows[at] for at in kept]))
+    records: list[Record] = list(chain.from_iterable(part.records for _, part in parts))
+    rows = list(chain.from_iterable(part.rows for _, part in parts))
+    own = len(parts[0][1].rows) if parts and parts[0][0] == kind else 0
+    if own:
+        in_shards = set(map(key, rows[own:]))
+        kept = [at for at, row in enumerate(rows) if at >= own or key(row) not in in_shards]
+        if len(kept) < len(rows):
+            return _Read(
+                parts, Table(kept, [records[at] for at in kept], [rows[at] for at in kept])
+            )
+    return _Read(parts, Table(range(len(rows)), records, rows))
 
 
-def read_contents(project: Project) -> Contents:
-    """Read and check every file, each read once: what is checked is what is imported and
-    what is recorded as the base."""
-    files = {name: read_file(project, name) for name in ordered(fingerprints(project))}
+def read_contents(project: Project, names: Iterable[str] | None = None) -> Contents:
+    """Read and check every file (`names`: the files on disk, if listed already), each read
+    once: what is checked is what is imported and what is recorded as the base."""
+    listed = fingerprints(project) if names is None else names
+    files = {name: read_file(project, name) for name in ordered(listed)}
     by_id = itemgetter(0)
     issues = _read_kind(files, "issues.jsonl", by_id)
     kinds = _kinds(issues)

@@ -93,14 +93,24 @@ def read_blobs(project: Project, oids: Collection[str], env: Mapping[str, str]) 
 
 
 def head_contents(
-    project: Project, env: Mapping[str, str] | None
-) -> tuple[dict[str, bytes], dict[str, str]] | None:
-    """Every committed file HEAD holds, with its object id (None as `head_tree`)."""
-    head = head_tree(project, env)
-    if head is None:
-        return None
-    assert env is not None
-    blobs = read_blobs(project, {oid for oid, _ in head.blobs.values()}, env)
+    project: Project,
+    head: Head,
+    env: Mapping[str, str],
+    files: Mapping[str, bytes],
+    known: Mapping[str, str],
+) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Every committed file HEAD holds and its object id; `files` (already read, by name)
+    stand for the blobs they are, so that git is asked only for the others. `known`: the
+    object ids of some of `files`, which need no hashing."""
+    from pensa.committed.sync import blob_id
+
+    have = {}
+    for name, data in files.items():
+        oid = head.blobs.get(name, ("", 0))[0]
+        if oid and (known.get(name) == oid or (oid not in have and blob_id(data) == oid)):
+            have[oid] = data
+    blobs = read_blobs(project, {oid for oid, _ in head.blobs.values()} - set(have), env)
+    blobs.update(have)
     return (
         {name: blobs[oid] for name, (oid, _) in head.blobs.items()},
         {name: oid for name, (oid, _) in head.blobs.items()},

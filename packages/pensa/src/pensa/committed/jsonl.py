@@ -69,10 +69,11 @@ def import_(
     if not project.has_files():
         return None
     from pensa.committed import rebuild
-    from pensa.committed.head import head_contents
+    from pensa.committed.head import head_tree
 
     project.ensure()
     rebuild.remove_leftovers(project)
-    committed = head_contents(project, env)
+    head = head_tree(project, env)
+    committed = None if head is None or env is None else rebuild.Committed(head, env)
     done = rebuild.rebuild(project, committed=committed, discard_local=discard_local)
     return Summary(done.issues, done.deps, done.comments, events_kept=done.events_kept)

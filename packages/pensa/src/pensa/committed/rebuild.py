@@ -34,8 +34,9 @@ from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
 from pensa.store import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
+    from pensa.committed.head import Head
     from pensa.project import Project
 
 Row = tuple[Any, ...]
@@ -50,7 +51,11 @@ class Imported(NamedTuple):
     events_kept: int
 
 
-Committed = tuple[dict[str, bytes], dict[str, str]]  # HEAD's files and their object ids
+class Committed(NamedTuple):
+    """What HEAD holds (`committed.head`), to become the next sync's base."""
+
+    head: Head
+    env: Mapping[str, str]
 
 
 def rebuild(
@@ -82,7 +87,8 @@ def _rebuild(project: Project, committed: Committed | None, *, discard_local: bo
         store.write() as conn,
     ):
         prints = fingerprints(project)  # under the lock, as sync reads (pensa.committed.sync)
-        contents = read_contents(project)
+        known = _known_blobs(conn, prints) if committed is not None else {}
+        contents = read_contents(project, prints)
         if not discard_local:
             refuse_if_unsaved(conn, contents)
         files, counts = contents.files, contents.counts()
@@ -96,8 +102,20 @@ def _rebuild(project: Project, committed: Committed | None, *, discard_local: bo
                 meanwhile.enter_context(_freed_meanwhile(garbage))
         conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
         events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-        _after_import(conn, project, files, prints, committed)
+        _after_import(conn, project, files, prints, committed, known)
     return Imported(*counts, events_kept)
+
+
+def _known_blobs(conn: sqlite3.Connection, prints: dict[str, str]) -> dict[str, str]:
+    """The object ids of the files pn wrote and nobody touched since (their fingerprint is
+    the one recorded): they need no hashing to be found in HEAD."""
+    return {
+        name: written
+        for name, fingerprint, written in conn.execute(
+            "SELECT name, fingerprint, written FROM sync_base WHERE written IS NOT NULL"
+        )
+        if prints.get(name) == fingerprint
+    }
 
 
 def _after_import(
@@ -106,6 +124,7 @@ def _after_import(
     files: dict[str, bytes],
     prints: dict[str, str],
     committed: Committed | None,
+    known: dict[str, str] | None = None,
 ) -> None:
     """The base is what HEAD holds (`committed`), else the files; and every file is compared
     with the database at the next export (`export_dirty`'s `all`): the records are the
@@ -113,7 +132,11 @@ def _after_import(
     if committed is None:
         set_base(conn, project, files, prints)
     else:
-        set_base(conn, project, committed[0], prints, committed[1])
+        from pensa.committed.head import head_contents
+
+        base, oids = head_contents(project, committed.head, committed.env, files, known or {})
+        same = {n: oids[n] for n in files if n in base and base[n] == files[n]}
+        set_base(conn, project, base, prints, oids, written=same)
     conn.execute("DELETE FROM export_dirty")
     conn.execute("INSERT INTO export_dirty (kind, key) VALUES ('all', '')")
 

@@ -561,15 +561,23 @@ def set_base(
     base: dict[str, bytes],
     prints: dict[str, str],
     oids: dict[str, str] | None = None,
+    written: dict[str, str] | None = None,
 ) -> None:
     """Replace the recorded state of every file: `base` (by name) is the next sync's base,
-    `prints` the files' fingerprints (`oids`: the base's git object ids, when known)."""
-    oids = oids or {}
+    `prints` the files' fingerprints (`oids`: the base's git object ids, when known;
+    `written`: the object ids of files on disk that are the database's own)."""
+    oids, written = oids or {}, written or {}
     conn.execute("DELETE FROM sync_base")
     conn.executemany(
-        "INSERT INTO sync_base (name, fingerprint, oid, content) VALUES (?, ?, ?, ?)",
+        "INSERT INTO sync_base (name, fingerprint, oid, written, content) VALUES (?, ?, ?, ?, ?)",
         [
-            (name, prints.get(name, MISSING), oids.get(name), base.get(name, b""))
+            (
+                name,
+                prints.get(name, MISSING),
+                oids.get(name),
+                written.get(name),
+                base.get(name, b""),
+            )
             for name in sorted(set(base) | set(prints))
         ],
     )
