@@ -70,7 +70,7 @@ def test_a_commit_of_tracker_changes_alone_without_add_finds_nothing_and_loses_n
 def test_export_stage_then_commit_succeeds_first_time(inited: Path, pn: Pn) -> None:
     issue = pn("q", "fix", "-t", "task").out.strip()
     assert pn("export", "--stage").code == 0
-    assert git(inited, "status", "--porcelain").startswith("A  .pensa/issues-")
+    assert git(inited, "status", "--porcelain").startswith("M  .pensa/issues-")
     commit(inited, "-m", "plan")
     assert issue in committed_issues(inited)
     assert clean(inited)

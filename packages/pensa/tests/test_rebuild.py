@@ -288,7 +288,7 @@ def test_unknown_fields_and_labels_survive_an_import_byte_for_byte(project: Proj
         jsonl.import_(project)
         jsonl.export(store, project)
     first = {p: Path(p).read_bytes() for p in project.jsonl_files()}
-    assert b'"alpha":"\xc3\xbc \xe2\x9c\x93"' in first[project.issues_jsonl]
+    assert b'"alpha":"\xc3\xbc \xe2\x9c\x93"' in first[f"{project.dir}/issues-1.jsonl"]
     jsonl.import_(project)
     with Store.open(project.db) as store:
         jsonl.export(store, project)

@@ -72,7 +72,8 @@ def test_sync_adopt_records_the_files_as_the_base_without_merging_them(main: Pat
         mine = pensa.tracker(write=True).create("mine", issue_type=IssueType.TASK, actor="me")
         pensa.export()
     line = json.loads(committed(main / ".pensa"))
-    (main / ".pensa" / "issues-0b.jsonl").write_text(json.dumps({**line, "id": "pn-0badc0de"}))
+    shard = main / ".pensa" / "issues-0.jsonl"
+    shard.write_text(shard.read_text() + json.dumps({**line, "id": "pn-0badc0de"}) + "\n")
     with Session(cwd=str(main), environ=environ()) as pensa:
         assert pensa.sync(adopt=True) == Skipped("adopted: the files are the sync base now")
         synced = pensa.sync()

@@ -281,7 +281,7 @@ def test_unknown_fields_survive_import_export_and_a_merge(inited: Path, pn: Pn) 
     assert pn("update", "pn-0000abcd", "--title", "renamed").code == 0
     assert pn("export").code == 0
     assert path.read_text() == ""  # the record moved to its shard
-    record = json.loads((inited / ".pensa" / "issues-00.jsonl").read_text())
+    record = json.loads((inited / ".pensa" / "issues-0.jsonl").read_text())
     assert record["title"] == "renamed"
     assert (record["labels"], record["x_meta"]) == (["a", "b"], {"k": None})
     assert list(record)[-2:] == ["labels", "x_meta"]

@@ -2,19 +2,26 @@
 sync, reading them and writing them.
 
 The tracker is sharded by id: the records of issue `pn-1a2b3c4d` (the issue, its outgoing
-dependencies, its comments, its tombstone) live in `issues-1a.jsonl`, `deps-1a.jsonl`,
-`comments-1a.jsonl` and `deleted-1a.jsonl`, so a change rewrites, stages and merges one
-small file, not the whole tracker (a 38 MB `issues.jsonl` at 100,000 issues made every
-write in git cost an export and a `git add` of it). The ids' two hex digits after `pn-` are
-random bits (`pensa.ids`), so the 256 shards fill evenly. The files of one kind stay
-`.pensa/*.jsonl`, the pattern `pn init` gave `.gitattributes`, which an agent cannot change.
+dependencies, its comments, its tombstone) live in `issues-1.jsonl`, `deps-1.jsonl`,
+`comments-1.jsonl` and `deleted-1.jsonl`, so a change rewrites, stages and merges a
+sixteenth of the tracker, not all of it (a 38 MB `issues.jsonl` at 100,000 issues made every
+commit in git cost an export and a `git add` of it). The id's first hex digit after `pn-` is
+random (`pensa.ids`), so the shards fill evenly. Sixteen, not more: git runs the merge
+driver once per file both sides changed, a process each, so a merge of two busy branches
+costs about one driver run per shard; and a small tracker stays a few dozen files. The
+files stay `.pensa/*.jsonl`, the pattern `pn init` gave `.gitattributes`, which an agent
+cannot change.
+
+Every shard file exists from the first export on, empty or not, and no file is ever
+deleted. A file pn created and git did not track yet (after a commit a later hook aborted,
+say) made `git switch` refuse ("untracked working tree files would be overwritten"), and a
+deleted one conflicts (modify/delete) with a branch that changed it, outside the driver.
 
 `issues.jsonl`, `deps.jsonl`, `comments.jsonl` and `deleted.jsonl`, the files of earlier
-versions, are the shards of ids that are not `pn-` and two hex digits (written by hand), and
+versions, are the shards of ids that are not `pn-` and a hex digit (written by hand), and
 otherwise stay empty: a repository moves to the shards at its first export, and a branch
 that still has the old layout merges into them through the driver as into any file (its
-records, read from there, move to their shards at the next export). No file is ever deleted:
-a branch that changed it would conflict with the deletion (modify/delete) outside the driver.
+records, read from there, move to their shards at the next export).
 
 `is_stale` is asked by every `pn` command, so it costs one `stat` of the folder and one
 indexed SELECT: git writes a file by unlinking and creating it, which moves the folder's
@@ -39,9 +46,13 @@ if TYPE_CHECKING:
 # the order they are written. `deleted.jsonl` holds tombstones: a deletion must travel
 # through git, or a clone that still has the issue would bring it back.
 KINDS = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+SHARDS = "0123456789abcdef"
 # Written even when empty (`pn init` commits them; `deleted.jsonl` comes with a first
 # deletion of an id that has no shard, or from an earlier version).
-KEPT = KINDS[:3]
+KEPT = (
+    *KINDS[:3],
+    *(f"{kind[: -len('.jsonl')]}-{part}.jsonl" for kind in KINDS for part in SHARDS),
+)
 MISSING = "-"
 # The sync_base row that remembers the folder's own fingerprint.
 FOLDER = "."
@@ -53,10 +64,10 @@ _STEMS = {kind[: -len(".jsonl")]: kind for kind in KINDS}
 
 
 def shard(key: str) -> str:
-    """The shard of an issue id: its two hex digits after `pn-`, or "" (the kind's own file)
-    for any other id. `pensa.committed.snapshot` asks SQLite the same with GLOB and ranges."""
-    if key.startswith("pn-") and len(key) >= 5 and key[3] in _HEX and key[4] in _HEX:
-        return key[3:5]
+    """The shard of an issue id: its hex digit after `pn-`, or "" (the kind's own file) for
+    any other id. `pensa.committed.snapshot` asks SQLite the same with GLOB and ranges."""
+    if key.startswith("pn-") and len(key) >= 4 and key[3] in _HEX:
+        return key[3]
     return ""
 
 
@@ -71,14 +82,14 @@ def kind_of(name: str) -> str | None:
     if name in KINDS:
         return name
     stem, dash, rest = name.partition("-")
-    if not dash or stem not in _STEMS or len(rest) != 8 or not rest.endswith(".jsonl"):
+    if not dash or stem not in _STEMS or len(rest) != 7 or not rest.endswith(".jsonl"):
         return None
-    return _STEMS[stem] if rest[0] in _HEX and rest[1] in _HEX else None
+    return _STEMS[stem] if rest[0] in _HEX else None
 
 
 def shard_of(name: str) -> str:
     """The shard a committed file holds ("" for a kind's own file)."""
-    return "" if name in KINDS else name.partition("-")[2][:2]
+    return "" if name in KINDS else name.partition("-")[2][:1]
 
 
 def ordered(names: Iterable[str]) -> list[str]:
@@ -180,8 +191,8 @@ def write_files(
 ) -> dict[str, bytes]:
     """Write the committed files atomically (`texts` by name); unchanged ones are not
     touched, and a file with nothing left in it is emptied, never deleted (`existing`: the
-    files on disk). The kinds' own files (`KEPT`) are made, empty, when missing. Returns the
-    bytes of each file written or found current."""
+    files on disk). The shards and the kinds' own files (`KEPT`) are made, empty, when
+    missing. Returns the bytes of each file written or found current."""
     from pensa.committed.files import write_atomically
 
     project.ensure()

@@ -186,8 +186,8 @@ def render_db(conn: sqlite3.Connection, names: Iterable[str] | None = None) -> d
     """Committed files' canonical text straight from the database (the bytes `render` makes),
     by file name: the files `names` (each, empty or not), or every file that has records.
 
-    One file reads its shard's range of the id index (`pn-1a` <= id < `pn-1b`: exactly the
-    ids starting `pn-1a`); a kind's own file, the ids no shard takes (`disk.shard`'s rule as
+    One file reads its shard's range of the id index (`pn-1` <= id < `pn-2`: exactly the ids
+    starting `pn-1`); a kind's own file, the ids no shard takes (`disk.shard`'s rule as
     GLOB)."""
     if names is None:
         return _render_all(conn)
@@ -201,7 +201,7 @@ def render_db(conn: sqlite3.Connection, names: Iterable[str] | None = None) -> d
             where = f"WHERE {source.key} >= ? AND {source.key} < ?"
             params: tuple[str, ...] = (start, start[:-1] + chr(ord(start[-1]) + 1))
         else:
-            where, params = f"WHERE NOT ({source.key} GLOB 'pn-[0-9a-f][0-9a-f]*')", ()
+            where, params = f"WHERE NOT ({source.key} GLOB 'pn-[0-9a-f]*')", ()
         out[name] = "".join(row[1] + "\n" for row in conn.execute(_select(source, where), params))
     return out
 
