@@ -17,22 +17,10 @@ from pensa.schema import MIGRATIONS
 from pensa.store import Store, translate
 
 
-def test_every_connection_sets_the_pragmas_and_keeps_a_truncated_journal(store: Store) -> None:
+def test_every_connection_sets_the_pragmas_and_keeps_the_delete_journal(store: Store) -> None:
     assert store.rows("PRAGMA busy_timeout") == [(5000,)]
     assert store.rows("PRAGMA foreign_keys") == [(1,)]
-    assert store.rows("PRAGMA journal_mode") == [("truncate",)]
-
-
-def test_a_write_leaves_the_folder_alone(tmp_path: Path) -> None:
-    """Every command asks whether git changed `.pensa/` by its mtime (committed.disk): a
-    journal made and deleted by each write would say yes every time."""
-    with Store.open(tmp_path / "db.sqlite") as store, store.write() as conn:
-        conn.execute("INSERT INTO migrations VALUES ('x', 'y')")
-    before = tmp_path.stat().st_mtime_ns
-    for n in range(3):
-        with Store.open(tmp_path / "db.sqlite") as store, store.write() as conn:
-            conn.execute("INSERT INTO migrations VALUES (?, 'y')", (str(n),))
-    assert tmp_path.stat().st_mtime_ns == before
+    assert store.rows("PRAGMA journal_mode") == [("delete",)]
 
 
 def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:

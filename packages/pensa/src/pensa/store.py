@@ -2,11 +2,8 @@
 lookups by id every module beside the tracker needs (`get`, `find`, `resolve`).
 
 Every connection sets `trusted_schema=OFF`, `busy_timeout=5000` and `foreign_keys=ON` and
-a rollback journal, not WAL: the file is shared with containers through a bind mount, where
-WAL's shared memory does not work (design, "Runtime sharing model"). The journal is
-TRUNCATE, not SQLite's default DELETE: an empty journal file stays beside the database, so a
-write does not create and delete a file in `.pensa/`, whose mtime tells every command
-whether git changed the committed files (`pensa.committed.disk.is_stale`).
+keeps SQLite's default DELETE journal: the file is shared with containers through a bind
+mount, where WAL's shared memory does not work (design, "Runtime sharing model").
 There is no daemon.
 
 The sandboxed agent can write the file and everything beside it: a database, journal or lock
@@ -131,8 +128,6 @@ class Store:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
-            if path is not None:
-                store.rows("PRAGMA journal_mode = TRUNCATE")
             store.migrate()
             if path is not None:
                 foreign.check(store.rows(foreign.QUERY), path)

@@ -23,20 +23,17 @@ otherwise stay empty: a repository moves to the shards at its first export, and 
 that still has the old layout merges into them through the driver as into any file (its
 records, read from there, move to their shards at the next export).
 
-`is_stale` is asked by every `pn` command, so it costs one `stat` of the folder and one
-indexed SELECT: git writes a file by unlinking and creating it, which moves the folder's
-mtime, and pn's own writes leave the folder alone (the database keeps its journal file:
-`pensa.store`). Only when the folder moved are the files' own fingerprints compared.
+`is_stale` is asked by every `pn` command: one listing of the folder, a `stat` of each of its
+few dozen files and one SELECT, and neither json nor the merge code is imported (`pn ready`'s
+start-up target in bench/bench_pensa.py).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable
 
     from pensa.project import Project
@@ -54,11 +51,6 @@ KEPT = (
     *(f"{kind[: -len('.jsonl')]}-{part}.jsonl" for kind in KINDS for part in SHARDS),
 )
 MISSING = "-"
-# The sync_base row that remembers the folder's own fingerprint.
-FOLDER = "."
-# A folder fingerprint taken this soon after its last change may not see a change made in
-# the same clock tick (file times are coarse): it is recorded as never matching.
-RACY_NS = 100_000_000
 _HEX = frozenset("0123456789abcdef")
 _STEMS = {kind[: -len(".jsonl")]: kind for kind in KINDS}
 
@@ -124,53 +116,16 @@ def fingerprints(project: Project) -> dict[str, str]:
     return out
 
 
-def folder_fingerprint(project: Project) -> str:
-    """The folder's fingerprint, or one that never matches while it may be racy."""
-    printed = fingerprint(project.dir)
-    if printed == MISSING:
-        return printed
-    if time.time_ns() - int(printed.split(":", 1)[0]) < RACY_NS:
-        return printed + ":racy"
-    return printed
-
-
 def changed(stored: dict[str, str], current: dict[str, str]) -> list[str]:
     """The committed files whose fingerprint is not the one recorded, in reading order."""
-    names = (set(stored) | set(current)) - {FOLDER}
+    names = {n for n in (*stored, *current) if kind_of(n) is not None}
     return ordered(n for n in names if stored.get(n, MISSING) != current.get(n, MISSING))
 
 
 def is_stale(store: Store, project: Project) -> bool:
     """Whether any committed file changed (by fingerprint) since the last sync."""
     stored: dict[str, str] = dict(store.rows("SELECT name, fingerprint FROM sync_base"))
-    folder = fingerprint(project.dir)
-    if stored.get(FOLDER) == folder:
-        return False
-    if changed(stored, fingerprints(project)):
-        return True
-    # Only the folder moved (pn's marker, a file pensa does not commit): remember it, so
-    # that the next command takes the short way again.
-    from pensa.errors import PensaError
-
-    try:
-        with store.write() as conn:
-            remember_folder(conn, project)
-    except PensaError:  # a read-only database: the next command compares again
-        pass
-    return False
-
-
-def remember_folder(conn: sqlite3.Connection, project: Project) -> None:
-    """Record the folder's fingerprint, inside the caller's transaction (unless it is so)."""
-    printed = folder_fingerprint(project)
-    conn.execute(
-        "INSERT OR IGNORE INTO sync_base (name, fingerprint, content) VALUES (?, ?, x'')",
-        (FOLDER, printed),
-    )
-    conn.execute(
-        "UPDATE sync_base SET fingerprint = ?1 WHERE name = ?2 AND fingerprint IS NOT ?1",
-        (printed, FOLDER),
-    )
+    return bool(changed(stored, fingerprints(project)))
 
 
 def read_file(project: Project, name: str) -> bytes:

@@ -22,7 +22,7 @@ def drift(store: Store, project: Project | None) -> list[str]:
     pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():
         return []
-    from pensa.committed.disk import FOLDER, MISSING, changed, fingerprints
+    from pensa.committed.disk import MISSING, changed, fingerprints
     from pensa.committed.snapshot import parse, render_db
 
     # A file whose fingerprint is the last sync's is that sync's base or pensa's own export:
@@ -36,7 +36,7 @@ def drift(store: Store, project: Project | None) -> list[str]:
     bases: dict[str, bytes] = {
         str(name): bytes(content)
         for name, content in store.rows("SELECT name, content FROM sync_base")
-        if name in names and name != FOLDER
+        if name in names
     }
     with store.snapshot() as conn:
         rendered = render_db(conn, names)

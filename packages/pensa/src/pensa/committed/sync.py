@@ -27,7 +27,6 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.committed.disk import (
-    FOLDER,
     KINDS,
     MISSING,
     changed,
@@ -36,7 +35,6 @@ from pensa.committed.disk import (
     fingerprints,
     kind_of,
     read_files,
-    remember_folder,
     write_files,
 )
 from pensa.committed.records import COMMENT_FIELDS, Record
@@ -93,7 +91,7 @@ def _stored(conn: sqlite3.Connection) -> dict[str, _Base]:
     return {
         name: _Base(fp, oid, written)
         for name, fp, oid, written in conn.execute(
-            "SELECT name, fingerprint, oid, written FROM sync_base WHERE name != ?", (FOLDER,)
+            "SELECT name, fingerprint, oid, written FROM sync_base"
         )
     }
 
@@ -199,7 +197,7 @@ def _base_from_head(
     """Make each file's base what HEAD holds, reading from git only what differs."""
     from pensa.committed.head import read_blobs
 
-    stored = dict(conn.execute("SELECT name, oid FROM sync_base WHERE name != ?", (FOLDER,)))
+    stored = dict(conn.execute("SELECT name, oid FROM sync_base"))
     wanted = {name: oid for name, (oid, _) in head.blobs.items() if stored.get(name) != oid}
     blobs = read_blobs(project, set(wanted.values()), env or {})
     for name, oid in wanted.items():
@@ -210,8 +208,8 @@ def _base_from_head(
     # a base that was the files (outside git, or an adopted export) and HEAD lacks
     conn.execute(
         "UPDATE sync_base SET content = x'' WHERE oid IS NULL AND length(content) > 0 "
-        "AND name != ? AND name NOT IN (SELECT value FROM json_each(?))",
-        (FOLDER, json.dumps(sorted(head.blobs))),
+        "AND name NOT IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(head.blobs)),),
     )
 
 
@@ -498,7 +496,6 @@ def sync(store: Store, project: Project, env: Mapping[str, str] | None = None) -
         current = fingerprints(project)
         done = reconcile(conn, project, current, head, env)
         writeback.mark(project, pending=settle(conn, project, {}))
-        remember_folder(conn, project)
     return done
 
 
@@ -534,7 +531,6 @@ def export(store: Store, project: Project, env: Mapping[str, str] | None = None)
         if names is None or names:  # (an empty DELETE would still write the table's page)
             conn.execute("DELETE FROM export_dirty")
         writeback.mark(project, pending=False)
-        remember_folder(conn, project)
         return counts(conn)
 
 
@@ -581,4 +577,3 @@ def set_base(
             for name in sorted(set(base) | set(prints))
         ],
     )
-    remember_folder(conn, project)
