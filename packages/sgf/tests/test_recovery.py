@@ -53,8 +53,8 @@ def test_a_crashed_loop_is_stashed_its_pid_file_removed_and_its_claim_released(
     assert f"sgf-recovery {crashed} 20" in entry
     stashed = git(project, "stash", "show", "--include-untracked", "--name-only", "stash@{0}")
     assert set(stashed.splitlines()) == {"README.md", "staged.txt", "src/new.py"}
-    # the tracker's files stay: pn rewrites and stages them on each write (the release too)
-    assert git(project, "status", "--porcelain") == "M  .pensa/issues.jsonl"
+    # the tracker's files stay: a pn write (the release too) leaves only pensa's marker
+    assert git(project, "status", "--porcelain") == "?? .pensa/uncommitted"
     assert (project / ".sgf/logs/keep.log").read_text() == "ignored, untouched\n"
     assert not (run_dir / f"{crashed}.pid").exists()
     assert pn(project, tool_env, "show", task)["status"] == "open"

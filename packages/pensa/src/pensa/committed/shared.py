@@ -65,10 +65,11 @@ def adopt(store: Store, project: Project) -> None:
 
     Only for files that are exports of this database (a worktree loop's commits,
     fast-forwarded into the main checkout): whatever they hold, the database holds too, or
-    something newer. Each file that changed is compared with the database at the next
-    export, as after any sync."""
+    something newer. Each file that changed is compared with the database, as after any
+    sync: what the files now hold is no longer pending, and pensa's marker says what is."""
+    from pensa.committed import writeback
     from pensa.committed.disk import changed, fingerprints, read_files
-    from pensa.committed.sync import set_base
+    from pensa.committed.sync import set_base, settle
 
     with store.write() as conn:
         prints = fingerprints(project)
@@ -78,7 +79,9 @@ def adopt(store: Store, project: Project) -> None:
             "INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('file', ?)",
             [(name,) for name in moved],
         )
-        set_base(conn, project, read_files(project, prints), prints)
+        files = read_files(project, prints)
+        set_base(conn, project, files, prints)
+        writeback.mark(project, pending=settle(conn, project, files))
 
 
 def refuse_import(env: Mapping[str, str]) -> None:
