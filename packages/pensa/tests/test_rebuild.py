@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa.committed import jsonl, rebuild
+from pensa.committed import base, jsonl
 from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
@@ -337,7 +337,7 @@ def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(
     def broken(*_: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(rebuild, "set_base", broken)
+    monkeypatch.setattr(base, "replace", broken)
     threads = threading.enumerate()
     with pytest.raises(StorageError):
         jsonl.import_(project)

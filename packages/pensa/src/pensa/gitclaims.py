@@ -254,8 +254,8 @@ def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: boo
 
     A lost race also takes back its `claimed` event: the claim never took effect, and
     `--stuck-after` counts claims, so lost races would hand a task to a human."""
+    from pensa.committed.apply import apply
     from pensa.committed.snapshot import Snapshot, read_issues
-    from pensa.committed.sync import apply
 
     with store.write() as conn:
         ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})

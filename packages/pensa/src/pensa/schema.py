@@ -213,9 +213,8 @@ def dirty_triggers() -> list[tuple[str, str, str]]:
     for table, kind, column in DIRTY_SOURCES:
         for event, row in (("insert", "NEW"), ("update", "NEW"), ("delete", "OLD")):
             name = f"{table}_dirty_{event}"
-            # constants only (DIRTY_SOURCES)
             sql = (
-                f"CREATE TRIGGER {name} AFTER {event.upper()} ON {table} BEGIN "  # noqa: S608
+                f"CREATE TRIGGER {name} AFTER {event.upper()} ON {table} BEGIN "
                 f"INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('{kind}', "
                 f"{row}.{column}); END"
             )

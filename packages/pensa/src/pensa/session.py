@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
+    from pensa.committed.apply import Synced
     from pensa.committed.jsonl import Summary
-    from pensa.committed.sync import Synced
     from pensa.doctor import Report
     from pensa.gitsetup import Step
     from pensa.graph import Graph

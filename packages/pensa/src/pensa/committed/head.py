@@ -37,6 +37,13 @@ class Head(NamedTuple):
     blobs: dict[str, tuple[str, int]]
 
 
+def blob_id(data: bytes) -> str:
+    """git's object id of a blob holding `data`."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def in_git(project: Project) -> bool:
     """Whether `project` sits at the top of a git work tree (its parent holds `.git`)."""
     return os.path.exists(os.path.join(os.path.dirname(project.dir), ".git"))
@@ -102,8 +109,6 @@ def head_contents(
     """Every committed file HEAD holds and its object id; `files` (already read, by name)
     stand for the blobs they are, so that git is asked only for the others. `known`: the
     object ids of some of `files`, which need no hashing."""
-    from pensa.committed.sync import blob_id
-
     have = {}
     for name, data in files.items():
         oid = head.blobs.get(name, ("", 0))[0]

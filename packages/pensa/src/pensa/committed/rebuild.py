@@ -22,13 +22,13 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.committed import base as sync_base
 from pensa.committed.contents import Contents, read_contents
 from pensa.committed.disk import fingerprints
 from pensa.committed.files import new_file
 from pensa.committed.localwork import refuse_if_unsaved
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra
-from pensa.committed.sync import set_base
 from pensa.errors import StorageError
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
 from pensa.store import Store
@@ -130,13 +130,13 @@ def _after_import(
     with the database at the next export (`export_dirty`'s `all`): the records are the
     files', their text need not be the canonical one."""
     if committed is None:
-        set_base(conn, project, files, prints)
+        sync_base.replace(conn, files, prints)
     else:
         from pensa.committed.head import head_contents
 
         base, oids = head_contents(project, committed.head, committed.env, files, known or {})
         same = {n: oids[n] for n in files if n in base and base[n] == files[n]}
-        set_base(conn, project, base, prints, oids, written=same)
+        sync_base.replace(conn, base, prints, oids, written=same)
     conn.execute("DELETE FROM export_dirty")
     conn.execute("INSERT INTO export_dirty (kind, key) VALUES ('all', '')")
 

@@ -67,9 +67,10 @@ def adopt(store: Store, project: Project) -> None:
     fast-forwarded into the main checkout): whatever they hold, the database holds too, or
     something newer. Each file that changed is compared with the database, as after any
     sync: what the files now hold is no longer pending, and pensa's marker says what is."""
+    from pensa.committed import base as sync_base
     from pensa.committed import writeback
     from pensa.committed.disk import changed, fingerprints, read_files
-    from pensa.committed.sync import set_base, settle
+    from pensa.committed.pending import settle
 
     with store.write() as conn:
         prints = fingerprints(project)
@@ -80,7 +81,7 @@ def adopt(store: Store, project: Project) -> None:
             [(name,) for name in moved],
         )
         files = read_files(project, prints)
-        set_base(conn, project, files, prints)
+        sync_base.replace(conn, files, prints)
         writeback.mark(project, pending=settle(conn, project, files))
 
 
