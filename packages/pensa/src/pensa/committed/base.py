@@ -29,6 +29,7 @@ class Base(NamedTuple):
 
 
 def stored(conn: sqlite3.Connection) -> dict[str, Base]:
+    """Every file's row, by name (contents left in the database)."""
     return {
         name: Base(fp, oid, written)
         for name, fp, oid, written in conn.execute(
@@ -105,6 +106,7 @@ def from_head(
 
 
 def forget_gone(conn: sqlite3.Connection) -> None:
+    """Drop the rows of files that are gone from disk and from HEAD, and hold nothing."""
     conn.execute(
         "DELETE FROM sync_base WHERE fingerprint = ? AND oid IS NULL AND written IS NULL "
         "AND length(content) = 0",
