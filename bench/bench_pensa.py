@@ -296,6 +296,9 @@ def measure_hooks(project: Path, env: dict[str, str], issue: str) -> dict[str, l
     """The commit hooks' pn at 100k with one issue changed: the pre-commit `pn export
     --stage` and the post-commit `pn sync`, around a commit that runs no hook itself."""
     hook_env = {**env, "PRE_COMMIT": "1"}
+    run([PN, "export"], project, hook_env)  # what the other rounds left, committed first
+    quiet(["git", "commit", "-q", "--no-verify", "-m", "the rounds' writes"], project, env)
+    run([PN, "sync"], project, env)
     pre, post = [], []
     for round_no in range(ROUNDS_100K):
         run([PN, "update", issue, "--title", f"changed in round {round_no}"], project, env)
