@@ -85,3 +85,15 @@ def test_export_outside_a_hook_does_not_stage(repo: Path, pn: Pn) -> None:
     assert git(repo, "diff", "--cached", "--name-only") == ""
     assert pn("export", "--stage", "--json").json()["staged"] is True
     assert ".pensa/issues-" in git(repo, "diff", "--cached", "--name-only")
+
+
+def test_the_hook_stages_pensas_files_and_no_other(hooked: Path, pn: Pn) -> None:
+    """A file an agent left in `.pensa/` is not swept into the commit with the tracker."""
+    (hooked / ".pensa" / "notes.jsonl").write_text('{"planted": true}\n')
+    issue = pn("q", "tracked", "-t", "task").out.strip()
+    (hooked / "code.py").write_text("x = 1\n")
+    git(hooked, "add", "code.py")
+    git(hooked, "commit", "-qm", "code")
+    files = git(hooked, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == sorted(["code.py", f".pensa/{file_name('issues.jsonl', issue)}"])
+    assert git(hooked, "status", "--porcelain") == "?? .pensa/notes.jsonl\n"

@@ -99,13 +99,16 @@ def write_back(store: Store, project: Project) -> None:
 
 
 def stage(project: Project, *, cwd: str, env: Mapping[str, str], unmark: bool) -> None:
-    """`git add` the committed files (new, changed and emptied), and take the marker out of
-    the index when `unmark` (it was there to be found by `git add -A`), waiting a little for
-    another git's index lock. `GitFailed` when git refuses."""
+    """`git add` the committed files (pensa's own, by name: another file an agent left in
+    `.pensa/` is not swept in), and take the marker out of the index when `unmark` (it was
+    there to be found by `git add -A`), waiting a little for another git's index lock.
+    `GitFailed` when git refuses."""
+    from pensa.committed.disk import fingerprints, ordered
     from pensa.errors import GitFailed
 
     rel = os.path.relpath(project.dir, cwd)
-    steps = [["add", "-A", "--", os.path.join(rel, "*.jsonl")]]
+    names = [os.path.join(rel, name) for name in ordered(fingerprints(project))]
+    steps = [["add", "-A", "--", *names]]
     if unmark:
         steps.append(["update-index", "--force-remove", "--", os.path.join(rel, MARKER)])
     for args in steps:
