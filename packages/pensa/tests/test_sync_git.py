@@ -306,3 +306,34 @@ def test_merge_driver_merges_three_versions_in_place(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(ours.read_text())["title"] == "changed"
+
+
+def test_a_comment_committed_on_a_branch_leaves_with_it_and_never_reaches_main(
+    inited: Path, pn: Pn
+) -> None:
+    """Comments follow the checkout as issues do: one committed only on a branch leaves the
+    database with the switch (and comes back with it), one never committed stays, and main's
+    next commit never carries the branch's, even after the branch is deleted."""
+    issue = pn("q", "on main", "-t", "task").out.strip()
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "issue")
+    git(inited, "switch", "-qc", "x")
+    on_x = pn("comment", "add", issue, "said on x", "--json").json()["id"]
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "comment on x")
+    git(inited, "switch", "-q", "main")
+    kept = pn("comment", "add", issue, "not committed", "--json").json()["id"]
+
+    def said() -> list[str]:
+        return [c["id"] for c in pn("show", issue, "--json").json()["comments"]]
+
+    assert said() == [kept]
+    git(inited, "switch", "-q", "x")
+    assert sorted(said()) == sorted([on_x, kept])
+    git(inited, "switch", "-q", "main")
+    git(inited, "branch", "-qD", "x")
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "main's own")
+    assert said() == [kept]
+    assert "said on x" not in committed_at(inited, kind="comments")
+    assert "not committed" in committed_at(inited, kind="comments")
