@@ -12,6 +12,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
+
 def pyproject(
     *, name: str, version: str, dependencies: list[str], scripts: dict[str, str], package: str
 ) -> str:
@@ -40,11 +41,7 @@ def materialise(dest: Path, *, distribution: str = "pensa", package: str = "pens
     """
     dist = metadata.distribution(distribution)
     requires = [r for r in dist.requires or [] if "extra ==" not in r]
-    scripts = {
-        ep.name: ep.value
-        for ep in dist.entry_points
-        if ep.group == "console_scripts"
-    }
+    scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "src").mkdir(parents=True)
