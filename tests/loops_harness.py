@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.e2e_harness.tracker import committed_issues
+
 BIN = Path(sys.executable).parent
 BUILDER = Path(__file__).resolve().parent / "agents" / "builder.py"
 FAST = {
@@ -71,9 +73,8 @@ class Loops:
         return {str(i["id"]): i for i in self.pn("list", "--all")}
 
     def committed_issues(self, ref: str = "HEAD") -> dict[str, dict[str, Any]]:
-        """The issues in `ref`'s .pensa/issues.jsonl."""
-        text = self.git("show", f"{ref}:.pensa/issues.jsonl")
-        return {str(i["id"]): i for i in map(json.loads, text.splitlines())}
+        """The issues `ref`'s `.pensa/` holds."""
+        return committed_issues(self.git, ref)
 
     def commits(self) -> list[tuple[str, str, list[str]]]:
         """(subject, author-date order, files) of every commit on main, oldest first."""

@@ -23,6 +23,7 @@ from ralph.testing.model_server import ModelServer
 
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario, scenario_json
+from tests.e2e_harness.tracker import touches_issues
 
 # the sandbox image is built with claude in it, as every project's is
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
@@ -137,7 +138,7 @@ def assert_one_task_done(
     [(subject, files)] = project.commits_touching(rf"^\[{task}\] implement")
     assert f"work/{task}.py" in files, (subject, files)
     if jsonl:
-        assert ".pensa/issues.jsonl" in files, (subject, files)
+        assert touches_issues(files), (subject, files)
     assert "-> Bash(pn claim-next --json)" in out, out
     [summary] = [line for line in out.splitlines() if line.startswith("Iteration 1 done: ")]
     assert " tokens · $" in summary, summary

@@ -17,6 +17,7 @@ from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.scenarios import claimed, scenario, scenario_json
+from tests.e2e_harness.tracker import committed_issues, touches_issues
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -50,7 +51,7 @@ def test_build_loop_closes_every_task_in_dependency_order(project: Project, mode
     for subject, files in commits:
         task = subject.split("]")[0][1:]
         assert f"work/{task}.py" in files, (subject, files)
-        assert ".pensa/issues.jsonl" in files, (subject, files)
+        assert touches_issues(files), (subject, files)
     assert (
         project.git("rev-parse", "HEAD")
         == project.run("git", "--git-dir", str(project.remote), "rev-parse", "main").stdout.strip()
@@ -165,12 +166,9 @@ def test_a_rejected_push_pulls_with_rebase_and_both_sides_claims_and_closes_surv
         "other-machine",
     )
     assert issues[done_there["id"]]["status"] == "closed"
-    remote_issues = {
-        json.loads(line)["id"]: json.loads(line)
-        for line in project.run(
-            "git", "--git-dir", str(project.remote), "show", "main:.pensa/issues.jsonl"
-        ).stdout.splitlines()
-    }
+    remote_issues = committed_issues(
+        lambda *args: project.run("git", "--git-dir", str(project.remote), *args).stdout, "main"
+    )
     assert remote_issues[first]["status"] == remote_issues[second]["status"] == "closed"
     assert remote_issues[theirs]["status"] == "in_progress"
     assert remote_issues[done_there["id"]]["status"] == "closed"

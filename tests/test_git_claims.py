@@ -3,7 +3,6 @@ bare remote, each running a build loop over one backlog of 30 tasks."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e_harness.tracker import committed_issues
 from tests.loops_harness import Loops, make
 
 pytestmark = pytest.mark.timeout(900)
@@ -66,15 +66,7 @@ def test_three_machines_work_each_task_once_and_publish_every_close(
         assert loop.returncode == 0, out[-4000:]
     log = clones[0].git("--git-dir", str(remote), "log", "--format=%s", "main")
     worked = Counter(m[1] for m in re.finditer(r"^\[(pn-[0-9a-f]+)\]", log, re.MULTILINE))
-    issues = {
-        i["id"]: i
-        for i in map(
-            json.loads,
-            clones[0]
-            .git("--git-dir", str(remote), "show", "main:.pensa/issues.jsonl")
-            .splitlines(),
-        )
-    }
+    issues = committed_issues(lambda *args: clones[0].git("--git-dir", str(remote), *args), "main")
     assert len(issues) == 30
     assert [t for t, n in worked.items() if n > 1] == []  # 0 tasks worked twice
     assert sorted(worked) == sorted(issues)  # every task's work reached the remote

@@ -71,6 +71,23 @@ def test_parallel_loops_close_every_task_once_on_main_and_leave_nothing(
         assert (loops.root / ".sgf" / "logs" / f"{loop_id}.log").stat().st_size > 0
 
 
+def test_parallel_loops_integrate_over_uncommitted_tracker_work(loops: Loops) -> None:
+    """Four tasks made with `pn create` and never committed: pn leaves no tracked file changed
+    (only its untracked marker), so each loop's fast-forward of main goes through and every
+    task's work lands on main."""
+    tasks = [str(loops.pn("create", f"uncommitted {n}", "-t", "task")["id"]) for n in range(4)]
+    assert loops.git("status", "--porcelain") == "?? .pensa/uncommitted"
+    done = loops.sgf("build", "-a", "--no-push", "--parallel", "2", "4")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr
+    assert "cannot fast-forward" not in done.stderr
+    issues = loops.issues()
+    assert [issues[t]["status"] for t in tasks] == ["closed"] * 4
+    commits = closing_commits(loops)
+    assert sorted(commits) == sorted(tasks)  # each task's work is on main
+    for task in tasks:
+        assert (loops.root / "work" / f"{task}.txt").is_file()
+
+
 def issues_status(issues: dict[str, dict[str, object]]) -> dict[str, object]:
     return {i: issue["status"] for i, issue in issues.items()}
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pensa.schema import dirty_triggers
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 
@@ -165,8 +166,7 @@ def test_a_trigger_planted_in_the_database_never_runs_on_the_host(
     }
     assert shown["first"]["status"] == "closed"
     assert shown["second"]["status"] == "open"
-    assert (
-        not sqlite3.connect(db)
-        .execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger'")
-        .fetchall()
+    triggers = sqlite3.connect(db).execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
     )
+    assert [n for (n,) in triggers] == sorted(name for name, _, _ in dirty_triggers())  # pensa's

@@ -97,9 +97,7 @@ def test_the_check_catches_the_retry_a_scenario_once_had() -> None:
     assert retries("git add -A && git commit -m x || git commit -m x") == [
         "git commit appears more than once"
     ]
-    assert (
-        retries("timeout 120 sh -c 'until grep -qs x .pensa/issues.jsonl; do sleep 1; done'") == []
-    )
+    assert retries("timeout 120 sh -c 'until grep -qs x .pensa/*.jsonl; do sleep 1; done'") == []
     assert (
         retries('pn close t --json && git add -A && git commit -m "[t] implement" && git log -1')
         == []

@@ -49,6 +49,32 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
+def committed(folder: Path, kind: str = "issues") -> str:
+    """Every line the committed files of one kind in `folder` (a `.pensa`) hold: its shards
+    and its own file (`pensa.committed.disk`), in reading order."""
+    from pensa.committed.disk import kind_of, ordered
+
+    names = ordered(p.name for p in folder.iterdir() if kind_of(p.name) == f"{kind}.jsonl")
+    return "".join((folder / name).read_text() for name in names)
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Give `path` new content as git does (a new file in its place, which pn notices at once:
+    `pensa.committed.disk.is_stale`), not by writing into it."""
+    new = path.with_name(f".{path.name}.new")
+    new.write_text(text)
+    new.replace(path)
+
+
+def committed_at(repo: Path, rev: str = "HEAD", kind: str = "issues") -> str:
+    """What `committed` reads, as commit `rev` of the repository `repo` holds it."""
+    from pensa.committed.disk import kind_of, ordered
+
+    listed = git(repo, "ls-tree", "--name-only", f"{rev}:.pensa").split()
+    names = ordered(n for n in listed if kind_of(n) == f"{kind}.jsonl")
+    return "".join(git(repo, "show", f"{rev}:.pensa/{name}") for name in names)
+
+
 @pytest.fixture
 def repo(make_repo: Callable[..., Path]) -> Path:
     """An empty git repository."""

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import PN, Pn, Result
+from pensa.committed.disk import file_name
+
+from .conftest import PN, Pn, Result, rewrite
 
 
 def one_line_error(done: Result, *, as_json: bool) -> dict[str, str] | str:
@@ -87,14 +89,14 @@ def test_a_directory_where_a_jsonl_file_belongs_is_one_line(
 
 
 def test_a_bad_committed_line_warns_but_does_not_stop_reads_or_claims(repo: Path, pn: Pn) -> None:
-    pn("q", "x", "-t", "task")
+    issue = pn("q", "x", "-t", "task").out.strip()
     assert pn("export").code == 0
-    with (repo / ".pensa" / "issues.jsonl").open("a") as f:
-        f.write("{not json\n")
+    path = repo / ".pensa" / file_name("issues.jsonl", issue)
+    rewrite(path, path.read_text() + "{not json\n")  # (as a pull or checkout writes it)
     done = pn("claim-next", "--json")
     assert done.code == 0, done.err
     assert done.json()["title"] == "x"
-    assert "pn: warning: .pensa/*.jsonl not merged: issues.jsonl:2: not valid JSON" in done.err
+    assert f"pn: warning: .pensa/*.jsonl not merged: {path.name}:2: not valid JSON" in done.err
     assert one_line_error(pn("sync"), as_json=False)
 
 

@@ -23,7 +23,7 @@ import pytest
 from pensa import beads
 from pensa.errors import InvalidData
 
-from .conftest import Pn
+from .conftest import Pn, committed
 
 J = Callable[..., Any]
 FIXTURE = Path(__file__).parent / "fixtures" / "beads" / "issues.jsonl"
@@ -168,7 +168,7 @@ def test_no_export_at_the_path_is_one_line(tmp_path: Path, pn: Pn) -> None:
 def test_imported_issues_are_exported_to_jsonl_with_their_labels(repo: Path, pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     pnj("export")
-    lines = (repo / ".pensa" / "issues.jsonl").read_text().splitlines()
+    lines = committed(repo / ".pensa").splitlines()
     assert len(lines) == pnj("count", "--all")["count"]
     assert all('"labels":["' in line and "beads:bd-" in line for line in lines)
     db = sqlite3.connect(repo / ".pensa" / "db.sqlite")

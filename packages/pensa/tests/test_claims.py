@@ -126,8 +126,8 @@ def test_a_stuck_task_survives_export_and_import_into_a_fresh_clone(
     shutil.copytree(repo, clone)
     shutil.rmtree(clone / ".pensa")
     (clone / ".pensa").mkdir()
-    for name in ("issues.jsonl", "deps.jsonl", "comments.jsonl"):
-        shutil.copy2(repo / ".pensa" / name, clone / ".pensa" / name)
+    for path in (repo / ".pensa").glob("*.jsonl"):
+        shutil.copy2(path, clone / ".pensa" / path.name)
 
     assert pn("import", cwd=clone).code == 0
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Pn
+from .conftest import Pn, committed
 
 ISSUE_KEYS = [
     "id",
@@ -482,7 +482,7 @@ def test_export_then_import_round_trips(repo: Path, pn: Pn, pnj: J) -> None:
     before = pnj("show", task)
     assert pnj("import") == {"issues": 3, "deps": 1, "comments": 1, "events_kept": 5}
     assert pnj("show", task) == before
-    assert json.loads((repo / ".pensa" / "issues.jsonl").read_text().splitlines()[0])["id"]
+    assert json.loads(committed(repo / ".pensa").splitlines()[0])["id"]
 
 
 def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:

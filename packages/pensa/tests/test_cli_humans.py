@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import Pn
+from pensa.committed.disk import file_name
+
+from .conftest import Pn, committed
 
 J = Callable[..., Any]
 
@@ -140,7 +142,7 @@ def test_labels_travel_in_the_jsonl_and_back(repo: Path, pnj: J) -> None:
     issue = pnj("create", "x", "--label", "b", "--label", "a")["id"]
     pnj("create", "y")
     pnj("export")
-    lines = (repo / ".pensa" / "issues.jsonl").read_text().splitlines()
+    lines = committed(repo / ".pensa").splitlines()
     labelled = next(line for line in lines if issue in line)
     assert labelled.endswith('"labels":["a","b"]}')
     assert all('"labels"' not in line for line in lines if issue not in line)
@@ -151,10 +153,12 @@ def test_labels_travel_in_the_jsonl_and_back(repo: Path, pnj: J) -> None:
 def test_labels_edited_in_the_file_are_merged_in(repo: Path, pnj: J) -> None:
     issue = pnj("create", "x", "--label", "keep")["id"]
     pnj("export")
-    path = repo / ".pensa" / "issues.jsonl"
+    path = repo / ".pensa" / file_name("issues.jsonl", issue)
     path.write_text(path.read_text().replace('"labels":["keep"]', '"labels":["keep","new"]'))
     pnj("label", "add", issue, "mine")  # the database changed meanwhile
     assert pnj("show", issue)["labels"] == ["keep", "mine", "new"]
+    pnj("export")
+    assert '"labels":["keep","mine","new"]' in path.read_text()
 
 
 def test_close_takes_several_ids_and_says_what_became_ready(pn: Pn, pnj: J) -> None:

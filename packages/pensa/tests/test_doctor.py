@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pensa import doctor
-from pensa.committed import jsonl
+from pensa.committed import jsonl, snapshot
+from pensa.committed.disk import file_name
 from pensa.models import IssueType, Status
 from pensa.project import at
 from pensa.store import Store
@@ -180,16 +181,16 @@ def test_files_unchanged_since_the_last_sync_are_not_read_or_rendered(
     project.ensure()
     with Store.open(project.db) as store:
         tracker = Tracker(store, now=clock)
-        tracker.create("x", issue_type=IssueType.TASK, actor="a")
+        made = tracker.create("x", issue_type=IssueType.TASK, actor="a")
         jsonl.export(store, project)
         tracker.create("y", issue_type=IssueType.TASK, actor="a")  # not exported: normal
 
-        def no_render(_store: Store) -> dict[str, str]:
+        def no_render(*_: object) -> dict[str, str]:
             raise AssertionError("rendered the export")
 
-        monkeypatch.setattr(jsonl, "render", no_render)
+        monkeypatch.setattr(snapshot, "render_db", no_render)
         assert doctor.diagnose(store, project, now=clock.now) == []
-        path = Path(project.issues_jsonl)
+        path = Path(project.dir) / file_name("issues.jsonl", made.id)
         path.write_text(path.read_text().replace('"title":"x"', '"title":"by hand"'))
         with pytest.raises(AssertionError, match="rendered the export"):
             doctor.diagnose(store, project, now=clock.now)  # a changed file is compared
@@ -224,13 +225,13 @@ def test_lines_on_disk_the_database_lacks_are_drift_with_the_fix(
         tracker = Tracker(store, now=clock)
         issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
         jsonl.export(store, project)
-        path = Path(project.issues_jsonl)
+        path = Path(project.dir) / file_name("issues.jsonl", issue)
         path.write_text(path.read_text().replace('"title":"x"', '"title":"edited by hand"'))
         drift = doctor.diagnose(store, project, now=clock.now)
         assert [(f.check, f.message) for f in drift] == [
             (
                 "jsonl_drift",
-                "issues.jsonl has 1 line the database lacks (changed since the last sync): "
+                f"{path.name} has 1 line the database lacks (changed since the last sync): "
                 "`pn sync` merges them in",
             )
         ]
@@ -247,7 +248,7 @@ def test_a_jsonl_file_that_is_not_utf8_is_drift_not_a_crash(tmp_path: Path, cloc
     with Store.open(project.db) as store:
         Tracker(store, now=clock).create("x", issue_type=IssueType.TASK, actor="a")
         jsonl.export(store, project)
-        Path(project.comments_jsonl).write_bytes(b"\xff\n")
+        (Path(project.dir) / "comments.jsonl").write_bytes(b"\xff\n")
         drift = doctor.diagnose(store, project, now=clock.now)
     assert [f.check for f in drift] == ["jsonl_drift"]
     assert drift[0].message == (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Pn, git
+from .conftest import Pn, committed_at, git
 
 
 def commit(repo: Path, *args: str) -> None:
@@ -27,28 +27,52 @@ def clean(repo: Path) -> bool:
 
 
 def committed_issues(repo: Path) -> str:
-    return git(repo, "show", "HEAD:.pensa/issues.jsonl")
+    return committed_at(repo)
 
 
-@pytest.mark.parametrize(
-    "how",
-    [("add -A", "-m", "plan"), ("", "-a", "-m", "plan"), ("", "-m", "plan")],
-    ids=["add-A-then-commit", "commit-a", "commit-m"],
-)
+@pytest.mark.parametrize("add", [("add", "-A"), ("add", "."), ("add", ".pensa")])
 def test_a_commit_of_tracker_changes_alone_succeeds_first_time(
-    inited: Path, pn: Pn, how: tuple[str, ...]
+    inited: Path, pn: Pn, add: tuple[str, ...]
 ) -> None:
     issue = pn("q", "fix", "-t", "task").out.strip()
-    if how[0]:
-        git(inited, "add", "-A")
-    commit(inited, *how[1:])
+    assert git(inited, "status", "--porcelain") == "?? .pensa/uncommitted\n"
+    git(inited, *add)
+    commit(inited, "-m", "plan")
     assert issue in committed_issues(inited)
     assert clean(inited)
     assert pn("update", issue, "--claim").code == 0
-    if how[0]:
-        git(inited, "add", "-A")
-    commit(inited, *how[1:])
+    git(inited, *add)
+    commit(inited, "-m", "claim")
     assert '"status":"in_progress"' in committed_issues(inited)
+    assert clean(inited)
+    assert "uncommitted" not in git(inited, "log", "--all", "--name-only", "--format=")
+
+
+@pytest.mark.parametrize("how", [("-m", "plan"), ("-a", "-m", "plan")], ids=["m", "a"])
+def test_a_commit_of_tracker_changes_alone_without_add_finds_nothing_and_loses_nothing(
+    inited: Path, pn: Pn, how: tuple[str, ...]
+) -> None:
+    """git finds nothing to commit before any hook runs, and pn left no tracked file changed
+    (README: `git add -A` first); what the hook wrote then shows in `git status`, and is
+    committed with the next `git add -A && git commit`."""
+    import subprocess
+
+    issue = pn("q", "fix", "-t", "task").out.strip()
+    first = subprocess.run(["git", "commit", *how], cwd=inited, capture_output=True, check=False)
+    assert first.returncode != 0
+    assert ".pensa/" in git(inited, "status", "--porcelain")
+    git(inited, "add", "-A")
+    commit(inited, "-m", "plan")
+    assert issue in committed_issues(inited)
+    assert clean(inited)
+
+
+def test_export_stage_then_commit_succeeds_first_time(inited: Path, pn: Pn) -> None:
+    issue = pn("q", "fix", "-t", "task").out.strip()
+    assert pn("export", "--stage").code == 0
+    assert git(inited, "status", "--porcelain").startswith("M  .pensa/issues-")
+    commit(inited, "-m", "plan")
+    assert issue in committed_issues(inited)
     assert clean(inited)
 
 
@@ -58,7 +82,7 @@ def status(pn: Pn, issue: str) -> str | None:
 
 
 THROW_AWAY: dict[str, list[tuple[str, ...]]] = {
-    "checkout-file": [("checkout", "--", ".pensa/issues.jsonl")],
+    "checkout-file": [("checkout", "--", ".pensa/issues.jsonl", ".pensa/comments.jsonl")],
     "checkout-dot": [("checkout", "--", ".")],
     "checkout-head": [("checkout", "HEAD", "--", ".")],
     "reset-hard": [("reset", "-q", "--hard")],
@@ -74,7 +98,8 @@ def test_throwing_the_files_away_keeps_what_only_the_database_has(
     inited: Path, pn: Pn, how: str
 ) -> None:
     held = pn("q", "committed, then claimed", "-t", "task").out.strip()
-    commit(inited, "-a", "-m", "task")
+    git(inited, "add", "-A")
+    commit(inited, "-m", "task")
     new = pn("q", "never committed", "-t", "task").out.strip()
     assert pn("update", held, "--claim").code == 0
     assert pn("comment", "add", held, "a note").code == 0
@@ -87,8 +112,9 @@ def test_throwing_the_files_away_keeps_what_only_the_database_has(
     shown = pn("show", held, "--json").json()
     assert [c["text"] for c in shown["comments"]] == ["a note"]
     assert pn("dep", "list", new, "--json").json()["depends_on"][0]["id"] == held
-    assert pn("q", "later", "-t", "task").code == 0  # the next write brings the files back
-    commit(inited, "-a", "-m", "again")
+    assert pn("q", "later", "-t", "task").code == 0
+    git(inited, "add", "-A")
+    commit(inited, "-m", "again")
     assert new in committed_issues(inited)
     assert '"status":"in_progress"' in committed_issues(inited)
 
@@ -116,7 +142,8 @@ def test_a_commit_aborted_by_a_later_hook_loses_nothing(inited: Path, pn: Pn) ->
 def test_what_a_commit_held_follows_a_checkout_that_drops_it(inited: Path, pn: Pn) -> None:
     git(inited, "switch", "-qc", "x")
     only = pn("q", "only on x", "-t", "task").out.strip()
-    commit(inited, "-a", "-m", "x")
+    git(inited, "add", "-A")
+    commit(inited, "-m", "x")
     git(inited, "switch", "-q", "-")
     assert status(pn, only) is None
     git(inited, "switch", "-q", "x")

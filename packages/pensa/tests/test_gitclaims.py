@@ -16,7 +16,7 @@ import pytest
 
 from pensa.store import Store
 
-from .conftest import BIN, PN, Pn, git
+from .conftest import BIN, PN, Pn, committed_at, git
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def on_id(pn: Pn, where: Path, title: str) -> str:
 
 
 def on_remote(remote: Path) -> dict[str, tuple[str, str | None]]:
-    text = git(remote, "show", "HEAD:.pensa/issues.jsonl")
+    text = committed_at(remote)
     records = [json.loads(line) for line in text.splitlines()]
     return {r["title"]: (r["status"], r.get("assignee")) for r in records}
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, Pn, git
+from pensa.committed.disk import file_name
+
+from .conftest import BIN, Pn, committed_at, git
 
 
 @pytest.fixture
@@ -28,17 +30,17 @@ def hooked(repo: Path, monkeypatch: pytest.MonkeyPatch, pn: Pn) -> Path:
 
 
 def committed_issue_titles(repo: Path, rev: str = "HEAD") -> list[str]:
-    text = git(repo, "show", f"{rev}:.pensa/issues.jsonl")
+    text = committed_at(repo, rev)
     return sorted(json.loads(line)["title"] for line in text.splitlines())
 
 
 def test_commit_carries_the_freshly_exported_jsonl(hooked: Path, pn: Pn) -> None:
-    assert pn("create", "first", "-t", "task").code == 0
+    first = pn("q", "first", "-t", "task").out.strip()
     (hooked / "code.py").write_text("print('hi')\n")
     git(hooked, "add", "code.py")
     git(hooked, "commit", "-qm", "code and issues together")
     files = git(hooked, "show", "--name-only", "--format=", "HEAD").split()
-    assert sorted(files) == [".pensa/issues.jsonl", "code.py"]  # pn init committed the rest
+    assert sorted(files) == [f".pensa/{file_name('issues.jsonl', first)}", "code.py"]
     assert committed_issue_titles(hooked) == ["first"]
     assert git(hooked, "status", "--porcelain", "--untracked-files=no") == ""
     # The next change rides in the next commit, again with the code.
@@ -82,4 +84,16 @@ def test_export_outside_a_hook_does_not_stage(repo: Path, pn: Pn) -> None:
     assert pn("export", "--json").json()["staged"] is False
     assert git(repo, "diff", "--cached", "--name-only") == ""
     assert pn("export", "--stage", "--json").json()["staged"] is True
-    assert ".pensa/issues.jsonl" in git(repo, "diff", "--cached", "--name-only")
+    assert ".pensa/issues-" in git(repo, "diff", "--cached", "--name-only")
+
+
+def test_the_hook_stages_pensas_files_and_no_other(hooked: Path, pn: Pn) -> None:
+    """A file an agent left in `.pensa/` is not swept into the commit with the tracker."""
+    (hooked / ".pensa" / "notes.jsonl").write_text('{"planted": true}\n')
+    issue = pn("q", "tracked", "-t", "task").out.strip()
+    (hooked / "code.py").write_text("x = 1\n")
+    git(hooked, "add", "code.py")
+    git(hooked, "commit", "-qm", "code")
+    files = git(hooked, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(files) == sorted(["code.py", f".pensa/{file_name('issues.jsonl', issue)}"])
+    assert git(hooked, "status", "--porcelain") == "?? .pensa/notes.jsonl\n"

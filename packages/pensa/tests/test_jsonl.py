@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pensa.committed import jsonl
+from pensa.committed.disk import file_name
 from pensa.errors import InvalidData
 from pensa.graph import Graph
 from pensa.models import IssueType
@@ -19,7 +20,7 @@ from pensa.project import Project, at
 from pensa.store import Store
 from pensa.tracker import Tracker
 
-from .conftest import PN, Clock, Pn
+from .conftest import PN, Clock, Pn, committed
 
 
 @pytest.fixture
@@ -27,6 +28,11 @@ def project(tmp_path: Path) -> Project:
     found = at(tmp_path / ".pensa")
     found.ensure()
     return found
+
+
+def shard(project: Project, kind: str, issue_id: str) -> Path:
+    """The file holding the record of `kind` of issue `issue_id`."""
+    return Path(project.dir) / file_name(f"{kind}.jsonl", issue_id)
 
 
 def populate(project: Project, clock: Clock) -> dict[str, str]:
@@ -47,8 +53,12 @@ def test_export_is_sorted_compact_utf8_and_omits_unset_fields(
     project: Project, clock: Clock
 ) -> None:
     ids = populate(project, clock)
-    issues = Path(project.issues_jsonl).read_text(encoding="utf-8").splitlines()
+    issues = committed(Path(project.dir)).splitlines()
     assert [json.loads(line)["id"] for line in issues] == sorted(ids.values())
+    for issue_id in ids.values():  # each in its shard
+        lines = shard(project, "issues", issue_id).read_text().splitlines()
+        assert issue_id in [json.loads(line)["id"] for line in lines]
+    assert Path(project.issues_jsonl).read_text() == ""  # the ids no shard takes
     bug_line = next(line for line in issues if line.startswith(f'{{"id":"{ids["bug"]}'))
     assert "crash ✓" in bug_line  # not \u escaped
     assert ": " not in bug_line
@@ -63,9 +73,11 @@ def test_export_is_sorted_compact_utf8_and_omits_unset_fields(
         "created_at",
         "updated_at",
     ]
-    deps = [json.loads(line) for line in Path(project.deps_jsonl).read_text().splitlines()]
+    deps = [
+        json.loads(line) for line in shard(project, "deps", ids["fix"]).read_text().splitlines()
+    ]
     assert deps == [{"issue_id": ids["fix"], "depends_on_id": ids["first"]}]
-    comment = json.loads(Path(project.comments_jsonl).read_text())
+    comment = json.loads(shard(project, "comments", ids["fix"]).read_text())
     assert list(comment) == ["id", "issue_id", "actor", "text", "created_at"]
 
 
@@ -84,10 +96,10 @@ def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
     project: Project, clock: Clock
 ) -> None:
     ids = populate(project, clock)
-    lines = Path(project.issues_jsonl).read_text().splitlines()
-    kept = [line for line in lines if ids["first"] not in line]
-    Path(project.issues_jsonl).write_text("\n".join(kept) + "\n")
-    Path(project.deps_jsonl).write_text("")
+    first = shard(project, "issues", ids["first"])
+    kept = [line for line in first.read_text().splitlines() if ids["first"] not in line]
+    first.write_text("".join(f"{line}\n" for line in kept))
+    shard(project, "deps", ids["fix"]).write_text("")
     summary = jsonl.import_(project, discard_local=True)
     assert summary is not None
     assert (summary.issues, summary.deps, summary.comments) == (2, 0, 1)
@@ -163,39 +175,33 @@ def test_a_bad_line_fails_with_file_and_line_and_changes_nothing(
 ) -> None:
     populate(project, clock)
     path = Path(project.dir) / file
-    first_line = path.read_text().splitlines()[0]
+    # A good line first, copied from its shard (a copy in two files is read once).
+    first_line = committed(Path(project.dir), file.removesuffix(".jsonl")).splitlines()[0]
     path.write_text(first_line + "\n" + line + "\n")
     before = Path(project.db).read_bytes()
+    listed = sorted(p.name for p in Path(project.dir).iterdir())
     with pytest.raises(InvalidData, match="^" + re.escape(message)):
         jsonl.import_(project)
     assert Path(project.db).read_bytes() == before
-    assert sorted(p.name for p in Path(project.dir).iterdir()) == [
-        ".gitignore",
-        "comments.jsonl",
-        "db.sqlite",
-        "db.sqlite-journal",  # PERSIST: the journal stays, so a bind mount of it does too
-        "db.sqlite.lock",  # the writers' turn lock, kept between writes
-        "deps.jsonl",
-        "issues.jsonl",
-    ]
+    assert sorted(p.name for p in Path(project.dir).iterdir()) == listed
 
 
 def test_a_line_that_is_not_utf8_fails_with_file_and_line_and_changes_nothing(
     project: Project, clock: Clock
 ) -> None:
-    populate(project, clock)
-    path = Path(project.comments_jsonl)
+    ids = populate(project, clock)
+    path = shard(project, "comments", ids["fix"])
     path.write_bytes(path.read_bytes() + b'{"id": "\xff"}\n')
     lines = path.read_bytes().count(b"\n")
     before = Path(project.db).read_bytes()
-    with pytest.raises(InvalidData, match=rf"^comments\.jsonl:{lines}: not UTF-8 text"):
+    with pytest.raises(InvalidData, match=rf"^{re.escape(path.name)}:{lines}: not UTF-8 text"):
         jsonl.import_(project)
     assert Path(project.db).read_bytes() == before
 
 
 def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
     ids = populate(project, clock)
-    with Path(project.deps_jsonl).open("a") as f:
+    with shard(project, "deps", ids["first"]).open("a") as f:
         f.write(json.dumps({"issue_id": ids["first"], "depends_on_id": ids["fix"]}) + "\n")
     with pytest.raises(InvalidData, match="dependency cycle"):
         jsonl.import_(project)
@@ -203,12 +209,9 @@ def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:
 
 def test_import_refuses_fixes_that_is_not_a_bug(project: Project, clock: Clock) -> None:
     ids = populate(project, clock)
-    text = (
-        Path(project.issues_jsonl)
-        .read_text()
-        .replace(f'"fixes":"{ids["bug"]}"', f'"fixes":"{ids["first"]}"')
-    )
-    Path(project.issues_jsonl).write_text(text)
+    path = shard(project, "issues", ids["fix"])
+    text = path.read_text().replace(f'"fixes":"{ids["bug"]}"', f'"fixes":"{ids["first"]}"')
+    path.write_text(text)
     with pytest.raises(InvalidData, match="not a bug"):
         jsonl.import_(project)
 
@@ -219,16 +222,16 @@ def test_import_without_jsonl_is_a_no_op(project: Project) -> None:
 
 
 def test_cli_import_error_is_json_with_file_and_line(repo: Path, pn: Pn) -> None:
-    pn("create", "x", "-t", "task")
+    issue = pn("q", "x", "-t", "task").out.strip()
     pn("export")
-    issues = repo / ".pensa" / "issues.jsonl"
+    issues = repo / ".pensa" / file_name("issues.jsonl", issue)
     issues.write_text(issues.read_text() + "{oops\n")
     before = (repo / ".pensa" / "db.sqlite").read_bytes()
     result = pn("import", "--json")
     assert result.code == 1
     error = result.error()
     assert error["code"] == "invalid_data"
-    assert error["error"].startswith("issues.jsonl:2: not valid JSON")
+    assert error["error"].startswith(f"{issues.name}:2: not valid JSON")
     assert (repo / ".pensa" / "db.sqlite").read_bytes() == before
 
 

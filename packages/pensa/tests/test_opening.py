@@ -55,8 +55,8 @@ def test_catch_up_merges_changed_files_and_says_a_first_use(tmp_path: Path, cloc
         jsonl.export(store, source)
     clone = at(tmp_path / "b" / ".pensa")
     clone.ensure()
-    for name in ("issues.jsonl", "deps.jsonl", "comments.jsonl"):
-        (Path(clone.dir) / name).write_bytes((Path(source.dir) / name).read_bytes())
+    for path in Path(source.dir).glob("*.jsonl"):
+        (Path(clone.dir) / path.name).write_bytes(path.read_bytes())
     with Store.open(clone.db) as store:
         said = opening.merge_changed_files(store, clone, first_use=True, write=False)
         assert said == f"pn: first use here: imported 1 issues from {clone.dir}"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa.committed import jsonl, rebuild
+from pensa.committed import base, jsonl
 from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
@@ -288,7 +288,7 @@ def test_unknown_fields_and_labels_survive_an_import_byte_for_byte(project: Proj
         jsonl.import_(project)
         jsonl.export(store, project)
     first = {p: Path(p).read_bytes() for p in project.jsonl_files()}
-    assert b'"alpha":"\xc3\xbc \xe2\x9c\x93"' in first[project.issues_jsonl]
+    assert b'"alpha":"\xc3\xbc \xe2\x9c\x93"' in first[f"{project.dir}/issues-1.jsonl"]
     jsonl.import_(project)
     with Store.open(project.db) as store:
         jsonl.export(store, project)
@@ -334,10 +334,10 @@ def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(
     before = Path(project.db).read_bytes()
     write(project, "issues.jsonl", issue("pn-1"), issue("pn-2"))
 
-    def broken(conn: sqlite3.Connection, files: object, prints: object) -> None:
+    def broken(*_: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(rebuild, "record_base", broken)
+    monkeypatch.setattr(base, "replace", broken)
     threads = threading.enumerate()
     with pytest.raises(StorageError):
         jsonl.import_(project)

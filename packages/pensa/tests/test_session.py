@@ -15,7 +15,7 @@ from pensa.errors import PensaError
 from pensa.models import IssueType, Status
 from pensa.session import Session, Skipped
 
-from .conftest import BIN, git
+from .conftest import BIN, committed, git
 
 
 def environ(**extra: str) -> dict[str, str]:
@@ -70,10 +70,10 @@ def test_sync_says_why_it_did_nothing(repo: Path, main: Path) -> None:
 def test_sync_adopt_records_the_files_as_the_base_without_merging_them(main: Path) -> None:
     with Session(cwd=str(main), environ=environ()) as pensa:
         mine = pensa.tracker(write=True).create("mine", issue_type=IssueType.TASK, actor="me")
-        pensa.write_back()
-    issues = main / ".pensa" / "issues.jsonl"
-    line = json.loads(issues.read_text())
-    issues.write_text(issues.read_text() + json.dumps({**line, "id": "pn-0badc0de"}) + "\n")
+        pensa.export()
+    line = json.loads(committed(main / ".pensa"))
+    shard = main / ".pensa" / "issues-0.jsonl"
+    shard.write_text(shard.read_text() + json.dumps({**line, "id": "pn-0badc0de"}) + "\n")
     with Session(cwd=str(main), environ=environ()) as pensa:
         assert pensa.sync(adopt=True) == Skipped("adopted: the files are the sync base now")
         synced = pensa.sync()
@@ -101,7 +101,7 @@ def test_export_without_a_project_is_none_and_with_stage_stages_the_files(
         summary = pensa.export(stage=True)
     assert summary is not None
     assert (summary.issues, summary.staged) == (1, True)
-    assert ".pensa/issues.jsonl" in git(main, "diff", "--cached", "--name-only")
+    assert ".pensa/issues-" in git(main, "diff", "--cached", "--name-only")
 
 
 def test_export_on_a_shared_database_writes_it_out_as_it_is(main: Path, tmp_path: Path) -> None:
@@ -115,27 +115,35 @@ def test_export_on_a_shared_database_writes_it_out_as_it_is(main: Path, tmp_path
         texts = render_db(pensa.store().conn)
     assert summary is not None
     assert summary.issues == 1
-    assert (worktree / ".pensa" / "issues.jsonl").read_text() == texts["issues.jsonl"]
+    [(name, text)] = texts.items()
+    assert (worktree / ".pensa" / name).read_text() == text
 
 
-def test_write_back_writes_the_files_after_a_change_and_only_then(main: Path) -> None:
-    issues = main / ".pensa" / "issues.jsonl"
+def test_write_back_leaves_the_files_and_the_index_alone_and_marks_the_change(
+    main: Path,
+) -> None:
+    marker = main / ".pensa" / "uncommitted"
+    listed = sorted(p.name for p in (main / ".pensa").iterdir())
     with Session(cwd=str(main), environ=environ()) as pensa:
         made = pensa.tracker(write=True).create("written", issue_type=IssueType.TASK, actor="me")
-        assert issues.read_text() == ""
         pensa.write_back()
-    assert [json.loads(x)["id"] for x in issues.read_text().splitlines()] == [made.id]
-    written = issues.stat().st_mtime_ns
+    assert sorted(p.name for p in (main / ".pensa").iterdir()) == sorted([*listed, marker.name])
+    assert git(main, "status", "--porcelain") == "?? .pensa/uncommitted\n"
+    with Session(cwd=str(main), environ=environ()) as pensa:
+        assert pensa.export(stage=True) is not None  # the pre-commit hook
+    assert not marker.exists()
+    git(main, "commit", "-qm", "the tracker")
+    assert git(main, "status", "--porcelain") == ""
     with Session(cwd=str(main), environ=environ()) as pensa:
         pensa.tracker(write=True).get(made.id)  # opened for writing, nothing changed
         pensa.write_back()
-    assert issues.stat().st_mtime_ns == written
+    assert not marker.exists()
 
 
 def test_a_fresh_clone_s_first_use_is_said(main: Path, tmp_path: Path) -> None:
     with Session(cwd=str(main), environ=environ()) as pensa:
         made = pensa.tracker(write=True).create("committed", issue_type=IssueType.TASK, actor="me")
-        pensa.write_back()
+        pensa.export(stage=True)  # (the hook's work: the test's git has no pn on its PATH)
     git(main, "commit", "-qm", "issues")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(main), str(clone))

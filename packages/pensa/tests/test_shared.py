@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, Pn, git
+from pensa.committed.disk import file_name
+
+from .conftest import BIN, Pn, committed, git, rewrite
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def shared(main: Path) -> dict[str, str]:
 
 
 def statuses(path: Path) -> dict[str, str]:
-    lines = (path / ".pensa" / "issues.jsonl").read_text().splitlines()
+    lines = committed(path / ".pensa").splitlines()
     return {json.loads(line)["title"]: json.loads(line)["status"] for line in lines}
 
 
@@ -59,7 +61,7 @@ def test_a_worktree_commit_exports_the_shared_database_into_its_own_files(
     main: Path, worktree: Path, pn: Pn
 ) -> None:
     pn("q", "made in main", "-t", "task")
-    main_status = git(main, "status", "--porcelain")  # the write staged main's own export
+    main_status = git(main, "status", "--porcelain")  # the write's marker
     (worktree / "work.txt").write_text("x")
     git(worktree, "add", "work.txt")
     with pytest.MonkeyPatch.context() as patch:
@@ -105,8 +107,8 @@ def fast_forwarded_old_claim(main: Path, worktree: Path, pn: Pn) -> str:
     assert pn("update", issue, "--claim", "--actor", "other-loop").code == 0
     assert pn("export", cwd=worktree, env=shared(main)).code == 0  # a loop's commit: claimed
     assert pn("release", issue).code == 0
-    exported = (worktree / ".pensa" / "issues.jsonl").read_bytes()
-    (main / ".pensa" / "issues.jsonl").write_bytes(exported)  # the fast-forward
+    name = file_name("issues.jsonl", issue)
+    rewrite(main / ".pensa" / name, (worktree / ".pensa" / name).read_text())  # fast-forward
     return issue
 
 
@@ -132,12 +134,12 @@ def test_a_commit_in_a_linked_worktree_stages_its_jsonl_in_place(
 ) -> None:
     """git hands a linked worktree's hooks GIT_DIR; pn export staged the files from `.pensa/`
     then, which git took for the top: `issues.jsonl` at the root, and a failed hook."""
-    pn("q", "made here", "-t", "task", cwd=worktree)
+    made = pn("q", "made here", "-t", "task", cwd=worktree).out.strip()
     (worktree / "work.txt").write_text("x")
     git(worktree, "add", "work.txt")
     git(worktree, "commit", "-qm", "work")
     assert git(worktree, "status", "--porcelain") == ""
     assert git(worktree, "show", "--format=", "--name-only", "HEAD").split() == [
-        ".pensa/issues.jsonl",
+        f".pensa/{file_name('issues.jsonl', made)}",
         "work.txt",
     ]

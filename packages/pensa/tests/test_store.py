@@ -39,6 +39,7 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
                 ("m004_status_indexes",),
                 ("m005_ready_indexes",),
                 ("m006_issue_json",),
+                ("m007_shards",),
             ]
         )
 
@@ -197,7 +198,7 @@ def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Pa
         [("pn-1", "open"), ("pn-2", "in_progress"), ("pn-3", "closed")],
     )
     with Store.open(path) as store:
-        assert store.version() == len(MIGRATIONS) == 6
+        assert store.version() == len(MIGRATIONS) == 7
         indexed = {
             name: {r[0] for r in store.rows(f"SELECT id FROM issues INDEXED BY {name} WHERE {w}")}
             for name, w in (
@@ -220,7 +221,7 @@ def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
         [("pn-1", "open", '["a","b"]'), ("pn-2", "closed", None), ("pn-3", "open", None)],
     )
     with Store.open(path) as store:
-        assert store.version() == 6
+        assert store.version() == 7
         names = {r[0] for r in store.rows("SELECT name FROM sqlite_master")}
         assert "issues_ready" in names
         assert "issues_open" not in names
@@ -260,3 +261,29 @@ def test_an_sqlite_too_old_for_the_schema_is_named_before_anything_is_opened(
     with pytest.raises(StorageError, match=r"needs SQLite 3\.31\.0 or newer; .* SQLite 3\.30\.1"):
         Store.open(tmp_path / "db.sqlite")
     assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_a_version_6_database_keeps_its_sync_base_and_will_write_every_shard(
+    tmp_path: Path,
+) -> None:
+    """m007: the files move to the shards at the next export (`export_dirty`'s `all`), and
+    the base of the old files is kept for the sync that reads them until then."""
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        6,
+        "INSERT INTO sync_base (name, fingerprint, content) VALUES (?, ?, ?)",
+        [("issues.jsonl", "1:2:3", b"old"), ("deps.jsonl", "4:5:6", b"")],
+    )
+    with Store.open(path) as store:
+        assert store.version() == 7
+        assert store.rows("SELECT name, fingerprint, oid, written, content FROM sync_base") == [
+            ("issues.jsonl", "1:2:3", None, None, b"old"),
+            ("deps.jsonl", "4:5:6", None, None, b""),
+        ]
+        assert store.rows("SELECT kind, key FROM export_dirty") == [("all", "")]
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO issues (id, title, issue_type, created_at, updated_at) "
+                "VALUES ('pn-1a000000', 't', 'task', 'c', 'u')"
+            )
+        assert ("issues", "pn-1a000000") in store.rows("SELECT kind, key FROM export_dirty")

@@ -14,7 +14,7 @@ import pytest
 
 from pensa.models import IssueType
 
-from .conftest import BIN, PN, Pn, git
+from .conftest import BIN, PN, Pn, committed, git
 
 
 def _issue_line(n: int) -> str:
@@ -49,10 +49,8 @@ def test_export_reads_one_snapshot_while_dep_writers_run(repo: Path, pn: Pn) -> 
         for _ in range(15):
             assert pn("export").code == 0
             pensa = repo / ".pensa"
-            ids = {
-                json.loads(line)["id"] for line in (pensa / "issues.jsonl").read_text().splitlines()
-            }
-            for line in (pensa / "deps.jsonl").read_text().splitlines():
+            ids = {json.loads(line)["id"] for line in committed(pensa).splitlines()}
+            for line in committed(pensa, "deps").splitlines():
                 dep = json.loads(line)
                 assert {dep["issue_id"], dep["depends_on_id"]} <= ids, "torn export"
     finally:
@@ -136,4 +134,4 @@ def test_a_sync_waiting_for_the_lock_does_not_undo_the_export_that_held_it(
         getattr(sync, late)(waiting, project)
     with Store.open(project.db) as after:
         assert [r[0] for r in after.rows("SELECT id FROM issues")] == [new.id]
-    assert new.id in (tmp_path / ".pensa" / "issues.jsonl").read_text()
+    assert new.id in committed(tmp_path / ".pensa")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pensa import gitsetup
 
-from .conftest import BIN, PN, Pn, git
+from .conftest import BIN, PN, Pn, committed_at, git
 
 
 def titles(pn: Pn, cwd: Path | None = None) -> list[str]:
@@ -47,11 +47,14 @@ def test_uncommitted_comments_and_edges_survive_a_switch_away_and_back(
     git(inited, "switch", "-qc", "x")
     issue = pn("q", "only on x", "-t", "task").out.strip()
     other = pn("q", "also on x", "-t", "task").out.strip()
+    git(inited, "add", "-A")
     git(inited, "commit", "-q", "-m", "x")
     comment = pn("comment", "add", issue, "not committed yet", "--json").json()["id"]
     assert pn("dep", "add", issue, other).code == 0
+    assert pn("export").code == 0
     git(inited, "reset", "-q", "--", ".pensa")  # the exports thrown away: the database has it
     git(inited, "checkout", "--", ".pensa")
+    git(inited, "clean", "-fq", ".pensa")
     git(inited, "switch", "-q", "main")
     git(inited, "switch", "-q", "x")
     shown = pn("show", issue, "--json").json()
@@ -113,7 +116,7 @@ def test_two_branches_that_add_issues_merge_without_conflict(inited: Path, pn: P
     git(inited, "merge", "-q", "--no-edit", "a")
     assert git(inited, "status", "--porcelain") == ""
     assert titles(pn) == ["a2", "from a", "from b"]
-    committed = git(inited, "show", "HEAD:.pensa/issues.jsonl")
+    committed = committed_at(inited)
     assert sorted(json.loads(line)["title"] for line in committed.splitlines()) == [
         "a2",
         "from a",
@@ -137,8 +140,9 @@ def test_a_hand_resolved_conflict_is_never_overwritten_by_export(inited: Path, p
     path = inited / ".pensa" / "issues.jsonl"
     path.write_text(path.read_text() + json.dumps(line) + "\n")
     git(inited, "commit", "-qam", "resolved by hand")
-    committed = git(inited, "show", "HEAD:.pensa/issues.jsonl")
+    committed = committed_at(inited)
     assert "added by hand" in committed
+    assert git(inited, "show", "HEAD:.pensa/issues.jsonl") == ""  # it moved to its shard
     assert "in the database" in committed
     assert titles(pn) == ["added by hand", "in the database"]
 
@@ -168,7 +172,9 @@ def test_a_commit_where_all_is_well_prints_one_line_per_hook(inited: Path, pn: P
         ["git", "commit", "-m", "quiet"], cwd=inited, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    hook_lines = [line for line in (done.stdout + done.stderr).splitlines() if "pensa" in line]
+    hook_lines = [
+        line for line in (done.stdout + done.stderr).splitlines() if line.startswith("pensa")
+    ]
     assert len(hook_lines) == 2, done.stdout + done.stderr
     assert hook_lines[0].startswith("pensa: export the database to .pensa/*.jsonl")
     assert hook_lines[1].startswith("pensa: merge .pensa/*.jsonl into the database")
@@ -274,7 +280,8 @@ def test_unknown_fields_survive_import_export_and_a_merge(inited: Path, pn: Pn) 
     assert pn("import").code == 0
     assert pn("update", "pn-0000abcd", "--title", "renamed").code == 0
     assert pn("export").code == 0
-    record = json.loads(path.read_text())
+    assert path.read_text() == ""  # the record moved to its shard
+    record = json.loads((inited / ".pensa" / "issues-0.jsonl").read_text())
     assert record["title"] == "renamed"
     assert (record["labels"], record["x_meta"]) == (["a", "b"], {"k": None})
     assert list(record)[-2:] == ["labels", "x_meta"]
@@ -299,3 +306,34 @@ def test_merge_driver_merges_three_versions_in_place(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(ours.read_text())["title"] == "changed"
+
+
+def test_a_comment_committed_on_a_branch_leaves_with_it_and_never_reaches_main(
+    inited: Path, pn: Pn
+) -> None:
+    """Comments follow the checkout as issues do: one committed only on a branch leaves the
+    database with the switch (and comes back with it), one never committed stays, and main's
+    next commit never carries the branch's, even after the branch is deleted."""
+    issue = pn("q", "on main", "-t", "task").out.strip()
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "issue")
+    git(inited, "switch", "-qc", "x")
+    on_x = pn("comment", "add", issue, "said on x", "--json").json()["id"]
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "comment on x")
+    git(inited, "switch", "-q", "main")
+    kept = pn("comment", "add", issue, "not committed", "--json").json()["id"]
+
+    def said() -> list[str]:
+        return [c["id"] for c in pn("show", issue, "--json").json()["comments"]]
+
+    assert said() == [kept]
+    git(inited, "switch", "-q", "x")
+    assert sorted(said()) == sorted([on_x, kept])
+    git(inited, "switch", "-q", "main")
+    git(inited, "branch", "-qD", "x")
+    git(inited, "add", "-A")
+    git(inited, "commit", "-qm", "main's own")
+    assert said() == [kept]
+    assert "said on x" not in committed_at(inited, kind="comments")
+    assert "not committed" in committed_at(inited, kind="comments")

@@ -4,14 +4,17 @@ Two clones of a bare remote run random `pn` writes (create, claim, close, reopen
 comment, dep add/remove, delete, export, import) interleaved with git work (commit, a commit
 of tracker changes alone, a commit a later hook aborts, branch switch, checkout of a file,
 throwing `.pensa` away by checkout/restore/reset --hard/stash/clean, merge, pull --rebase,
-cherry-pick, stash/pop, push with retry), all with the hooks `pn init` installs. A small
-reference model records what was done. After every step each clone must still answer, and
-no issue it deleted may be visible in it; throwing files away changes nothing pn shows; an
+cherry-pick, stash/pop, push with retry), all with the hooks `pn init` installs; and a pn
+write (create, claim, close, comment) followed at once by `git pull --rebase`, `git merge`,
+`git cherry-pick` or `git switch`, which must work without extra flags and keep the write (a
+switch is never refused over pn writes, only over files an explicit `pn export` changed). A
+small reference model records what was done. After every step each clone must still answer,
+and no issue it deleted may be visible in it; throwing files away changes nothing pn shows; an
 import never hands a held task out again. At the end every clone merges its side branch,
 and all push and pull until they agree; then no acknowledged write is lost: nothing created
 is lost unless deleted, nothing deleted came back, no close was undone (unless reopened),
-every claim is still a claim (or a close), every comment is there, and all clones hold the
-same committed JSONL.
+every claim is still a claim (or a close), every comment is there, all clones hold the same
+committed JSONL (every shard), and no commit ever carried pensa's `.pensa/uncommitted`.
 
 `PENSA_MODEL_STEPS` scales it: the default (40 steps, one run) runs in CI; the slow suite
 sets thousands (`make test-slow`, PENSA_MODEL_STEPS=3000: 13 minutes); each step costs about
@@ -80,6 +83,7 @@ class Clone:
         self.name = name
         self.env = _env(f"loop-{name}")
         self.counter = 0
+        self.exported = False  # an explicit `pn export` left files changed since a commit
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -123,6 +127,12 @@ class Clone:
         self.touch()
         self.git("add", "-A")
         self.git("commit", "-qm", message)
+        self.exported = False
+
+    def only_untracked(self) -> bool:
+        """Whether git sees nothing but untracked files (pensa's marker among them)."""
+        lines = self.git("status", "--porcelain").stdout.splitlines()
+        return all(line.startswith("??") for line in lines)
 
     def push_with_retry(self) -> None:
         for _ in range(6):
@@ -239,6 +249,7 @@ class PensaInGit(RuleBasedStateMachine):
     @rule(name=st.sampled_from(CLONES))
     def export(self, name: str) -> None:
         assert self.clones[name].pn("export").returncode == 0
+        self.clones[name].exported = True
 
     @rule(name=st.sampled_from(CLONES))
     def import_beside_claimers(self, name: str) -> None:
@@ -301,6 +312,7 @@ class PensaInGit(RuleBasedStateMachine):
             ):
                 continue  # there was nothing to stash
             clone.git(*args)
+        clone.exported = how == "stash-pop"  # the popped exports are back in the tree
         assert clone.issues() == before, f"git {how} changed the tracker"
 
     @rule(name=st.sampled_from(CLONES), kind=st.sampled_from(["task", "chore"]))
@@ -322,13 +334,82 @@ class PensaInGit(RuleBasedStateMachine):
     def switch(self, name: str) -> None:
         clone = self.clones[name]
         other = "side" if clone.branch() == "main" else "main"
-        if clone.git("switch", "-q", other, check=False).returncode != 0:
-            # pn writes staged .pensa/*.jsonl, and the other branch's differ: git refuses.
-            # Throwing the exports away loses nothing (the database keeps what they held).
+        switched = clone.git("switch", "-q", other, check=False)
+        if switched.returncode != 0:
+            # pn writes never touch a tracked file, so only an explicit `pn export` (or a pop
+            # of one) can leave files git refuses to switch over; throwing those exports away
+            # loses nothing (the database keeps what they held).
+            assert clone.exported, f"switch refused over pn writes: {switched.stderr}"
             clone.git("reset", "-q", "--", ".pensa")
             clone.git("checkout", "--", ".pensa")
             clone.git("clean", "-fq", ".pensa")
             clone.git("switch", "-q", other)
+            clone.exported = False
+
+    @rule(
+        name=st.sampled_from(CLONES),
+        write=st.sampled_from(["q", "claim-next", "close", "comment"]),
+        how=st.sampled_from(["pull --rebase", "merge", "cherry-pick", "switch"]),
+        data=st.data(),
+    )
+    def git_over_tracker_work(self, name: str, write: str, how: str, data: st.DataObject) -> None:
+        """After a pn write, with nothing else uncommitted, git works without extra flags and
+        keeps the write."""
+        clone = self.clones[name]
+        if clone.exported or not clone.only_untracked():
+            return  # someone's own changes: git may refuse them, as it would anyone's
+        issue = self._pick(data, clone, open_only=True)
+        said = None  # the comment written, if any
+        wanted: tuple[str, ...] = ("open", "in_progress", "closed")  # what it may be after
+        if write == "q":
+            done = clone.pn("q", f"{name} {len(self.created)} over git", "-t", "task")
+            issue = done.stdout.strip()
+            self.created.add(issue)
+        elif write == "claim-next":
+            done = clone.pn("claim-next", "--json")
+            claimed = json.loads(done.stdout) if done.returncode == 0 else None
+            issue, wanted = (claimed or {}).get("id"), ("in_progress", "closed")
+            if issue is not None:
+                self.claimed.add(issue)
+        elif issue is None:
+            return
+        elif write == "close":
+            done = clone.pn("close", issue, "--reason", "done", "--force")
+            self.closed.add(issue)
+            wanted = ("closed",)
+        else:
+            done = clone.pn("comment", "add", issue, f"over git in {name}", "--json")
+            said = json.loads(done.stdout)["id"]
+            self.comments.setdefault(issue, set()).add(said)
+        assert done.returncode == 0, done.stderr
+        other = "side" if clone.branch() == "main" else "main"
+        if how == "pull --rebase":
+            if clone.branch() != "main":
+                return
+            clone.git("pull", "-q", "--rebase", "origin", "main")
+        elif how == "merge":
+            clone.git("merge", "-q", "--no-edit", other)
+        elif how == "cherry-pick":
+            if (
+                clone.git("rev-parse", other).stdout
+                == clone.git("merge-base", "HEAD", other).stdout
+            ):
+                return
+            merge = len(clone.git("rev-list", "--parents", "-n", "1", other).stdout.split()) > 2
+            mainline = ["-m", "1"] if merge else []
+            clone.git("cherry-pick", "--allow-empty", "--keep-redundant-commits", *mainline, other)
+        else:
+            clone.git("switch", "-q", other)
+        if issue is None:
+            return
+        shown = clone.pn("show", issue, "--json")
+        if shown.returncode != 0:  # gone: only a deletion merged in may take it
+            assert issue in self.deleted, f"git {how} lost {write} of {issue}"
+            return
+        record = json.loads(shown.stdout)
+        assert record["status"] in wanted, f"git {how} undid {write} of {issue}"
+        if said is not None:
+            assert said in {c["id"] for c in record["comments"]}, f"git {how} lost a comment"
 
     @rule(name=st.sampled_from(CLONES))
     def checkout_a_file(self, name: str) -> None:
@@ -407,13 +488,17 @@ class PensaInGit(RuleBasedStateMachine):
         self.final_sync()
         texts = {
             name: {
-                f: clone.git("show", f"HEAD:.pensa/{f}", check=False).stdout
-                for f in ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+                f: clone.git("show", f"HEAD:.pensa/{f}").stdout
+                for f in clone.git("ls-tree", "--name-only", "HEAD:.pensa").stdout.split()
+                if f.endswith(".jsonl")
             }
             for name, clone in self.clones.items()
         }
         first = texts[CLONES[0]]
         assert all(t == first for t in texts.values()), "clones disagree on the committed JSONL"
+        for clone in self.clones.values():
+            history = clone.git("log", "--all", "--name-only", "--format=").stdout
+            assert ".pensa/uncommitted" not in history, "the marker was committed"
         for clone in self.clones.values():
             issues = clone.issues()
             assert set(issues) == self.created - self.deleted, (

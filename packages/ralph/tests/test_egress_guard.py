@@ -83,3 +83,17 @@ def test_the_allow_list_needs_an_engine_on_this_machine() -> None:
         Guard.plan(network=None, env={"DOCKER_HOST": "tcp://build-box:2376"})
     local = Guard.plan(network=None, env={"DOCKER_HOST": "unix:///run/docker.sock"})
     local.close()
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_puts_the_key_proxy_under_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+    guard = Guard.plan(network=None, env={"ANTHROPIC_API_KEY": KEY, "HOME": "/nowhere"})
+    try:
+        assert guard.folder.parent == Path("/tmp")
+        assert (guard.folder / "socket" / "keyproxy.sock").is_socket()
+    finally:
+        guard.close()

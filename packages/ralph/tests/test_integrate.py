@@ -135,7 +135,11 @@ def test_pensa_files_changed_on_both_sides_merge_through_the_driver(
     ]
     done = ralph("-a", "--loop-id", "loop", "1", script(default=steps), env=loop_env)
     assert done.returncode == 0, done.stdout + done.stderr
-    lines = (main / ".pensa" / "issues.jsonl").read_text().splitlines()
+    lines = [
+        line
+        for shard in sorted((main / ".pensa").glob("issues*.jsonl"))
+        for line in shard.read_text().splitlines()
+    ]
     statuses = {json.loads(line)["id"]: json.loads(line)["status"] for line in lines}
     assert statuses == {first: "closed", second: "closed"}
     assert git(main, "log", "-1", "--format=%s") == "feat: second"

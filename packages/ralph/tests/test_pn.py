@@ -18,6 +18,7 @@ def fake_pn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script = bin_dir / "pn"
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
+    (tmp_path / ".pensa").mkdir()
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     return script
 
@@ -33,6 +34,17 @@ def test_the_list_pn_prints_is_the_answer_and_json_is_asked_for(
 def test_no_pn_on_path_is_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     assert pncli.listing(["list"], cwd=tmp_path, env=dict(os.environ)) is None
+
+
+def test_a_project_without_pensas_folder_is_not_asked_and_gets_none(
+    fake_pn: Path, tmp_path: Path
+) -> None:
+    fake_pn.write_text("#!/bin/sh\nmkdir -p made && echo '[]'\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    assert pncli.listing(["list"], cwd=project, env=dict(os.environ)) is None
+    assert pncli.run(["sync"], cwd=project, env=dict(os.environ)) is False
+    assert not (project / "made").exists()
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,8 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         max_failed_iterations=4,
         stuck_threshold=2,
         isolation=config.Isolation.WORKTREE,
+        memory="4g",
+        pids=100,
         claims=config.Claims.GIT,
         protected=["ci/", "Makefile"],
         allow=["docs.python.org"],

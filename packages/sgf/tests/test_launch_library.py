@@ -33,7 +33,7 @@ def test_run_in_process_tees_records_and_leaks_nothing(
         assert code == 2
         assert b"fake ralph: done" in out.getvalue()
         assert prepared.log.read_bytes().endswith(b"# sgf: ralph exited with 2\n")
-    assert open_fds() == before
+    assert open_fds() <= before  # a lazily opened descriptor may close meanwhile; none is added
     assert list((project / runs.RUN).glob("*.pid")) == []
     outcomes = runs.history(project)
     assert [o.outcome for o in outcomes] == ["exhausted"] * 5

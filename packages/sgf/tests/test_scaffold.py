@@ -159,7 +159,7 @@ def test_hooks_fire_a_commit_carries_the_exported_jsonl(
         cwd=repo, env=tool_env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert committed.returncode == 0, committed.stdout + committed.stderr
-    in_commit = git(repo, "show", "HEAD:.pensa/issues.jsonl")
+    in_commit = git(repo, "show", f"HEAD:.pensa/issues-{issue_id[3]}.jsonl")  # its shard
     assert issue_id in in_commit
     assert git(repo, "status", "--porcelain") == ""
 

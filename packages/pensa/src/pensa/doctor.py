@@ -12,10 +12,10 @@ from pensa import aside, integrity
 from pensa.committed.drift import drift
 from pensa.cycles import cycles_among, drawn
 from pensa.models import parse_timestamp, timestamp
-from pensa.store import log_event
+from pensa.store import log_event, translate
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from pensa.errors import DamagedDatabase, ForeignSchema
@@ -134,18 +134,37 @@ class Claim(NamedTuple):
         )
 
 
+def where(store: Store, table: str, clause: str, args: Sequence[Any] = (), *, select: str,
+          order_by: str) -> list[dict[str, Any]]:  # fmt: skip
+    """Rows of `table` through sqlite-utils, for doctor's reads, where its start-up does not
+    matter: over pensa's own connection, with no plugin run on it and recursive triggers off
+    (as pensa's own triggers expect); a SQLite error is pensa's error, as `Store.rows`'s is."""
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    db = Database(store.conn, recursive_triggers=False, execute_plugins=False)
+    try:
+        return list(db[table].rows_where(clause, list(args), select=select, order_by=order_by))
+    except sqlite3.Error as e:
+        raise translate(e, path=store.path) from e
+
+
 def claims(store: Store) -> list[Claim]:
     """Every in-progress issue, in creation order, with the time of its latest claim.
 
     An issue put in progress without a claim event (`update --status in_progress`) counts from
     its last update.
     """
-    rows = store.rows(
-        "SELECT i.id, i.assignee, coalesce((SELECT max(e.created_at) FROM events e "
-        "WHERE e.issue_id = i.id AND e.event_type = 'claimed'), i.updated_at) "
-        "FROM issues i WHERE i.status = 'in_progress' ORDER BY i.seq"
+    rows = where(
+        store,
+        "issues",
+        "status = 'in_progress'",
+        select="id, assignee, coalesce((SELECT max(e.created_at) FROM events e "
+        "WHERE e.issue_id = issues.id AND e.event_type = 'claimed'), updated_at) AS claimed_at",
+        order_by="seq",
     )
-    return [Claim(*row) for row in rows]
+    return [Claim(r["id"], r["assignee"], r["claimed_at"]) for r in rows]
 
 
 def stale_claims(store: Store, now: datetime) -> list[Claim]:
@@ -163,12 +182,15 @@ def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
     from pensa.views import HUMAN
 
     live = {c.assignee for c in claims(store) if c.assignee and not c.is_stale(now)}
-    rows = store.rows(
-        "SELECT id, assignee FROM issues WHERE status = 'open' AND assignee IS NOT NULL "
-        "AND assignee != ? ORDER BY seq",
-        (HUMAN,),
+    rows = where(
+        store,
+        "issues",
+        "status = 'open' AND assignee IS NOT NULL AND assignee != ?",
+        [HUMAN],
+        select="id, assignee",
+        order_by="seq",
     )
-    return [(issue_id, who) for issue_id, who in rows if who not in live]
+    return [(r["id"], r["assignee"]) for r in rows if r["assignee"] not in live]
 
 
 def orphaned_deps(store: Store) -> list[tuple[str, str]]:
@@ -223,9 +245,11 @@ def diagnose(
                 issue_id,
             )
         )
-    for comment_id, issue_id in store.rows(
-        "SELECT id, issue_id FROM comments WHERE issue_id NOT IN (SELECT id FROM issues)"
-    ):
+    orphans = where(
+        store, "comments", "issue_id NOT IN (SELECT id FROM issues)", select="id, issue_id",
+        order_by="seq",
+    )  # fmt: skip
+    for comment_id, issue_id in ((r["id"], r["issue_id"]) for r in orphans):
         found.append(
             Finding(
                 "orphaned_comment",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pensa.errors import ForeignSchema
+from pensa.schema import dirty_triggers
 
 if TYPE_CHECKING:
     import sqlite3
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 # `sqlite_master` of a database the migrations made (`schema.MIGRATIONS`), by name: type,
 # name, table, and the SQL SQLite keeps (ALTER TABLE appends a column to the table's SQL).
-SCHEMA: tuple[tuple[str, str, str, str | None], ...] = (
+# pensa's own triggers (`schema.dirty_triggers`) are added below, in name order.
+_TABLES: tuple[tuple[str, str, str, str | None], ...] = (
     (
         "table",
         "comments",
@@ -144,6 +146,8 @@ SCHEMA: tuple[tuple[str, str, str, str | None], ...] = (
         "CREATE TABLE sync_base (\n"
         "            name TEXT PRIMARY KEY,\n"
         "            fingerprint TEXT NOT NULL,\n"
+        "            oid TEXT,\n"
+        "            written TEXT,\n"
         "            content BLOB NOT NULL\n"
         "        )",
     ),
@@ -157,6 +161,22 @@ SCHEMA: tuple[tuple[str, str, str, str | None], ...] = (
         "            extra TEXT\n"
         "        ) WITHOUT ROWID",
     ),
+    (
+        "table",
+        "export_dirty",
+        "export_dirty",
+        "CREATE TABLE export_dirty (\n"
+        "            kind TEXT NOT NULL,\n"
+        "            key TEXT NOT NULL,\n"
+        "            PRIMARY KEY (kind, key)\n"
+        "        ) WITHOUT ROWID",
+    ),
+)
+SCHEMA: tuple[tuple[str, str, str, str | None], ...] = tuple(
+    sorted(
+        (*_TABLES, *(("trigger", name, table, sql) for name, table, sql in dirty_triggers())),
+        key=lambda row: row[1],
+    )
 )
 # One query, read in name order like SCHEMA.
 QUERY = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
@@ -189,12 +209,17 @@ def check(rows: Sequence[tuple[str, str, str, str | None]], path: str | None) ->
 
 
 def check_before_migrating(conn: sqlite3.Connection, path: str | None) -> None:
-    """`ForeignSchema` for a trigger or view in a database about to be migrated: the
-    migrations update rows, and no version of pensa ever created either."""
+    """`ForeignSchema` for a trigger or view in a database about to be migrated, other than
+    pensa's own triggers exactly as it made them: the migrations update rows."""
+    ours = {(kind, name, table, sql) for kind, name, table, sql in SCHEMA if kind == "trigger"}
     rows = conn.execute(
-        "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('trigger', 'view') "
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
         "ORDER BY name"
     ).fetchall()
-    if rows:
-        found = [f"{k} {n} on {t}" if k == "trigger" else f"{k} {n}" for k, n, t in rows]
+    found = [
+        f"{k} {n} on {t}" if k == "trigger" else f"{k} {n}"
+        for k, n, t, sql in rows
+        if (k, n, t, sql) not in ours
+    ]
+    if found:
         raise ForeignSchema(path or "the database", found)

@@ -14,6 +14,7 @@ from pensa.errors import GitFailed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import IO
 
 
 class Done(NamedTuple):
@@ -41,6 +42,25 @@ def start(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Started:
     return spawn(["git", "-C", cwd, *args], env=env, missing="git not found")
 
 
+def run_with_input(
+    args: Sequence[str], data: bytes, *, cwd: str, env: Mapping[str, str]
+) -> Started:
+    """`run`, with `data` on git's stdin; the finished run (`raw_out` holds stdout's bytes).
+
+    The input is handed over in a temporary file, not a pipe: git answers `cat-file --batch`
+    while it reads, and a pipe written to the end first could fill both ways and hang."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(data)
+        stdin.seek(0)
+        # megabytes of blobs: never decoded as one text
+        argv = ["git", "-C", cwd, *args]
+        started = spawn(argv, env=env, missing="git not found", stdin=stdin, text=False)
+        started.wait()
+    return started
+
+
 def program(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Done:
     """Run `argv` with stdin from /dev/null and capture its output (127 when not found)."""
     return spawn(argv, env=env, missing=missing).wait()
@@ -52,9 +72,10 @@ class Started:
     stdout is read to the end before stderr: the commands used here write at most a few
     lines to stderr, far below a pipe's buffer, so this cannot deadlock."""
 
-    def __init__(self, pid: int, out_r: int, err_r: int) -> None:
+    def __init__(self, pid: int, out_r: int, err_r: int, *, text: bool = True) -> None:
         self._pid, self._out_r, self._err_r = pid, out_r, err_r
         self._done: Done | None = None
+        self._text = text  # False: stdout stays bytes only (`Done.out` is empty)
         self.raw_out = b""  # stdout as bytes, once `wait()` has read it
 
     @classmethod
@@ -76,36 +97,43 @@ class Started:
             self.raw_out = out
             self._done = Done(
                 os.waitstatus_to_exitcode(status),
-                out.decode(errors="replace"),
+                out.decode(errors="replace") if self._text else "",
                 err.decode(errors="replace"),
             )
         return self._done
 
 
-def spawn(argv: Sequence[str], *, env: Mapping[str, str], missing: str) -> Started:
-    """Start `argv` with stdin from /dev/null and its output in pipes; not found, it is
-    answered at once with exit code 127 and `missing`."""
+def spawn(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    missing: str,
+    stdin: IO[bytes] | None = None,
+    text: bool = True,
+) -> Started:
+    """Start `argv` with stdin from /dev/null (or the file `stdin`) and its output in pipes;
+    not found, it is answered at once with exit code 127 and `missing`."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    source = os.dup(stdin.fileno()) if stdin is not None else os.open(os.devnull, os.O_RDONLY)
     try:
         pid = os.posix_spawnp(
             argv[0],
             list(argv),
             dict(env),
             file_actions=[
-                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, source, 0),
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
                 (os.POSIX_SPAWN_DUP2, err_w, 2),
             ],
         )
     except FileNotFoundError:  # e.g. no git installed: behave as outside a repository
-        for fd in (out_r, out_w, err_r, err_w, devnull):
+        for fd in (out_r, out_w, err_r, err_w, source):
             os.close(fd)
         return Started.finished(Done(127, "", missing))
-    for fd in (out_w, err_w, devnull):
+    for fd in (out_w, err_w, source):
         os.close(fd)
-    return Started(pid, out_r, err_r)
+    return Started(pid, out_r, err_r, text=text)
 
 
 def toplevel(cwd: str, env: Mapping[str, str]) -> str | None:

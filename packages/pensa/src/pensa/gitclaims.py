@@ -5,8 +5,8 @@ claim before the agent starts, as a compare-and-swap on the branch's upstream:
 
 1. fetch the remote branch, once: its tip T is what the claim is decided on;
 2. claim in the database (atomic between this clone's loops) and check the issue against
-   T's own `issues.jsonl`: held by someone else or closed there, take T's record as it is
-   and claim the next ready issue, against the same T;
+   T's own copy of it (its shard of `issues-*.jsonl`): held by someone else or closed there,
+   take T's record as it is and claim the next ready issue, against the same T;
 3. commit T's files with that one record changed, as a child of T (the working tree plays
    no part), and push it without force.
 
@@ -145,7 +145,7 @@ def _choose(
     and deletions published elsewhere count before the answer is "nothing"."""
     for caught_up in (False, True):
         held = _decide(store, held, tip, claim, actor)
-        if held is not None and not gitremote.deleted_on(where, tip, held.id, env):
+        if held is not None and (tip.issue(held.id) is not None or not tip.deleted(held.id)):
             return held
         if held is not None:  # published as deleted: the catch-up's merge removes it here
             _give_back(store, held.id, actor)
@@ -164,10 +164,10 @@ def _decide(
             held = claim()
             if held is None:
                 return None
-        theirs = tip.issues.get(held.id)
-        if theirs is None or not _lost(theirs[1], actor):
+        theirs = tip.issue(held.id)
+        if theirs is None or not _lost(theirs, actor):
             return held
-        _adopt(store, held.id, theirs[1], actor)
+        _adopt(store, held.id, theirs, actor)
         held = None
 
 
@@ -214,15 +214,13 @@ def _publish(
     with store.snapshot() as conn:
         ours = read_issues(conn, {held.id})[held.id]
     record = ours
-    if held.id in tip.issues:
-        theirs = tip.issues[held.id][1]
+    theirs = tip.issue(held.id)
+    if theirs is not None:
         stamp = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
         record = {**theirs, **{k: ours.get(k) for k in _CLAIM_FIELDS}, "updated_at": stamp}
         record = {k: v for k, v in record.items() if v is not None}
-    lines = gitremote.with_line(tip, held.id, canonical(record, ISSUE_FIELDS))
-    commit = gitremote.commit_on(
-        where, tip.commit, "\n".join(lines), f"pn: claim {held.id} by {actor}", env
-    )
+    files = tip.with_line(held.id, canonical(record, ISSUE_FIELDS))
+    commit = gitremote.commit_on(where, tip.commit, files, f"pn: claim {held.id} by {actor}", env)
     pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
     if pushed.code != 0:
         # a hook that declines the push is no race: trying again would not help
@@ -248,7 +246,7 @@ def _catch_up(
     forward = where.git("merge", "-q", "--ff-only", commit, env=env)
     if forward.code != 0 and where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
         where.git("rebase", "--abort", env=env)
-    sync.export(store, project)  # merges what came in, then writes it back out
+    sync.sync(store, project, env)  # what came in, against what HEAD now holds
 
 
 def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: bool = True) -> None:
@@ -256,8 +254,8 @@ def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: boo
 
     A lost race also takes back its `claimed` event: the claim never took effect, and
     `--stuck-after` counts claims, so lost races would hand a task to a human."""
+    from pensa.committed.apply import apply
     from pensa.committed.snapshot import Snapshot, read_issues
-    from pensa.committed.sync import apply
 
     with store.write() as conn:
         ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})

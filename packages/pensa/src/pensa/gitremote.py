@@ -26,7 +26,7 @@ class Upstream(NamedTuple):
     top: str
     remote: str
     branch: str
-    files: list[str]  # the JSONL files, relative to `top`
+    folder: str  # the `.pensa` folder, relative to `top`
 
     def git(self, *args: str, env: Mapping[str, str]) -> git.Done:
         """Run git in the checkout, with no hooks (pn runs what they would itself)."""
@@ -40,13 +40,86 @@ class Upstream(NamedTuple):
             raise GitFailed(f"{doing} failed: {last_line(done.err or done.out)}")
         return done.out
 
+    def path(self, name: str) -> str:
+        """A committed file's path in the tree."""
+        return name if self.folder == "." else f"{self.folder}/{name}"
 
-class Tip(NamedTuple):
-    """The remote branch as one fetch found it: the commit and its issues."""
 
-    commit: str
-    lines: list[str]  # issues.jsonl split at "\n"
-    issues: dict[str, tuple[int, Record]]  # id -> (index in `lines`, record)
+class Tip:
+    """The remote branch as one fetch found it: the commit, and its committed files as they
+    are asked for (an issue's shard, `pensa.committed.disk`)."""
+
+    def __init__(self, where: Upstream, commit: str, env: Mapping[str, str]) -> None:
+        self.where, self.commit, self.env = where, commit, env
+        self._texts: dict[str, str] = {}
+
+    def text(self, name: str) -> str:
+        """The file `name` at the tip (missing: empty)."""
+        if name not in self._texts:
+            shown = self.where.git(
+                "cat-file", "blob", f"{self.commit}:{self.where.path(name)}", env=self.env
+            )
+            self._texts[name] = shown.out if shown.code == 0 else ""
+        return self._texts[name]
+
+    def _records(self, name: str) -> list[tuple[int, Record]]:
+        from pensa.committed.disk import kind_of
+        from pensa.committed.records import parse_file
+
+        kind = kind_of(name)
+        assert kind is not None
+        label = f"{self.where.remote}/{self.where.branch}:{self.where.path(name)}"
+        return parse_file(self.text(name).encode(), kind, label=label)
+
+    def _find(self, kind: str, issue_id: str) -> tuple[str, int, Record] | None:
+        """Where the tip holds the record of `kind` for the issue: file, line index, record.
+        Its shard first: a copy in the kind's own file is an earlier layout's."""
+        from pensa.committed.disk import file_name
+
+        for name in dict.fromkeys((file_name(kind, issue_id), kind)):
+            for number, record in self._records(name):
+                if record["id"] == issue_id:
+                    return name, number - 1, record
+        return None
+
+    def issue(self, issue_id: str) -> Record | None:
+        """The issue as the tip holds it, or None."""
+        found = self._find("issues.jsonl", issue_id)
+        return found[2] if found else None
+
+    def deleted(self, issue_id: str) -> bool:
+        """Whether the tip holds a tombstone for the issue."""
+        return self._find("deleted.jsonl", issue_id) is not None
+
+    def with_line(self, issue_id: str, line: str) -> dict[str, str]:
+        """The files to commit so that the issue's line is `line`: its shard with the line
+        replaced, or added in id order (and the line taken out of an earlier layout's file)."""
+        from pensa.committed.disk import file_name
+
+        shard = file_name("issues.jsonl", issue_id)
+        found = self._find("issues.jsonl", issue_id)
+        out: dict[str, str] = {}
+        if found is not None and found[0] != shard:
+            lines = self.text(found[0]).split("\n")
+            del lines[found[1]]
+            out[found[0]] = "\n".join(lines)
+            found = None
+        lines = self.text(shard).split("\n")
+        if lines == [""]:
+            lines = []
+        if found is not None:
+            lines[found[1]] = line
+        else:
+            ids = {n - 1: r["id"] for n, r in self._records(shard)}
+            after = [index for index, other in ids.items() if other > issue_id]
+            if after:
+                lines.insert(min(after), line)
+            elif lines and lines[-1] == "":
+                lines.insert(len(lines) - 1, line)
+            else:
+                lines.extend([line, ""])
+        out[shard] = "\n".join(lines) if lines[-1:] == [""] else "\n".join([*lines, ""])
+        return out
 
 
 def checkout(project: Project, env: Mapping[str, str]) -> str:
@@ -73,24 +146,8 @@ def upstream(project: Project, top: str, env: Mapping[str, str]) -> Upstream:
             "branch has none: `git push -u origin <branch>` once"
         )
     remote, branch = found.split("/", 1)
-    names = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
-    files = [os.path.relpath(os.path.join(project.dir, n), top) for n in names]
-    return Upstream(top, remote, branch, files)
-
-
-def deleted_on(where: Upstream, tip: Tip, issue_id: str, env: Mapping[str, str]) -> bool:
-    """Whether `tip` holds a tombstone for the issue (only asked when it lacks the issue)."""
-    from pensa.committed.records import parse_file
-
-    if issue_id in tip.issues:
-        return False
-    shown = where.git("cat-file", "blob", f"{tip.commit}:{where.files[3]}", env=env)
-    if shown.code != 0:
-        return False  # no deleted.jsonl: nothing was ever deleted
-    label = f"{where.remote}/{where.branch}:{where.files[3]}"
-    return any(
-        r["id"] == issue_id for _, r in parse_file(shown.out.encode(), "deleted.jsonl", label=label)
-    )
+    folder = os.path.relpath(project.dir, top).replace(os.sep, "/")
+    return Upstream(top, remote, branch, folder)
 
 
 def last_line(text: str) -> str:
@@ -105,9 +162,7 @@ def last_line(text: str) -> str:
 
 
 def fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
-    """Fetch the remote branch and read its issues, from the one commit fetched."""
-    from pensa.committed.records import parse_file
-
+    """Fetch the remote branch; its tip, whose files are read from that one commit."""
     ref = f"refs/remotes/{where.remote}/{where.branch}"
     where.must(
         "fetch",
@@ -120,53 +175,35 @@ def fetch(where: Upstream, env: Mapping[str, str]) -> Tip:
     commit = where.must(
         "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", env=env, doing="git rev-parse"
     ).strip()
-    shown = where.git("cat-file", "blob", f"{commit}:{where.files[0]}", env=env)
-    text = shown.out if shown.code == 0 else ""
-    label = f"{where.remote}/{where.branch}:{where.files[0]}"
-    found = parse_file(text.encode(), "issues.jsonl", label=label)
-    return Tip(commit, text.split("\n"), {r["id"]: (n - 1, r) for n, r in found})
-
-
-def with_line(tip: Tip, issue_id: str, line: str) -> list[str]:
-    """The tip's issues.jsonl lines with the issue's line replaced, or added in id order."""
-    lines = list(tip.lines)
-    if issue_id in tip.issues:
-        lines[tip.issues[issue_id][0]] = line
-        return lines
-    after = [index for other, (index, _) in tip.issues.items() if other > issue_id]
-    if after:
-        lines.insert(min(after), line)
-    elif lines and lines[-1] == "":
-        lines.insert(len(lines) - 1, line)
-    else:
-        lines.extend([line, ""])
-    return lines
+    return Tip(where, commit, env)
 
 
 def commit_on(
-    where: Upstream, parent: str, issues: str, message: str, env: Mapping[str, str]
+    where: Upstream, parent: str, files: dict[str, str], message: str, env: Mapping[str, str]
 ) -> str:
-    """A commit of `parent`'s tree with issues.jsonl replaced, built in a private index.
+    """A commit of `parent`'s tree with `files` (committed files by name) replaced, built in
+    a private index.
 
-    The index and the file live in a fresh temporary directory, not in `.git`, where the
+    The index and the files live in a fresh temporary directory, not in `.git`, where the
     agent can write: a name planted there (a symlink) would have pn write through it."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="pensa-claim-") as tmp:
-        blob_file = os.path.join(tmp, "issues.jsonl")
-        with open(blob_file, "wb") as f:
-            f.write(issues.encode())
         private = {**env, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        blob = where.must("hash-object", "-w", blob_file, env=env, doing="git hash-object")
         where.must("read-tree", parent, env=private, doing="git read-tree")
-        where.must(
-            "update-index",
-            "--add",
-            "--cacheinfo",
-            f"100644,{blob.strip()},{where.files[0]}",
-            env=private,
-            doing="git update-index",
-        )
+        for number, (name, text) in enumerate(sorted(files.items())):
+            blob_file = os.path.join(tmp, f"{number}.jsonl")
+            with open(blob_file, "wb") as f:
+                f.write(text.encode())
+            blob = where.must("hash-object", "-w", blob_file, env=env, doing="git hash-object")
+            where.must(
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                f"100644,{blob.strip()},{where.path(name)}",
+                env=private,
+                doing="git update-index",
+            )
         tree = where.must("write-tree", env=private, doing="git write-tree").strip()
         made = where.must(
             "commit-tree", tree, "-p", parent, "-m", message, env=env, doing="git commit-tree"

@@ -235,7 +235,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     """Set the git repository around `cwd` up for pensa; return what was done."""
     from pensa import project as projects
     from pensa.committed import sync
-    from pensa.committed.disk import FILES
+    from pensa.committed.disk import KINDS
     from pensa.store import Store
 
     top = git.toplevel(cwd, env)
@@ -255,11 +255,11 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
         _update(ignore, projects.GITIGNORE, _read(ignore))._replace(path=".pensa/.gitignore")
     )
     had_db = os.path.exists(project.db)
-    before = {n: os.path.exists(os.path.join(project.dir, n)) for n in FILES}
+    before = {n: os.path.exists(os.path.join(project.dir, n)) for n in KINDS}
     with Store.open(project.db) as store:
         sync.export(store, project, env)
     steps.append(Step(".pensa/db.sqlite", "kept" if had_db else "created"))
-    for name in FILES:
+    for name in KINDS:
         if os.path.exists(os.path.join(project.dir, name)):
             steps.append(Step(f".pensa/{name}", "kept" if before[name] else "created"))
     steps.append(_update(config_path, new_config, old_config))

@@ -47,23 +47,20 @@ class Project(_ProjectFields):
 
     @property
     def issues_jsonl(self) -> str:
-        """The committed issues file."""
+        """The committed issues file of ids no shard takes (`pensa.committed.disk`); earlier
+        versions' one issues file. It exists wherever pensa wrote the files."""
         return os.path.join(self.dir, "issues.jsonl")
 
-    @property
-    def deps_jsonl(self) -> str:
-        """The committed dependencies file."""
-        return os.path.join(self.dir, "deps.jsonl")
-
-    @property
-    def comments_jsonl(self) -> str:
-        """The committed comments file."""
-        return os.path.join(self.dir, "comments.jsonl")
-
     def jsonl_files(self) -> list[str]:
-        """The committed files that exist (deleted.jsonl appears with the first deletion)."""
-        names = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
-        return [p for p in (os.path.join(self.dir, n) for n in names) if os.path.exists(p)]
+        """The committed files that exist (`pensa.committed.disk`: every shard of every
+        kind), in reading order."""
+        from pensa.committed.disk import fingerprints, ordered
+
+        return [os.path.join(self.dir, n) for n in ordered(fingerprints(self))]
+
+    def has_files(self) -> bool:
+        """Whether any committed file exists (a fresh clone to import, say)."""
+        return os.path.exists(self.issues_jsonl) or bool(self.jsonl_files())
 
     def exists(self) -> bool:
         """Whether the directory exists."""
@@ -93,12 +90,14 @@ class Project(_ProjectFields):
         """`UnsafePath` if the directory is a symbolic link, or a file in it that pensa reads
         or writes is a link, a FIFO, a device, a socket or a directory: the sandboxed agent can
         plant one to make pn on the host write (or read) elsewhere, hang, or read without end.
-        Eleven `lstat` calls, made before every command touches the files."""
-        from pensa.committed.disk import FILES
+        Twelve `lstat` calls, made before every command touches the files (a shard is
+        checked as it is read: `committed.files.read_regular`)."""
+        from pensa.committed.disk import KINDS
         from pensa.committed.files import refuse_unsafe
+        from pensa.committed.writeback import MARKER
 
         db = self.db
-        names = (*FILES, ".gitignore")
+        names = (*KINDS, ".gitignore", MARKER)
         # a folder as the database itself is damage `pn doctor --fix` repairs (store.py)
         beside = (db + suffix for suffix in DB_SUFFIXES if suffix or not os.path.isdir(db))
         refuse_unsafe((*(os.path.join(self.dir, n) for n in names), *beside), folders=(self.dir,))

@@ -195,3 +195,73 @@ def m006_issue_json(conn: sqlite3.Connection) -> None:
         "CREATE INDEX issues_unclosed ON issues (id, status, issue_type, assignee) "
         "WHERE status > 'closed'"
     )
+
+
+# Where each table's records are filed (`pensa.committed.disk`): the kind, and the column
+# holding the issue id that names the shard.
+DIRTY_SOURCES = (
+    ("issues", "issues", "id"),
+    ("deps", "deps", "issue_id"),
+    ("comments", "comments", "issue_id"),
+    ("tombstones", "deleted", "id"),
+)
+
+
+def dirty_triggers() -> list[tuple[str, str, str]]:
+    """(name, table, SQL) of the triggers that note every changed record in export_dirty."""
+    out = []
+    for table, kind, column in DIRTY_SOURCES:
+        for event, row in (("insert", "NEW"), ("update", "NEW"), ("delete", "OLD")):
+            name = f"{table}_dirty_{event}"
+            sql = (
+                f"CREATE TRIGGER {name} AFTER {event.upper()} ON {table} BEGIN "
+                f"INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('{kind}', "
+                f"{row}.{column}); END"
+            )
+            out.append((name, table, sql))
+    return out
+
+
+@migration
+def m007_shards(conn: sqlite3.Connection) -> None:
+    """The committed files sharded by id (`pensa.committed.disk`), written only where the
+    database changed.
+
+    `export_dirty` holds what changed since the last export: the triggers note each record
+    written (its kind and the issue id that names its shard), `file` rows a file that came
+    in differing from the database, and an `all` row everything (a database from before
+    the shards, or a rebuilt one). The export renders only those shards: every write, in
+    every path, is noted where it happens.
+
+    `sync_base` gains each file's base as a git object id (`oid`: a sync asks git which
+    files HEAD changed instead of reading them all) and what pn last wrote there
+    (`written`), and loses nothing: columns read on every command stay before the content.
+    """
+    conn.execute(
+        "CREATE TEMP TABLE old_base AS SELECT name, fingerprint, content FROM main.sync_base"
+    )
+    conn.execute("DROP TABLE main.sync_base")
+    conn.execute(
+        """CREATE TABLE sync_base (
+            name TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            oid TEXT,
+            written TEXT,
+            content BLOB NOT NULL
+        )"""
+    )
+    conn.execute(
+        "INSERT INTO main.sync_base (name, fingerprint, content) "
+        "SELECT name, fingerprint, content FROM temp.old_base"
+    )
+    conn.execute("DROP TABLE temp.old_base")
+    conn.execute(
+        """CREATE TABLE export_dirty (
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (kind, key)
+        ) WITHOUT ROWID"""
+    )
+    for _, _, sql in dirty_triggers():
+        conn.execute(sql)
+    conn.execute("INSERT INTO export_dirty (kind, key) VALUES ('all', '')")

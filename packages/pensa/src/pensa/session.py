@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
+    from pensa.committed.apply import Synced
     from pensa.committed.jsonl import Summary
-    from pensa.committed.sync import Synced
     from pensa.doctor import Report
     from pensa.gitsetup import Step
     from pensa.graph import Graph
@@ -60,7 +60,7 @@ def choose(found: Project | None, *, write: bool, shared: str | None = None) -> 
         return Choice(on_disk=False, first_use=False)
     db = os.path.abspath(shared) if shared else found.db
     exists = os.path.exists(db)
-    first_use = not shared and not exists and os.path.exists(found.issues_jsonl)
+    first_use = not shared and not exists and found.has_files()
     return Choice(on_disk=write or first_use or exists, first_use=first_use, db=db)
 
 
@@ -194,28 +194,22 @@ class Session:
 
     def write_back(self) -> None:
         """After a command that changed the tracker: in a repository set up for pensa, the
-        JSONL written out and staged (`pensa.committed.writeback`)."""
+        marker that lets `git add -A && git commit` find the change; the files and the index
+        are left alone (`pensa.committed.writeback`)."""
         if self._written is None:
             return
         store, found = self._written
         if store.conn.total_changes == 0:
             return
         from pensa.committed import writeback
-
-        if not writeback.set_up(found):
-            return
         from pensa.errors import PensaError
 
         try:
-            said = writeback.write_back(
-                store, found, cwd=self.cwd, env=self.environ, shared=self.shared()
-            )
-        except (PensaError, OSError) as e:  # the write itself is done: say why the files lag
-            said = f"pn: warning: .pensa/*.jsonl not written: {e}"
-        if said:
+            writeback.write_back(store, found)
+        except (PensaError, OSError) as e:  # the write itself is done: say why git may not see it
             from pensa.inert import inert
 
-            self.say(inert(said))
+            self.say(inert(f"pn: warning: .pensa/{writeback.MARKER} not written: {e}"))
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""
@@ -271,22 +265,24 @@ class Session:
     def export(self, *, stage: bool = False) -> Summary | None:
         """Write `.pensa/*.jsonl` from the database (None without a project), staged when
         asked or when run as a commit hook. A worktree loop writes its shared database out as
-        it is; otherwise edits made to the files are merged in first."""
+        it is; otherwise edits made to the files are merged in first, and only what the
+        database changed since the last export is written."""
         from pensa import git
-        from pensa.committed import jsonl, shared
+        from pensa.committed import jsonl, shared, writeback
 
         found = self.project(create=False)
         if found is None:
             return None
+        marked = os.path.lexists(writeback.marker(found))
         if self.shared():
-            summary = jsonl.summary(shared.export(self.store(catch_up=False), found))
+            summary = jsonl.Summary(*shared.export(self.store(catch_up=False), found))
         else:
             summary = jsonl.export(self.store(catch_up=False), found, self.environ)
         if stage or git.in_commit_hook(self.environ):
             # From where pn runs (a hook's cwd is the work tree's top): in a linked worktree
             # git hands its hooks GIT_DIR, and with GIT_DIR set git takes the cwd for the top,
             # so from `.pensa/` the files would be staged as `issues.jsonl` at the root.
-            git.add(found.jsonl_files(), cwd=self.cwd, env=self.environ)
+            writeback.stage(found, cwd=self.cwd, env=self.environ, unmark=marked)
             summary = summary._replace(staged=True)
         return summary
 

@@ -1,8 +1,9 @@
 """ralph's questions to the `pn` program, asked through its command line (ralph never
 imports pensa).
 
-pn is optional to a loop: without it on PATH, or when it fails, times out or prints anything
-but a JSON list, the caller carries on without what pn would have told it.
+pn is optional to a loop: without it on PATH, in a project with no `.pensa/` folder (where
+pn would make one), or when it fails, times out or prints no JSON answer of the kind asked for, the caller
+carries on without what pn would have told it.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from ralph import proc
 from ralph.errors import CommandFailed
 
 
+def _absent(cwd: Path) -> bool:
+    return proc.which("pn") is None or not (cwd / ".pensa").is_dir()
+
+
 def answer(
     args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
 ) -> object:
     """Run `pn ARGS --json` and return what it prints, decoded; None when there is no answer."""
-    if proc.which("pn") is None:
+    if _absent(cwd):
         return None
     try:
         done = proc.run(["pn", *args, "--json"], cwd=cwd, env=env, check=False, timeout=timeout)
@@ -51,8 +56,8 @@ def record(
 
 
 def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60) -> bool:
-    """Run `pn ARGS`; whether it ran and succeeded (False without pn)."""
-    if proc.which("pn") is None:
+    """Run `pn ARGS`; whether it ran and succeeded (False without pn or its folder)."""
+    if _absent(cwd):
         return False
     try:
         return proc.run(["pn", *args], cwd=cwd, env=env, check=False, timeout=timeout).ok

@@ -12,10 +12,12 @@ from pensa.cli.base import Env, cli, common, pass_env
 @common
 @pass_env
 def export(env: Env, stage: bool) -> None:
-    """Write .pensa/issues.jsonl, deps.jsonl and comments.jsonl from the database.
+    """Write .pensa/*.jsonl (sharded by id) from the database.
 
-    Run as the pre-commit hook (PRE_COMMIT=1 or GIT_INDEX_FILE set) it also stages the three
-    files, so the commit carries them next to the code. Without a .pensa directory it does
+    Only the shards the database changed since the last export are rendered, after merging
+    in anything changed in the files. Run as the pre-commit hook (PRE_COMMIT=1 or
+    GIT_INDEX_FILE set) it also stages them and takes .pensa/uncommitted out of the commit,
+    so the commit carries the tracker next to the code. Without a .pensa directory it does
     nothing.
     """
     summary = env.session.export(stage=stage)
@@ -45,7 +47,7 @@ def import_(env: Env, beads_path: str | None, discard_local: bool) -> None:
     """Rebuild the database from the JSONL files, all or nothing.
 
     A bad line fails with file:line and leaves the database untouched; events of issues that
-    still exist are kept. Without issues.jsonl there is nothing to import (exit 0). When the
+    still exist are kept. Without committed files there is nothing to import (exit 0). When the
     database holds work the files lack (a claim, an issue, a comment, a newer edit), it
     refuses and says how many: `pn export` first keeps them, --discard-local drops them.
 

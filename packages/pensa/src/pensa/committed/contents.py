@@ -3,22 +3,28 @@
 Each file's records are checked on their own (`committed.records`); then what spans records and
 files: ids are unique, `fixes` names a bug, deps join two different existing issues once and
 close no cycle, comments are on existing issues with unique ids. Errors name file and line.
+
+A kind's records come from its shards and its own file (`committed.disk`). A record twice is
+an error, unless one copy is in the kind's own file and one in its shard (an earlier layout's
+file merged beside the shards): then the shard's copy wins, as in every sync.
 """
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import eq, itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.committed.disk import read_file
+from pensa.committed.disk import fingerprints, kind_of, ordered, read_file
 from pensa.committed.records import COMMENT_FIELDS, Table, read_table
 from pensa.cycles import find_cycles
 from pensa.errors import InvalidData
 from pensa.models import ISSUE_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable
 
+    from pensa.committed.records import Record
     from pensa.project import Project
 
 
@@ -36,47 +42,79 @@ class Contents(NamedTuple):
         return len(self.issues.rows), len(self.deps.rows), len(self.comments.rows)
 
 
-def read_contents(project: Project) -> Contents:
-    """Read and check every file, in order, each read once: what is checked is what is
-    imported and what is recorded as the base."""
-    files: dict[str, bytes] = {}
+class _Read(NamedTuple):
+    """A kind's records from all its files, with where each came from."""
 
-    def table(name: str) -> Table:
-        files[name] = read_file(project, name)
-        return read_table(files[name], name)
+    parts: list[tuple[str, Table]]  # (file name, its records), in reading order
+    table: Table  # the records kept; `numbers` index them into the parts, in order
 
-    issues = table("issues.jsonl")
+    def where(self, at: int) -> str:
+        """`file:line` of the record at position `at` of `table`."""
+        index = self.table.numbers[at]
+        for name, part in self.parts:
+            if index < len(part.rows):
+                return f"{name}:{part.numbers[index]}"
+            index -= len(part.rows)
+        raise IndexError(at)
+
+
+def _read_kind(files: dict[str, bytes], kind: str, key: Callable[[tuple[Any, ...]], Any]) -> _Read:
+    """Every record of `kind`, checked; a record that the kind's own file holds beside its
+    shard (an earlier layout's file merged in) is the shard's copy alone."""
+    parts = [(n, read_table(files[n], kind, label=n)) for n in files if kind_of(n) == kind]
+    records: list[Record] = list(chain.from_iterable(part.records for _, part in parts))
+    rows = list(chain.from_iterable(part.rows for _, part in parts))
+    own = len(parts[0][1].rows) if parts and parts[0][0] == kind else 0
+    if own:
+        in_shards = set(map(key, rows[own:]))
+        kept = [at for at, row in enumerate(rows) if at >= own or key(row) not in in_shards]
+        if len(kept) < len(rows):
+            return _Read(
+                parts, Table(kept, [records[at] for at in kept], [rows[at] for at in kept])
+            )
+    return _Read(parts, Table(range(len(rows)), records, rows))
+
+
+def read_contents(project: Project, names: Iterable[str] | None = None) -> Contents:
+    """Read and check every file (`names`: the files on disk, if listed already), each read
+    once: what is checked is what is imported and what is recorded as the base."""
+    listed = fingerprints(project) if names is None else names
+    files = {name: read_file(project, name) for name in ordered(listed)}
+    by_id = itemgetter(0)
+    issues = _read_kind(files, "issues.jsonl", by_id)
     kinds = _kinds(issues)
-    deps = table("deps.jsonl")
+    deps = _read_kind(files, "deps.jsonl", itemgetter(0, 1))
     _check_deps(deps, kinds)
-    comments = table("comments.jsonl")
+    comments = _read_kind(files, "comments.jsonl", itemgetter(COMMENT_FIELDS.index("id")))
     _check_comments(comments, kinds)
-    return Contents(files, issues, deps, comments, table("deleted.jsonl"))
+    tombstones = _read_kind(files, "deleted.jsonl", by_id)
+    return Contents(files, issues.table, deps.table, comments.table, tombstones.table)
 
 
 _ID, _TYPE, _FIXES = (ISSUE_FIELDS.index(key) for key in ("id", "issue_type", "fixes"))
 
 
-def _kinds(issues: Table) -> dict[str, str]:
+def _kinds(read: _Read) -> dict[str, str]:
     """Each issue's type by id; ids are unique and `fixes` names a bug."""
+    issues = read.table
     kinds = dict(map(itemgetter(_ID, _TYPE), issues.rows))
     if len(kinds) < len(issues.rows):  # an id twice: name the first repeat
         seen: set[str] = set()
-        for number, row in zip(issues.numbers, issues.rows, strict=True):
+        for at, row in enumerate(issues.rows):
             if row[_ID] in seen:
-                raise InvalidData(f"issues.jsonl:{number}: duplicate id {row[_ID]}")
+                raise InvalidData(f"{read.where(at)}: duplicate id {row[_ID]}")
             seen.add(row[_ID])
-    for number, row in zip(issues.numbers, issues.rows, strict=True):
+    for at, row in enumerate(issues.rows):
         fixes = row[_FIXES]
         if fixes is not None and kinds.get(fixes) != "bug":
             why = "no such issue" if fixes not in kinds else f"a {kinds[fixes]}, not a bug"
-            raise InvalidData(f"issues.jsonl:{number}: fixes {fixes}: {why}")
+            raise InvalidData(f"{read.where(at)}: fixes {fixes}: {why}")
     return kinds
 
 
-def _check_deps(deps: Table, kinds: dict[str, str]) -> None:
+def _check_deps(read: _Read, kinds: dict[str, str]) -> None:
     """Both ends exist and differ, no edge twice, no cycle."""
-    pairs: list[tuple[str, str]] = deps.rows  # (issue_id, depends_on_id)
+    pairs: list[tuple[str, str]] = read.table.rows  # (issue_id, depends_on_id)
     children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
     # All edges at once first (C loops); line by line only to name the line that is wrong.
     if not (
@@ -85,42 +123,44 @@ def _check_deps(deps: Table, kinds: dict[str, str]) -> None:
         and not any(map(eq, children, parents))
         and len(set(pairs)) == len(pairs)
     ):
-        _check_deps_by_line(deps.numbers, pairs, kinds)
+        _check_deps_by_line(read, pairs, kinds)
     edges: dict[str, list[str]] = {}
     for child, parent in pairs:
         edges.setdefault(child, []).append(parent)
     cycles = find_cycles(edges)
     if cycles:
         cycle = cycles[0]
-        line = deps.numbers[pairs.index((cycle[0], cycle[1 % len(cycle)]))]
+        where = read.where(pairs.index((cycle[0], cycle[1 % len(cycle)])))
         path = " -> ".join([*cycle, cycle[0]])
-        raise InvalidData(f"deps.jsonl:{line}: dependency cycle {path}")
+        raise InvalidData(f"{where}: dependency cycle {path}")
 
 
-def _check_deps_by_line(
-    numbers: Sequence[int], pairs: list[tuple[str, str]], kinds: dict[str, str]
-) -> None:
-    first_line: dict[tuple[str, str], int] = {}
-    for number, pair in zip(numbers, pairs, strict=True):
-        where = f"deps.jsonl:{number}"
+def _check_deps_by_line(read: _Read, pairs: list[tuple[str, str]], kinds: dict[str, str]) -> None:
+    first: dict[tuple[str, str], int] = {}
+    for at, pair in enumerate(pairs):
+        where = read.where(at)
         for end in pair:
             if end not in kinds:
                 raise InvalidData(f"{where}: dangling reference to {end} (no such issue)")
         if pair[0] == pair[1]:
             raise InvalidData(f"{where}: {pair[0]} depends on itself")
-        if pair in first_line:
-            raise InvalidData(f"{where}: duplicate of line {first_line[pair]}")
-        first_line[pair] = number
+        if pair in first:
+            line = read.where(first[pair])
+            same = line.rsplit(":", 1)[0] == where.rsplit(":", 1)[0]
+            raise InvalidData(
+                f"{where}: duplicate of line {line.rsplit(':', 1)[1] if same else line}"
+            )
+        first[pair] = at
 
 
-def _check_comments(comments: Table, kinds: dict[str, str]) -> None:
+def _check_comments(read: _Read, kinds: dict[str, str]) -> None:
     """Each comment is on an issue that exists, and no id comes twice."""
     at_id, at_issue = COMMENT_FIELDS.index("id"), COMMENT_FIELDS.index("issue_id")
     seen: set[str] = set()
-    for number, row in zip(comments.numbers, comments.rows, strict=True):
-        where = f"comments.jsonl:{number}"
+    for at, row in enumerate(read.table.rows):
         if row[at_issue] not in kinds:
+            where = read.where(at)
             raise InvalidData(f"{where}: dangling reference to {row[at_issue]} (no such issue)")
         if row[at_id] in seen:
-            raise InvalidData(f"{where}: duplicate id {row[at_id]}")
+            raise InvalidData(f"{read.where(at)}: duplicate id {row[at_id]}")
         seen.add(row[at_id])

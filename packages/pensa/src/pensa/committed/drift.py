@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pensa.committed import jsonl
 from pensa.errors import PensaError
 
 if TYPE_CHECKING:
@@ -23,40 +22,37 @@ def drift(store: Store, project: Project | None) -> list[str]:
     pull or checkout whose hook did not run, or a line the sync refused."""
     if project is None or not project.exists():
         return []
-    from pensa.committed.disk import FILES, MISSING, fingerprint
-    from pensa.committed.snapshot import parse
+    from pensa.committed.disk import MISSING, changed, fingerprints
+    from pensa.committed.snapshot import parse, render_db
 
-    # A file whose fingerprint is the last sync's is that sync's base: nothing new in it. The
-    # usual case (the hook exported and synced) costs four stat calls, not a render of the
-    # whole export.
+    # A file whose fingerprint is the last sync's is that sync's base or pensa's own export:
+    # nothing new in it. The usual case (the hook exported and synced) costs a listing of
+    # the folder, and only a changed file's shard is rendered.
     stored: dict[str, str] = dict(store.rows("SELECT name, fingerprint FROM sync_base"))
-    changed = [
-        name
-        for name in FILES
-        if (fp := fingerprint(os.path.join(project.dir, name))) != MISSING
-        and fp != stored.get(name)
-    ]
-    if not changed:
+    current = fingerprints(project)
+    names = [n for n in changed(stored, current) if current.get(n, MISSING) != MISSING]
+    if not names:
         return []
     bases: dict[str, bytes] = {
         str(name): bytes(content)
         for name, content in store.rows("SELECT name, content FROM sync_base")
-        if name in changed
+        if name in names
     }
-    rendered = jsonl.render(store)
+    with store.snapshot() as conn:
+        rendered = render_db(conn, names)
     found: list[str] = []
-    for name in changed:
-        current = _read(os.path.join(project.dir, name))
-        if current is None:
+    for name in names:
+        current_text = _read(os.path.join(project.dir, name))
+        if current_text is None:
             continue  # a missing file holds nothing the database lacks
         known = set(bases.get(name, b"").splitlines())
         known.update(rendered[name].encode().splitlines())
-        new = [line for line in current.splitlines() if line.strip() and line not in known]
+        new = [line for line in current_text.splitlines() if line.strip() and line not in known]
         if not new:
             continue
         count = f"{len(new)} line{'s' if len(new) > 1 else ''}"
         try:
-            parse({name: current})
+            parse({name: current_text})
         except PensaError as e:
             message = (
                 f"{name} has {count} the database lacks, and {e}: fix that line, then `pn sync`"

@@ -1,7 +1,8 @@
 """`pn export` and `pn import` over the committed files, and what each reports.
 
-`export` merges edits made to the files in (`committed.sync`) and writes the database out as
-`committed.snapshot` renders it: deterministic, byte-identical for an unchanged database.
+`export` merges edits made to the files in (`committed.sync`) and writes out what the database
+changed since the last export, as `committed.snapshot` renders it: deterministic,
+byte-identical for an unchanged database.
 `import_` hands the all-or-nothing rebuild to `committed.rebuild`, against what HEAD holds
 (`committed.head`). The file format itself (key order, sorting, escaping) is
 `committed.snapshot`'s; checking lines is `committed.records`'.
@@ -9,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.committed.snapshot import render_db
@@ -25,7 +25,8 @@ Record = dict[str, Any]
 
 
 def render(store: Store) -> dict[str, str]:
-    """The committed files' exact contents from the database alone, keyed by file name."""
+    """The committed files' exact contents from the database alone, keyed by file name (every
+    file that has records)."""
     with store.snapshot() as conn:  # one read transaction over all four tables
         return render_db(conn)
 
@@ -53,15 +54,7 @@ def export(store: Store, project: Project, env: Mapping[str, str] | None = None)
     """Merge in edits made to the files on disk, then write the files of `project`."""
     from pensa.committed import sync
 
-    return summary(sync.export(store, project, env))
-
-
-def summary(texts: dict[str, str]) -> Summary:
-    """How many records the written files hold."""
-    issues, deps, comments = (
-        texts[n].count("\n") for n in ("issues.jsonl", "deps.jsonl", "comments.jsonl")
-    )
-    return Summary(issues, deps, comments)
+    return Summary(*sync.export(store, project, env))
 
 
 # --- import -----------------------------------------------------------------------------
@@ -73,13 +66,14 @@ def import_(
     """Rebuild `project`'s database from its JSONL files (`committed.rebuild`); None when there
     is nothing to import. It refuses to drop what only the database holds unless
     `discard_local` (`pensa.committed.localwork`)."""
-    if not os.path.exists(project.issues_jsonl):
+    if not project.has_files():
         return None
     from pensa.committed import rebuild
-    from pensa.committed.head import head_files
+    from pensa.committed.head import head_tree
 
     project.ensure()
     rebuild.remove_leftovers(project)
-    committed = head_files(project, env)
+    head = head_tree(project, env)
+    committed = None if head is None or env is None else rebuild.Committed(head, env)
     done = rebuild.rebuild(project, committed=committed, discard_local=discard_local)
     return Summary(done.issues, done.deps, done.comments, events_kept=done.events_kept)

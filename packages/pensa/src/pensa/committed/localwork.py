@@ -45,13 +45,16 @@ def unsaved(conn: sqlite3.Connection, contents: Contents) -> int:
 
 
 def _base_edges(conn: sqlite3.Connection) -> set[tuple[str, ...]]:
-    """The edges of the last sync's base (`pensa.committed.sync`)."""
+    """The edges of the last sync's base (`pensa.committed.sync`), from every deps file."""
+    from pensa.committed.disk import kind_of
     from pensa.committed.records import read_table
 
-    row = conn.execute("SELECT content FROM sync_base WHERE name = 'deps.jsonl'").fetchone()
-    if row is None:
-        return set()
-    return set(map(tuple, read_table(bytes(row[0]), "deps.jsonl", label="(sync base)").rows))
+    edges: set[tuple[str, ...]] = set()
+    for name, content in conn.execute("SELECT name, content FROM sync_base"):
+        if kind_of(name) == "deps.jsonl" and content:
+            label = f"(sync base) {name}"
+            edges.update(map(tuple, read_table(bytes(content), "deps.jsonl", label=label).rows))
+    return edges
 
 
 def refuse_if_unsaved(conn: sqlite3.Connection, contents: Contents) -> None:

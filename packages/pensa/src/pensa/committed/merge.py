@@ -173,18 +173,18 @@ def merge(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> Snapshot:
     return Snapshot(issues, deps, comments, deleted)
 
 
-def merge_file(name: str, base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str:
-    """One file's merged canonical text, for the git merge driver.
+def merge_file(kind: str, base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str:
+    """One file's merged canonical text, for the git merge driver (`kind`: `disk.KINDS`).
 
     The driver sees one file at a time, so nothing here may depend on the other files:
-    dangling edges and tombstoned issues are settled by the next sync, which sees all four.
+    dangling edges and tombstoned issues are settled by the next sync, which sees them all.
     """
-    if name == "issues.jsonl":
+    if kind == "issues.jsonl":
         merged = Snapshot(merge_issues(base.issues, ours.issues, theirs.issues, {}), {}, {}, {})
-    elif name == "deps.jsonl":
+    elif kind == "deps.jsonl":
         merged = Snapshot({}, merge_deps(base.deps, ours.deps, theirs.deps), {}, {})
-    elif name == "comments.jsonl":
+    elif kind == "comments.jsonl":
         merged = Snapshot({}, {}, {**theirs.comments, **ours.comments}, {})
     else:
         merged = Snapshot({}, {}, {}, {**base.deleted, **theirs.deleted, **ours.deleted})
-    return merged.render()[name]
+    return merged.render()[kind]

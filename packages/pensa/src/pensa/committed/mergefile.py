@@ -1,4 +1,5 @@
-"""The git merge driver's file handling: three versions of one .pensa/*.jsonl file in, one out.
+"""The git merge driver's file handling: three versions of one .pensa/*.jsonl file in, one out
+(a shard, or a kind's own file: `committed.disk`).
 
 git calls `pn merge-driver %O %A %B %P` for every path marked `merge=pensa` in
 .gitattributes, in merges, rebases, cherry-picks and `stash pop`. The merged text is written
@@ -11,16 +12,17 @@ from __future__ import annotations
 
 import os
 
-from pensa.committed.disk import FILES
+from pensa.committed.disk import kind_of
 from pensa.committed.snapshot import Snapshot, parse
 from pensa.errors import InvalidArgument
 
 
 def _kind(path: str, ours: str) -> str:
+    """The kind of file merged (its shard does not matter: any record may be in it)."""
     for candidate in (path, ours):
-        name = os.path.basename(candidate.strip("'\""))
-        if name in FILES:
-            return name
+        kind = kind_of(os.path.basename(candidate.strip("'\"")))
+        if kind is not None:
+            return kind
     raise InvalidArgument(
         f"cannot tell which pensa file {path or ours!r} is; pass its path as the 4th argument"
     )

@@ -22,20 +22,21 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.committed import base as sync_base
 from pensa.committed.contents import Contents, read_contents
 from pensa.committed.disk import fingerprints
 from pensa.committed.files import new_file
 from pensa.committed.localwork import refuse_if_unsaved
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra
-from pensa.committed.sync import record_base
 from pensa.errors import StorageError
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
 from pensa.store import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
+    from pensa.committed.head import Head
     from pensa.project import Project
 
 Row = tuple[Any, ...]
@@ -50,8 +51,15 @@ class Imported(NamedTuple):
     events_kept: int
 
 
+class Committed(NamedTuple):
+    """What HEAD holds (`committed.head`), to become the next sync's base."""
+
+    head: Head
+    env: Mapping[str, str]
+
+
 def rebuild(
-    project: Project, *, committed: dict[str, bytes] | None = None, discard_local: bool = False
+    project: Project, *, committed: Committed | None = None, discard_local: bool = False
 ) -> Imported:
     """Replace the database's issues, deps, comments and tombstones with the files' ones.
 
@@ -67,9 +75,7 @@ def rebuild(
         return _rebuild(project, committed, discard_local=discard_local)
 
 
-def _rebuild(
-    project: Project, committed: dict[str, bytes] | None, *, discard_local: bool
-) -> Imported:
+def _rebuild(project: Project, committed: Committed | None, *, discard_local: bool) -> Imported:
     try:
         store = Store.open(project.db)
     except StorageError:
@@ -81,21 +87,58 @@ def _rebuild(
         store.write() as conn,
     ):
         prints = fingerprints(project)  # under the lock, as sync reads (pensa.committed.sync)
-        contents = read_contents(project)
+        known = _known_blobs(conn, prints) if committed is not None else {}
+        contents = read_contents(project, prints)
         if not discard_local:
             refuse_if_unsaved(conn, contents)
         files, counts = contents.files, contents.counts()
-        for table in ("comments", "deps", "tombstones", "issues"):
-            conn.execute(f"DELETE FROM {table}")
-        with _indexes_rebuilt(conn):
-            _insert(conn, contents)
-            garbage = [contents]  # the last reference to the records, now written
-            del contents
-            meanwhile.enter_context(_freed_meanwhile(garbage))
+        with _rebuilt(conn, ("comments", "deps", "tombstones", "issues"), "trigger"):
+            for table in ("comments", "deps", "tombstones", "issues"):
+                conn.execute(f"DELETE FROM {table}")
+            with _rebuilt(conn, ("issues", "deps", "comments", "tombstones"), "index"):
+                _insert(conn, contents)
+                garbage = [contents]  # the last reference to the records, now written
+                del contents
+                meanwhile.enter_context(_freed_meanwhile(garbage))
         conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
         events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-        record_base(conn, files if committed is None else committed, prints)
+        _after_import(conn, project, files, prints, committed, known)
     return Imported(*counts, events_kept)
+
+
+def _known_blobs(conn: sqlite3.Connection, prints: dict[str, str]) -> dict[str, str]:
+    """The object ids of the files pn wrote and nobody touched since (their fingerprint is
+    the one recorded): they need no hashing to be found in HEAD."""
+    return {
+        name: written
+        for name, fingerprint, written in conn.execute(
+            "SELECT name, fingerprint, written FROM sync_base WHERE written IS NOT NULL"
+        )
+        if prints.get(name) == fingerprint
+    }
+
+
+def _after_import(
+    conn: sqlite3.Connection,
+    project: Project,
+    files: dict[str, bytes],
+    prints: dict[str, str],
+    committed: Committed | None,
+    known: dict[str, str] | None = None,
+) -> None:
+    """The base is what HEAD holds (`committed`), else the files; and every file is compared
+    with the database at the next export (`export_dirty`'s `all`): the records are the
+    files', their text need not be the canonical one."""
+    if committed is None:
+        sync_base.replace(conn, files, prints)
+    else:
+        from pensa.committed.head import head_contents
+
+        base, oids = head_contents(project, committed.head, committed.env, files, known or {})
+        same = {n: oids[n] for n in files if n in base and base[n] == files[n]}
+        sync_base.replace(conn, base, prints, oids, written=same)
+    conn.execute("DELETE FROM export_dirty")
+    conn.execute("INSERT INTO export_dirty (kind, key) VALUES ('all', '')")
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -164,19 +207,20 @@ def _rebuild_settings(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _indexes_rebuilt(conn: sqlite3.Connection) -> Iterator[None]:
-    """Drop the emptied tables' own indexes, and create them again after the inserts, inside
-    the caller's transaction: one sort per index instead of updating each one row by row
-    while 100k rows go in. A failure rolls the drop back too."""
-    tables = ("issues", "deps", "comments", "tombstones")
+def _rebuilt(conn: sqlite3.Connection, tables: tuple[str, ...], kind: str) -> Iterator[None]:
+    """Drop the tables' own indexes (or triggers), and create them again after the block,
+    inside the caller's transaction. Indexes: one sort each instead of updating each one row
+    by row while 100k rows go in. Triggers: the export's notes of every row written
+    (`export_dirty`), which an import replaces with one note for all. A failure rolls the
+    drop back too."""
     marks = ", ".join("?" * len(tables))
     found = conn.execute(
-        f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-        f"AND tbl_name IN ({marks})",
-        tables,
+        f"SELECT name, sql FROM sqlite_master WHERE type = ? AND sql IS NOT NULL "
+        f"AND tbl_name IN ({marks}) ORDER BY name",
+        (kind, *tables),
     ).fetchall()
     for name, _ in found:
-        conn.execute(f'DROP INDEX "{name}"')
+        conn.execute(f'DROP {kind.upper()} "{name}"')
     yield
     for _, sql in found:
         conn.execute(sql)
@@ -266,8 +310,10 @@ def _rebuild_damaged(project: Project) -> Imported:
             _rebuild_settings(store.conn),
             store.write() as conn,
         ):
-            _insert(conn, contents)
-            record_base(conn, contents.files, fingerprints(project))
+            tables = ("comments", "deps", "tombstones", "issues")
+            with _rebuilt(conn, tables, "trigger"):
+                _insert(conn, contents)
+            _after_import(conn, project, contents.files, fingerprints(project), None)
         _unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
         os.replace(tmp, project.db)
     finally:

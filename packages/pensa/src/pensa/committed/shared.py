@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pensa.committed.sync import Counts
     from pensa.project import Project
     from pensa.store import Store
 
@@ -39,15 +40,24 @@ def database(env: Mapping[str, str]) -> str | None:
     return os.path.abspath(value) if value else None
 
 
-def export(store: Store, project: Project) -> dict[str, str]:
-    """Write the shared database out to `project`'s files as it is, in one transaction."""
-    from pensa.committed.disk import write_files
+def export(store: Store, project: Project) -> Counts:
+    """Write the shared database out to `project`'s files as it is, in one transaction.
+
+    Every shard is rendered (what the database changed since the last export is the main
+    checkout's to know, `export_dirty`, and stays so), and only files that differ are
+    written."""
+    from pensa.committed import writeback
+    from pensa.committed.disk import fingerprints, write_files
     from pensa.committed.snapshot import render_db
+    from pensa.committed.sync import counts
 
     with store.write() as conn:
+        current = fingerprints(project)
         texts = render_db(conn)
-        write_files(project, texts)
-    return texts
+        texts.update({n: "" for n in current if n not in texts})
+        write_files(project, texts, existing=current)
+        writeback.mark(project, pending=False)
+        return counts(conn)
 
 
 def adopt(store: Store, project: Project) -> None:
@@ -55,12 +65,24 @@ def adopt(store: Store, project: Project) -> None:
 
     Only for files that are exports of this database (a worktree loop's commits,
     fast-forwarded into the main checkout): whatever they hold, the database holds too, or
-    something newer."""
-    from pensa.committed.disk import fingerprints, read_files
-    from pensa.committed.sync import record_base
+    something newer. Each file that changed is compared with the database, as after any
+    sync: what the files now hold is no longer pending, and pensa's marker says what is."""
+    from pensa.committed import base as sync_base
+    from pensa.committed import writeback
+    from pensa.committed.disk import changed, fingerprints, read_files
+    from pensa.committed.pending import settle
 
     with store.write() as conn:
-        record_base(conn, read_files(project), fingerprints(project))
+        prints = fingerprints(project)
+        stored = dict(conn.execute("SELECT name, fingerprint FROM sync_base").fetchall())
+        moved = changed(stored, prints)
+        conn.executemany(
+            "INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('file', ?)",
+            [(name,) for name in moved],
+        )
+        files = read_files(project, prints)
+        sync_base.replace(conn, files, prints)
+        writeback.mark(project, pending=settle(conn, project, files))
 
 
 def refuse_import(env: Mapping[str, str]) -> None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa.committed.disk import FILES
+from pensa.committed.disk import file_name, kind_of, ordered, shard_of
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterable
 
 DepKey = tuple[str, str]
 
@@ -39,7 +40,8 @@ class Snapshot(NamedTuple):
         return cls({}, {}, {}, {})
 
     def render(self) -> dict[str, str]:
-        """The four files' canonical text, keyed by file name."""
+        """Each kind's records as canonical text, keyed by kind (`disk.KINDS`): what the merge
+        driver writes back into the one file it merged."""
         return {
             "issues.jsonl": _lines([self.issues[k] for k in sorted(self.issues)], ISSUE_FIELDS),
             "deps.jsonl": _lines([self.deps[k] for k in sorted(self.deps)], DEP_FIELDS),
@@ -87,15 +89,18 @@ def with_extra(record: Record, extra: str | None) -> Record:
 
 
 def parse(files: dict[str, bytes], *, prefix: str = "") -> Snapshot:
-    """A snapshot from the files' bytes (a missing file is empty). Later duplicates win."""
+    """A snapshot from committed files' bytes, by file name (any shard; a missing file is
+    empty). Later duplicates win, and a shard is read after its kind's own file."""
     snap = Snapshot.empty()
-    for name in FILES:
-        for _, record in parse_file(files.get(name, b""), name, label=prefix + name):
-            if name == "issues.jsonl":
+    for name in ordered(n for n in files if kind_of(n) is not None):
+        kind = kind_of(name)
+        assert kind is not None
+        for _, record in parse_file(files[name], kind, label=prefix + name):
+            if kind == "issues.jsonl":
                 snap.issues[record["id"]] = record
-            elif name == "deps.jsonl":
+            elif kind == "deps.jsonl":
                 snap.deps[(record["issue_id"], record["depends_on_id"])] = record
-            elif name == "comments.jsonl":
+            elif kind == "comments.jsonl":
                 snap.comments[record["id"]] = record
             else:
                 snap.deleted[record["id"]] = record
@@ -148,26 +153,66 @@ def _object(fields: tuple[str, ...]) -> str:
     )
 
 
-# SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396) and
-# keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
-# separators=(",", ":")) (tests/test_jsonl.py proves both), so an export stays within
-# its bench target without building Python objects.
-_RENDER_SQL = {
-    "issues.jsonl": f"SELECT {_object(ISSUE_FIELDS)} FROM issues ORDER BY id",
-    "deps.jsonl": f"SELECT {_object(DEP_FIELDS)} FROM deps ORDER BY issue_id, depends_on_id",
-    "comments.jsonl": (
-        f"SELECT {_object(COMMENT_FIELDS)} FROM comments ORDER BY issue_id, created_at, id"
-    ),
-    "deleted.jsonl": f"SELECT {_object(TOMBSTONE_FIELDS)} FROM tombstones ORDER BY id",
+class _Source(NamedTuple):
+    """Where a kind's records are in the database: the table, the column holding the issue id
+    that names the shard, the line's fields and the file's order."""
+
+    table: str
+    key: str
+    fields: tuple[str, ...]
+    order: str
+
+
+_SOURCES = {
+    "issues.jsonl": _Source("issues", "id", ISSUE_FIELDS, "id"),
+    "deps.jsonl": _Source("deps", "issue_id", DEP_FIELDS, "issue_id, depends_on_id"),
+    "comments.jsonl": _Source("comments", "issue_id", COMMENT_FIELDS, "issue_id, created_at, id"),
+    "deleted.jsonl": _Source("tombstones", "id", TOMBSTONE_FIELDS, "id"),
 }
 
 
-def render_db(conn: sqlite3.Connection) -> dict[str, str]:
-    """The four files' canonical text straight from the database (same bytes as `render`)."""
-    return {
-        name: "".join(row[0] + "\n" for row in conn.execute(sql))
-        for name, sql in _RENDER_SQL.items()
-    }
+def _select(source: _Source, where: str = "") -> str:
+    # SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396)
+    # and keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
+    # separators=(",", ":")) (tests/test_jsonl.py proves both), so an export stays within
+    # its bench target without building Python objects.
+    return (
+        f"SELECT {source.key}, {_object(source.fields)} FROM {source.table} {where} "
+        f"ORDER BY {source.order}"
+    )
+
+
+def render_db(conn: sqlite3.Connection, names: Iterable[str] | None = None) -> dict[str, str]:
+    """Committed files' canonical text straight from the database (the bytes `render` makes),
+    by file name: the files `names` (each, empty or not), or every file that has records.
+
+    One file reads its shard's range of the id index (`pn-1` <= id < `pn-2`: exactly the ids
+    starting `pn-1`); a kind's own file, the ids no shard takes (`disk.shard`'s rule as
+    GLOB)."""
+    if names is None:
+        return _render_all(conn)
+    out: dict[str, str] = {}
+    for name in names:
+        kind = kind_of(name)
+        assert kind is not None, name
+        source, part = _SOURCES[kind], shard_of(name)
+        if part:
+            start = f"pn-{part}"
+            where = f"WHERE {source.key} >= ? AND {source.key} < ?"
+            params: tuple[str, ...] = (start, start[:-1] + chr(ord(start[-1]) + 1))
+        else:
+            where, params = f"WHERE NOT ({source.key} GLOB 'pn-[0-9a-f]*')", ()
+        out[name] = "".join(row[1] + "\n" for row in conn.execute(_select(source, where), params))
+    return out
+
+
+def _render_all(conn: sqlite3.Connection) -> dict[str, str]:
+    """Every file that has records: one ordered pass per kind, each line to its shard."""
+    out: dict[str, list[str]] = {}
+    for kind, source in _SOURCES.items():
+        for key, line in conn.execute(_select(source)):
+            out.setdefault(file_name(kind, key), []).append(line + "\n")
+    return {name: "".join(lines) for name, lines in out.items()}
 
 
 def read_db(conn: sqlite3.Connection) -> Snapshot:

@@ -1,4 +1,4 @@
-"""The merging sync between the database and the committed JSONL.
+"""The merging sync between the database and the committed JSONL, and the export.
 
 `pn import` used to replace the database with the JSONL, so a `git switch` or a
 `git pull --rebase` silently dropped uncommitted issues and claims. Now every path that brings
@@ -9,152 +9,123 @@ rules live in `pensa.committed.merge`.
 
 It runs in the git hooks (post-checkout, post-merge, post-rewrite: `pn sync`), before every
 export (so a hand edit or a hand-resolved conflict is never overwritten), and on any `pn`
-command that finds the files changed since the last sync (four `stat` calls and one indexed
-SELECT), so a repository whose hooks did not run (a host git with hooks off, a teammate
-without pensa) still converges. It all happens inside one `BEGIN IMMEDIATE` transaction:
-a concurrent `pn claim-next` sees the state before or after, never half of it.
+command that finds the files changed since the last sync (`disk.is_stale`), so a repository
+whose hooks did not run (a host git with hooks off, a teammate without pensa) still
+converges. It all happens inside one `BEGIN IMMEDIATE` transaction: a concurrent
+`pn claim-next` sees the state before or after, never half of it.
+
+Both cost what the change costs, not what the tracker holds: only files whose fingerprint
+moved are read and merged, only the lines that differ from their base are parsed, and the
+export writes only the shards the database changed since the last one (`export_dirty`,
+kept by triggers on every table: `pensa.schema.m007_shards`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from pensa.committed.disk import FILES, MISSING, fingerprints, read_files, write_files
-from pensa.committed.records import COMMENT_FIELDS, Record
-from pensa.committed.snapshot import Snapshot, issue_row, split_extra
+from pensa.committed import apply, pending
+from pensa.committed import base as sync_base
+from pensa.committed.apply import Diff, Synced
+from pensa.committed.disk import (
+    KINDS,
+    MISSING,
+    changed,
+    file_name,
+    fingerprint,
+    fingerprints,
+    kind_of,
+    read_files,
+    write_files,
+)
+from pensa.committed.head import blob_id
+from pensa.committed.records import Record
+from pensa.committed.snapshot import Snapshot
 from pensa.errors import InvalidData
-from pensa.models import ISSUE_FIELDS
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Mapping
 
+    from pensa.committed.head import Head
     from pensa.project import Project
     from pensa.store import Store
 
 
-class Synced(NamedTuple):
-    """What a sync changed in the database."""
-
-    added: int
-    updated: int
-    removed: int
-    changed: bool
-
-    def to_json(self) -> dict[str, int | bool]:
-        """The JSON object of `pn sync --json`."""
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "removed": self.removed,
-            "changed": self.changed,
-        }
+NOTHING = Synced(0, 0, 0, changed=False)
 
 
-def _base(conn: sqlite3.Connection) -> dict[str, tuple[bytes, str]]:
-    return {
-        name: (bytes(content), fp)
-        for name, content, fp in conn.execute("SELECT name, content, fingerprint FROM sync_base")
-    }
-
-
-# Blobs are compared a slice at a time: reading a large issues.jsonl back whole made a
-# second copy of it, page by page.
-BLOB_SLICE = 1 << 20
-
-
-def _base_is(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str, str]) -> bool:
-    """Whether the recorded base is exactly `files` with fingerprints `prints`."""
-    stored = {
-        name: (size, fp, rowid)
-        for name, size, fp, rowid in conn.execute(
-            "SELECT name, length(content), fingerprint, rowid FROM sync_base"
-        )
-    }
-    wanted = {name: (files.get(name, b""), prints.get(name, MISSING)) for name in FILES}
-    if {n: (size, fp) for n, (size, fp, _) in stored.items()} != {
-        n: (len(data), fp) for n, (data, fp) in wanted.items()
-    }:
-        return False
-    for name, (data, _) in wanted.items():
-        with conn.blobopen("sync_base", "content", stored[name][2]) as blob:
-            for start in range(0, len(data), BLOB_SLICE):
-                # bytes against bytes: a memcmp (a memoryview compares byte by byte)
-                if blob.read(BLOB_SLICE) != data[start : start + BLOB_SLICE]:
-                    return False
-    return True
-
-
-def record_base(conn: sqlite3.Connection, files: dict[str, bytes], prints: dict[str, str]) -> None:
-    """Remember `files` as the base of the next sync, inside the caller's transaction.
-
-    Nothing is written when nothing changed, so a no-op export or `pn init` leaves the
-    database file byte-identical."""
-    if _base_is(conn, files, prints):
-        return
-    conn.executemany(
-        "INSERT OR REPLACE INTO sync_base (name, content, fingerprint) VALUES (?, ?, ?)",
-        [(name, files.get(name, b""), prints.get(name, MISSING)) for name in FILES],
-    )
+# --- merging in what came -------------------------------------------------------------------
 
 
 def reconcile(
     conn: sqlite3.Connection,
-    files: dict[str, bytes],
-    prints: dict[str, str],
-    committed: dict[str, bytes] | None = None,
+    project: Project,
+    current: dict[str, str],
+    head: Head | None,
+    env: Mapping[str, str] | None,
 ) -> Synced:
-    """Merge `files` (the JSONL on disk) into the database, inside the caller's transaction;
-    then `committed` (what HEAD holds, `pensa.committed.head`; None: the files) is the next base.
+    """Merge the files that changed on disk since the last sync (by fingerprint) into the
+    database, inside the caller's transaction; then the base moves on to what HEAD holds
+    (`head`; None: the files as read).
 
-    Files whose fingerprints are the ones recorded are as pn last wrote or read them:
-    nothing came in, and merging them against a committed base would bring back what was
-    changed here since (an edge removed after the export that wrote it).
-
-    Only the lines that differ from the base are parsed and merged: a record whose line is
-    the same in the base and in the files merges to the database's own version (`committed.merge`:
-    changed on our side only), so the cost follows the size of the change, not of the
-    tracker (the hooks' target in bench/bench_pensa.py)."""
-    stored = _base(conn)
-    base_files = {n: content for n, (content, _) in stored.items()}
-    nothing_came = stored and (
-        all(stored.get(n, (b"", ""))[1] == prints.get(n, MISSING) for n in FILES)
-        or all(base_files.get(n, b"") == files.get(n, b"") for n in FILES)
+    A file whose fingerprint is the one recorded is as pn last wrote or read it: nothing came
+    in from it. So is one holding exactly what pn last wrote there (a `git stash pop` of an
+    export): merged against a committed base it would bring back what was changed here
+    since. Every other changed file is compared with the database by the export (and by
+    `settle`): it may now lack uncommitted work the database still holds."""
+    stored = sync_base.stored(conn)
+    names = changed({n: b.fingerprint for n, b in stored.items()}, current)
+    files = read_files(project, [n for n in names if n in current])
+    files = {n: files.get(n, b"") for n in names}
+    bases = sync_base.contents(conn, names)
+    incoming = [
+        n
+        for n in names
+        if files[n] != bases[n]
+        and (stored.get(n) is None or stored[n].written != blob_id(files[n]))
+    ]
+    done = NOTHING
+    if incoming:
+        diff = _diff({n: bases[n] for n in incoming}, {n: files[n] for n in incoming})
+        done = _merge_changes(conn, diff)
+    conn.executemany(
+        "INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('file', ?)", [(n,) for n in names]
     )
-    if nothing_came:
-        # touched, not changed: only remember the stat (and what HEAD holds now)
-        record_base(conn, files if committed is None else committed, prints)
-        return Synced(0, 0, 0, changed=False)
-    done = _merge_changes(conn, _diff(base_files, files), base_files)
-    record_base(conn, files if committed is None else committed, prints)
+    for name in names:
+        sync_base.save(conn, name, fingerprint=current.get(name, MISSING))
+    for name in incoming:  # what pn wrote there is gone: a later copy of it is news again
+        sync_base.save(conn, name, written=(None,))
+    if head is not None:
+        sync_base.from_head(conn, project, head, env)
+    else:
+        for name in names:
+            sync_base.save(conn, name, base=(None, files[name]))
+    sync_base.forget_gone(conn)
     return done
 
 
-def _base_contents(conn: sqlite3.Connection) -> dict[str, bytes]:
-    return {n: content for n, (content, _) in _base(conn).items()}
-
-
-class _Diff(NamedTuple):
-    """The records whose lines differ between the base and the files on disk."""
-
-    base: Snapshot  # the old versions (lines gone from the files)
-    theirs: Snapshot  # the new versions (lines new in the files)
-
-
-def _diff(base: dict[str, bytes], theirs: dict[str, bytes]) -> _Diff:
+def _diff(base: dict[str, bytes], theirs: dict[str, bytes]) -> Diff:
+    """Line sets per kind, across its files: a record that moved unchanged from a kind's own
+    file to its shard (an earlier version's layout) is no change."""
     from pensa.committed.snapshot import parse
 
     old: dict[str, bytes] = {}
     new: dict[str, bytes] = {}
-    for name in FILES:
-        before = set(base.get(name, b"").splitlines())
-        after = theirs.get(name, b"").splitlines()
+    for kind in KINDS:
+        before = {
+            line for n, data in base.items() if kind_of(n) == kind for line in data.splitlines()
+        }
+        after = [
+            line for n, data in theirs.items() if kind_of(n) == kind for line in data.splitlines()
+        ]
         kept = before.intersection(after)
-        new[name] = b"\n".join(line for line in after if line not in kept)
-        old[name] = b"\n".join(line for line in before if line not in kept)
+        new[kind] = b"\n".join(line for line in after if line not in kept)
+        old[kind] = b"\n".join(line for line in before if line not in kept)
     # Line numbers in errors would point into the diff, so name the whole file instead.
-    return _Diff(parse(old, prefix="(sync base) "), _parse_whole_on_error(theirs, new))
+    return Diff(parse(old, prefix="(sync base) "), _parse_whole_on_error(theirs, new))
 
 
 def _parse_whole_on_error(files: dict[str, bytes], changed: dict[str, bytes]) -> Snapshot:
@@ -167,7 +138,7 @@ def _parse_whole_on_error(files: dict[str, bytes], changed: dict[str, bytes]) ->
         raise
 
 
-def _worked_on(conn: sqlite3.Connection, leaving: set[str], base: dict[str, bytes]) -> set[str]:
+def _worked_on(conn: sqlite3.Connection, leaving: set[str]) -> set[str]:
     """The issues among `leaving` (gone from the files, unchanged here) that the database
     gave a comment or an edge the base lacks: uncommitted work, which keeps them."""
     if not leaving:
@@ -186,14 +157,14 @@ def _worked_on(conn: sqlite3.Connection, leaving: set[str], base: dict[str, byte
     ).fetchall()
     if not said and not edges:
         return set()
-    known = parse(
-        {n: base.get(n, b"") if n in ("comments.jsonl", "deps.jsonl") else b"" for n in FILES}
-    )
+    names = {file_name("comments.jsonl", i) for _, i in said}
+    names |= {file_name("deps.jsonl", child) for child, _ in edges}
+    known = parse(sync_base.contents(conn, names))
     here = Snapshot({}, {edge: {} for edge in edges}, {c: {"issue_id": i} for c, i in said}, {})
     return touched(known, here) & leaving
 
 
-def _merge_changes(conn: sqlite3.Connection, diff: _Diff, base_files: dict[str, bytes]) -> Synced:
+def _merge_changes(conn: sqlite3.Connection, diff: Diff) -> Synced:
     from pensa.committed.merge import merge_issues
     from pensa.committed.snapshot import read_issues
 
@@ -212,7 +183,7 @@ def _merge_changes(conn: sqlite3.Connection, diff: _Diff, base_files: dict[str, 
         for i, record in ours.issues.items()
         if i not in diff.theirs.issues and i not in deleted and diff.base.issues.get(i) == record
     }
-    kept = _worked_on(conn, leaving, base_files)
+    kept = _worked_on(conn, leaving)
     result = merge_issues(diff.base.issues, ours.issues, diff.theirs.issues, deleted, kept)
     result_all = Snapshot(
         {**result},
@@ -221,177 +192,82 @@ def _merge_changes(conn: sqlite3.Connection, diff: _Diff, base_files: dict[str, 
         {k: v for k, v in diff.theirs.deleted.items() if k not in known_dead},
     )
     conn.execute("PRAGMA defer_foreign_keys = ON")  # a new issue may fix one added after it
-    done = apply(conn, ours, result_all)
-    _apply_edges(conn, diff)
-    _apply_comments(conn, diff)
-    _clear_dangling_fixes(conn, set(result))
+    done = apply.apply(conn, ours, result_all)
+    apply.edges(conn, diff)
+    apply.comments(conn, diff)
+    apply.clear_dangling_fixes(conn, set(result))
     return done
 
 
-def _apply_edges(conn: sqlite3.Connection, diff: _Diff) -> None:
-    """Edges: one removed in the files stays removed; one added is added if both ends exist
-    and it closes no cycle (`pensa.committed.merge`: edges merge as a set against the base)."""
-    gone = [k for k in diff.base.deps if k not in diff.theirs.deps]
-    conn.executemany("DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", gone)
-    added = [(k, r) for k, r in diff.theirs.deps.items() if k not in diff.base.deps]
-    if not added:
-        return
-    from pensa.cycles import find_cycles
-
-    edges: dict[str, list[str]] = {}
-    for child, parent in conn.execute("SELECT issue_id, depends_on_id FROM deps"):
-        edges.setdefault(child, []).append(parent)
-    exists = {
-        row[0]
-        for row in conn.execute(
-            "SELECT id FROM issues WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted({end for key, _ in added for end in key})),),
-        )
-    }
-    for (child, parent), record in sorted(added):
-        if child not in exists or parent not in exists or parent in edges.get(child, []):
-            continue
-        edges.setdefault(child, []).append(parent)
-        if find_cycles({c: list(p) for c, p in edges.items()}):
-            edges[child].remove(parent)
-            continue
-        extra = split_extra(record, ("issue_id", "depends_on_id"))[1]
-        conn.execute(
-            "INSERT OR REPLACE INTO deps (issue_id, depends_on_id, extra) VALUES (?, ?, ?)",
-            (child, parent, extra),
-        )
-
-
-def _apply_comments(conn: sqlite3.Connection, diff: _Diff) -> None:
-    """Comments are a union by id: new ones are added to issues that exist."""
-    rows = []
-    for cid, record in sorted(diff.theirs.comments.items(), key=lambda kv: kv[1]["created_at"]):
-        if cid in diff.base.comments:
-            continue
-        known, extra = split_extra(record, COMMENT_FIELDS)
-        rows.append((*(known.get(k) for k in COMMENT_FIELDS), extra))
-    conn.executemany(
-        "INSERT OR IGNORE INTO comments (id, issue_id, actor, text, created_at, extra) "
-        "SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM issues WHERE id = ?2)",
-        rows,
-    )
-
-
-def _clear_dangling_fixes(conn: sqlite3.Connection, ids: set[str]) -> None:
-    """A merged `fixes` that names no bug (deleted, or never here) is cleared."""
-    conn.execute(
-        "UPDATE issues SET fixes = NULL WHERE id IN (SELECT value FROM json_each(?)) "
-        "AND fixes IS NOT NULL AND fixes NOT IN (SELECT id FROM issues WHERE issue_type = 'bug')",
-        (json.dumps(sorted(ids)),),
-    )
+# --- the two entries ------------------------------------------------------------------------
 
 
 def sync(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Synced:
     """Merge the committed JSONL into the database (the hooks' `pn sync`); with `env`, in a
     git work tree, against what HEAD held at the last sync (`pensa.committed.head`)."""
-    from pensa.committed.head import head_files
+    from pensa.committed import writeback
+    from pensa.committed.head import head_tree
 
-    committed = head_files(project, env)
+    head = head_tree(project, env)
     with store.write() as conn:
-        prints, files = _read_under_lock(project)
-        return reconcile(conn, files, prints, committed)
+        # Fingerprints under the lock, before reading: read before taking it, the files
+        # could predate another process's export that then recorded a newer base, and look
+        # like a checkout without the issues that export had just written (two loops in
+        # one checkout lost a task this way); a file git rewrites meanwhile reads as
+        # changed next time.
+        current = fingerprints(project)
+        done = reconcile(conn, project, current, head, env)
+        writeback.mark(project, pending=pending.settle(conn, project, {}))
+    return done
 
 
-def _read_under_lock(project: Project) -> tuple[dict[str, str], dict[str, bytes]]:
-    """The files and their fingerprints, read while the caller holds the write lock.
-
-    Read before taking it, they could predate another process's export that then recorded
-    a newer base: merged against that base, the stale files looked like a checkout without
-    the issues that export had just written, and those issues were deleted from the
-    database and from the next export (two loops in one checkout lost a task this way).
-    Fingerprints first: a file git rewrites in between then reads as changed next time."""
-    prints = fingerprints(project)
-    return prints, read_files(project)
-
-
-def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:
-    """Change the database from `ours` to `result` with the fewest writes."""
-    conn.execute("PRAGMA defer_foreign_keys = ON")  # a new issue may fix one added after it
-    gone = [i for i in ours.issues if i not in result.issues]
-    conn.executemany("DELETE FROM issues WHERE id = ?", [(i,) for i in gone])
-    new = [r for i, r in result.issues.items() if i not in ours.issues]
-    changed = [r for i, r in result.issues.items() if i in ours.issues and ours.issues[i] != r]
-    columns = (*ISSUE_FIELDS, "extra")
-    rows = []
-    for record in sorted(new, key=lambda r: (r["created_at"], r["id"])):
-        values, extra = issue_row(record)
-        rows.append((*values, extra))
-    conn.executemany(
-        f"INSERT INTO issues ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        rows,
-    )
-    updates = []
-    for record in changed:
-        values, extra = issue_row(record)
-        updates.append((*values[1:], extra, record["id"]))
-    assignments = ", ".join(f"{c} = ?" for c in (*ISSUE_FIELDS[1:], "extra"))
-    conn.executemany(f"UPDATE issues SET {assignments} WHERE id = ?", updates)
-    conn.executemany(
-        "DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?",
-        [key for key in ours.deps if key not in result.deps],
-    )
-    conn.executemany(
-        "INSERT OR REPLACE INTO deps (issue_id, depends_on_id, extra) VALUES (?, ?, ?)",
-        [
-            (*key, split_extra(record, ("issue_id", "depends_on_id"))[1])
-            for key, record in result.deps.items()
-            if ours.deps.get(key) != record
-        ],
-    )
-    conn.executemany(
-        "DELETE FROM comments WHERE id = ?",
-        [(c,) for c in ours.comments if c not in result.comments],
-    )
-    comment_rows = []
-    for cid, record in sorted(result.comments.items(), key=lambda kv: kv[1]["created_at"]):
-        if ours.comments.get(cid) != record:
-            known, extra = split_extra(record, COMMENT_FIELDS)
-            comment_rows.append((*(known.get(k) for k in COMMENT_FIELDS), extra))
-    conn.executemany(
-        "INSERT OR REPLACE INTO comments (id, issue_id, actor, text, created_at, extra) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        comment_rows,
-    )
-    conn.executemany(
-        "INSERT OR REPLACE INTO tombstones (id, deleted_at, extra) VALUES (?, ?, ?)",
-        [
-            (tid, record["deleted_at"], split_extra(record, ("id", "deleted_at"))[1])
-            for tid, record in result.deleted.items()
-            if ours.deleted.get(tid) != record
-        ],
-    )
-    touched = (len(new) + len(changed) + len(gone)) > 0 or ours != result
-    return Synced(len(new), len(changed), len(gone), changed=touched)
-
-
-def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Reconcile with the files on disk, then write the database out; one transaction.
-    With `env`, in a git work tree, the base stays what HEAD holds (`pensa.committed.head`).
+def export(store: Store, project: Project, env: Mapping[str, str] | None = None) -> Counts:
+    """Reconcile with the files on disk, then write out what the database changed since the
+    last export; one transaction. With `env`, in a git work tree, the base stays what HEAD
+    holds (`pensa.committed.head`): an export is no commit.
 
     Holding the write lock from the first read to the last write gives the export one
-    snapshot: a `pn create --dep X` committing meanwhile can no longer produce a deps.jsonl
-    naming an issue missing from issues.jsonl."""
-    from pensa.committed.head import head_files, in_git
+    snapshot: a `pn create --dep X` committing meanwhile can no longer produce a deps file
+    naming an issue missing from the issues files."""
+    from pensa.committed import writeback
+    from pensa.committed.head import head_tree, in_git
     from pensa.committed.snapshot import render_db
 
     git_base = env is not None and in_git(project)
     with store.write() as conn:
-        prints = fingerprints(project)  # under the lock, as `_read_under_lock`
-        if not is_fresh(conn, prints):  # something came in: ask git what HEAD holds
-            reconcile(conn, read_files(project), prints, head_files(project, env))
-        texts = render_db(conn)
-        written = write_files(project, texts)
-        # An export is no commit: in git the base stays what HEAD holds.
-        record_base(conn, _base_contents(conn) if git_base else written, fingerprints(project))
-    return texts
+        current = fingerprints(project)
+        stored = {n: b.fingerprint for n, b in sync_base.stored(conn).items()}
+        if changed(stored, current):  # something came in: ask git what HEAD holds
+            reconcile(conn, project, current, head_tree(project, env), env)
+        names = pending.dirty_files(conn)
+        if names is None:
+            texts = render_db(conn)
+            texts.update({n: "" for n in current if n not in texts})
+        else:
+            texts = render_db(conn, sorted(names))
+        written = write_files(project, texts, existing=current)
+        for name, data in written.items():
+            printed = fingerprint(os.path.join(project.dir, name))
+            base = None if git_base else (None, data)
+            sync_base.save(conn, name, fingerprint=printed, base=base, written=(blob_id(data),))
+        if names is None or names:  # (an empty DELETE would still write the table's page)
+            conn.execute("DELETE FROM export_dirty")
+        writeback.mark(project, pending=False)
+        return counts(conn)
 
 
-def is_fresh(conn: sqlite3.Connection, prints: dict[str, str]) -> bool:
-    """Whether the files' fingerprints are the ones recorded: nothing came in since."""
-    stored = dict(conn.execute("SELECT name, fingerprint FROM sync_base").fetchall())
-    return bool(stored) and all(stored.get(n, MISSING) == prints.get(n, MISSING) for n in FILES)
+class Counts(NamedTuple):
+    """How many issues, dependencies and comments the tracker holds."""
+
+    issues: int
+    deps: int
+    comments: int
+
+
+def counts(conn: sqlite3.Connection) -> Counts:
+    """The tracker's size, as the files hold it after an export."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM issues), (SELECT count(*) FROM deps), "
+        "(SELECT count(*) FROM comments)"
+    ).fetchone()
+    return Counts(*row)

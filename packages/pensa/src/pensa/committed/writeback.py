@@ -1,24 +1,32 @@
-"""After a `pn` write: the JSONL on disk written out and staged, so git sees the change.
+"""After a `pn` write in a repository set up by `pn init`: git must see that the tracker
+changed, and must never be blocked by it.
 
-git decides whether a commit is empty before it runs the pre-commit hook, and does not look
-again after the hook's `pn export` and `git add`: `pn q "fix"; git add -A && git commit`
-failed with "nothing to commit" and left the files staged for a second try. So in a
-repository set up for pensa (`pn init`: its `.gitattributes` line), every command that
-changed the tracker ends by writing the files and staging them: `git add -A && git commit`,
-`git commit -a` and a bare `git commit` all see the change, and the hook's export then
-finds nothing left to do, leaving the tree clean.
+Earlier versions wrote `.pensa/*.jsonl` out and staged them after every write. That cost a
+write the whole export (and a `git add` of it), and a staged file made `git pull --rebase`,
+`git merge`, `git cherry-pick` and `git switch` refuse until the human committed or threw the
+exports away; loops that fast-forward the main checkout stopped after one task.
 
-Outside such a repository nothing commits the files, so writes leave them alone (`pn
-export` writes them on demand). A staging that fails (another git holds the index lock for
-long) is said in one line and costs nothing: the files on disk are current, and the
-pre-commit hook stages them.
+So a write leaves the committed files and the index alone: the database holds the change,
+and `export_dirty` (`pensa.schema.m007_shards`) which shards it touched. git still has to see
+that there is something to commit (it decides a commit is empty before any hook runs, so
+`pn q "fix"; git add -A && git commit` would find nothing): pn leaves one untracked file,
+`.pensa/uncommitted`, while the database holds changes the files lack. `git status` shows it,
+`git add -A` stages it, and the pre-commit hook's `pn export --stage` writes the changed
+shards, stages them and takes the marker out of the index and the work tree. Untracked, it
+blocks no pull, merge, cherry-pick or switch; no commit ever carries it.
+
+Outside such a repository nothing commits the files, so there is no marker (`pn export`
+writes the files on demand).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import TYPE_CHECKING
+
+from pensa import git
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -34,6 +42,12 @@ ATTRIBUTES_LINE = ".pensa/*.jsonl merge=pensa"
 HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # How long to wait for another git's index lock (a concurrent `git add` or commit).
 INDEX_LOCK_WAIT = 2.0
+MARKER = "uncommitted"
+MARKER_TEXT = (
+    "pensa: the tracker has changes not yet in .pensa/*.jsonl. The next commit writes and\n"
+    "stages them (pensa's pre-commit hook runs `pn export`, which also removes this file):\n"
+    "`git add -A && git commit`. This file is never committed.\n"
+)
 
 
 # `.gitattributes` is read only this far: the work tree is the agent's to write, and a host
@@ -58,31 +72,56 @@ def set_up(project: Project) -> bool:
     return any(line.strip() == ATTRIBUTES_LINE for line in text.splitlines())
 
 
-def write_back(
-    store: Store, project: Project, *, cwd: str, env: Mapping[str, str], shared: bool
-) -> str | None:
-    """Write the files out (merging edits made to them first) and stage them; a line to
-    show when staging failed, else None."""
-    from pensa.committed import shared as shared_db
-    from pensa.committed import sync
-
-    if shared:  # a worktree loop's files are exports of the shared database, as it is
-        shared_db.export(store, project)
-    else:
-        sync.export(store, project, env)
-    return stage(project, cwd=cwd, env=env)
+def marker(project: Project) -> str:
+    """The path of the marker file."""
+    return os.path.join(project.dir, MARKER)
 
 
-def stage(project: Project, *, cwd: str, env: Mapping[str, str]) -> str | None:
-    """`git add` the files, waiting a little for another git's index lock."""
-    from pensa import git
+def mark(project: Project, *, pending: bool) -> None:
+    """Leave the marker while the database holds changes the files lack (in a repository
+    set up by `pn init`), else remove it."""
+    path = marker(project)
+    if not pending:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # (a link planted by that name is removed, never followed)
+        return
+    if os.path.lexists(path) or not set_up(project):
+        return
+    from pensa.committed.files import write_atomically
 
+    write_atomically(path, MARKER_TEXT)
+
+
+def write_back(store: Store, project: Project) -> None:
+    """After a command that changed the tracker: the marker, when something is to commit."""
+    if store.rows("SELECT 1 FROM export_dirty LIMIT 1"):
+        mark(project, pending=True)
+
+
+def stage(project: Project, *, cwd: str, env: Mapping[str, str], unmark: bool) -> None:
+    """`git add` the committed files (pensa's own, by name: another file an agent left in
+    `.pensa/` is not swept in), and take the marker out of the index when `unmark` (it was
+    there to be found by `git add -A`), waiting a little for another git's index lock.
+    `GitFailed` when git refuses."""
+    from pensa.committed.disk import fingerprints, ordered
+    from pensa.errors import GitFailed
+
+    rel = os.path.relpath(project.dir, cwd)
+    names = [os.path.join(rel, name) for name in ordered(fingerprints(project))]
+    steps = [["add", "-A", "--", *names]]
+    if unmark:
+        steps.append(["update-index", "--force-remove", "--", os.path.join(rel, MARKER)])
+    for args in steps:
+        done = _locked_git(args, cwd=cwd, env=env)
+        if done.code != 0:
+            why = (done.err.strip().splitlines() or [f"exit {done.code}"])[-1]
+            raise GitFailed(f"git {args[0]} failed ({done.code}): {why}")
+
+
+def _locked_git(args: list[str], *, cwd: str, env: Mapping[str, str]) -> git.Done:
     deadline = time.monotonic() + INDEX_LOCK_WAIT
     while True:
-        done = git.run([*HARDENED, "add", "--", *project.jsonl_files()], cwd=cwd, env=env)
-        if done.code == 0:
-            return None
-        if "index.lock" not in done.err or time.monotonic() > deadline:
-            why = (done.err.strip().splitlines() or [f"exit {done.code}"])[-1]
-            return f"pn: warning: .pensa/*.jsonl written but not staged: {why}"
+        done = git.run(args, cwd=cwd, env=env)
+        if done.code == 0 or "index.lock" not in done.err or time.monotonic() > deadline:
+            return done
         time.sleep(0.02)

@@ -17,6 +17,7 @@ Modes, from ralph's `--network`:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -72,6 +73,19 @@ def extra_hosts(text: str) -> dict[str, str]:
     return {name.strip(): address.strip() for name, _, address in pairs}
 
 
+# A Unix socket's path holds at most 107 bytes; the key proxy's sits two levels under its
+# folder, so a long TMPDIR (a test's, a CI runner's) falls back to /tmp.
+SOCKET_PATH_MAX = 107
+
+
+def socket_parent() -> str:
+    """Where the key proxy's folder is made: the temporary folder, unless its socket's path
+    would be too long for the system there."""
+    tmp = tempfile.gettempdir()
+    longest = len(os.fsencode(tmp)) + len("/ralph-egress-XXXXXXXX/socket/") + len(sidecar.SOCKET)
+    return tmp if longest <= SOCKET_PATH_MAX else "/tmp"  # noqa: S108 (mkdtemp: a 0700 folder)
+
+
 @dataclass
 class Guard:
     """Keys on the host, and the agent's way out, for one run; see the module's docstring."""
@@ -107,7 +121,7 @@ class Guard:
             routes.host_login(env), token_url=env.get("RALPH_CLAUDE_TOKEN_URL") or TOKEN_URL
         )
         planned = routes.plan(env, login=login)
-        folder = Path(tempfile.mkdtemp(prefix="ralph-egress-"))
+        folder = Path(tempfile.mkdtemp(prefix="ralph-egress-", dir=socket_parent()))
         try:
             if network is None:
                 (folder / "socket").mkdir(mode=0o700)
