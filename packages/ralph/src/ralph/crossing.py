@@ -6,8 +6,8 @@ The one path every loop's commits take (Docker and `--sandbox none`, one loop or
    commits): the sandbox moves the agent's repository there itself (inside/workspace.sh);
 2. after it, the sandbox bundles the commits the host lacks; the host takes them as data
    into `refs/sgf/incoming/<loop>` (inbox.py), vets them (quarantine.py), has them checked
-   (gate.py, with `--check-command`), lands them on the target (integrate.py) and pushes
-   (publish.py);
+   (check/step.py: the tasks' Verify commands or `--check-command`, and the check agent),
+   lands them on the target (integrate.py) and pushes (publish.py);
 3. when the loop stops, however it stops, the sandbox commits what the agent left
    uncommitted to a stash commit; it crosses the same way, and the human finds it in `git
    stash list` as `sgf-recovery <loop> <time>`. The workspace is then removed.
@@ -164,7 +164,12 @@ class Crossing:
         if not land:
             git.set_ref(self.repo, self.lane.loop_ref, tip, env=self.env)
             return [f"the loop's last commits are on {self.lane.loop_branch}"]
-        landed = self.lane.land(tip, gate=check)
+        try:
+            landed = self.lane.land(tip, gate=check)
+        except integrate.IntegrationFailed as e:
+            if e.kept is None:  # a conflict: the workspace stays
+                raise
+            return [f"warning: {e}; its commits are on {e.kept}"]  # the check said no
         if landed is None:
             return []
         if landed.waiting:

@@ -83,10 +83,10 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class CheckAgent:
-    """The check step's agent (check/agent.py): which backend, which model, its prompt."""
+    """The check step's agent (check/agent.py): which backend, which model. Its prompt is
+    ralph's own (check/prompt.md): it names the files of ralph's check protocol."""
 
     agent: str
-    prompt: Prompt
     model: str | None = None
     command: str | None = None  # its executable instead of the agent's own (for testing)
 

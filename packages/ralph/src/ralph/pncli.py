@@ -2,8 +2,8 @@
 imports pensa).
 
 pn is optional to a loop: without it on PATH, in a project with no `.pensa/` folder (where
-pn would make one), or when it fails, times out or prints no JSON answer of the kind asked for, the caller
-carries on without what pn would have told it.
+pn would make one), or when it fails, times out or prints no JSON answer of the kind asked
+for, the caller carries on without what pn would have told it.
 """
 
 from __future__ import annotations
