@@ -72,7 +72,13 @@ class Config:
     stop_blocks: int | None = None  # None: ralph's default (3)
     command_guard: bool | None = None  # false: no destructive-command guard
     format_command: str | None = None  # run on each file the agent edits
-    check_command: str | None = None  # a worktree loop merges only when this passes
+    # The check step (README "Check step"): run on a loop's work before it lands when its
+    # tasks name no Verify commands; only a PASS lands.
+    check_command: str | None = None
+    # The check agent, and its model, for every stage; `[stages.build] check_agent = ...`
+    # sets one stage's (it may be another backend than the stage's agent).
+    check_agent: str | None = None
+    check_model: str | None = None
     # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
     # a budget or hands a task to a human (notify.py). This file is a protected path: an
     # agent cannot change it (README "Security model").
@@ -84,6 +90,14 @@ class Config:
     def agent_for(self, stage: str) -> str | None:
         """The agent `stage` runs: its own `[stages.<stage>] agent`, else `agent`."""
         return (self.stages or {}).get(stage, {}).get("agent") or self.agent
+
+    def check_agent_for(self, stage: str) -> tuple[str | None, str | None]:
+        """The check agent `stage` runs and its model: the stage's own, else the top's."""
+        table = (self.stages or {}).get(stage, {})
+        return (
+            table.get("check_agent") or self.check_agent,
+            table.get("check_model") or self.check_model,
+        )
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -103,22 +117,36 @@ def _agent(key: str, value: Any) -> str:
     return str(value)
 
 
+STAGE_KEYS = ("agent", "check_agent", "check_model")
+
+
+def _model(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{CONFIG}: {key} must be a model name, not {value!r}")
+    return value
+
+
 def _stages(value: Any) -> dict[str, dict[str, str]]:
-    """`[stages.<name>]` tables; each may only name its `agent`."""
+    """`[stages.<name>]` tables; each may set its `agent`, `check_agent` and `check_model`."""
     if not isinstance(value, dict):
         raise ConfigError(f"{CONFIG}: stages must be tables like [stages.build]")
     checked: dict[str, dict[str, str]] = {}
     for stage, table in value.items():
-        if not isinstance(table, dict) or set(table) - {"agent"}:
-            raise ConfigError(f"{CONFIG}: [stages.{stage}] may only set agent")
-        checked[stage] = {k: _agent(f"stages.{stage}.{k}", v) for k, v in table.items()}
+        if not isinstance(table, dict) or set(table) - set(STAGE_KEYS):
+            raise ConfigError(f"{CONFIG}: [stages.{stage}] may only set {', '.join(STAGE_KEYS)}")
+        checked[stage] = {
+            k: (_model if k == "check_model" else _agent)(f"stages.{stage}.{k}", v)
+            for k, v in table.items()
+        }
     return checked
 
 
 def _check(key: str, value: Any, hint: Any) -> Any:
     """`value` from the file, checked against the Config field's type `hint`."""
-    if key == "agent":
+    if key in ("agent", "check_agent"):
         return _agent(key, value)
+    if key == "check_model":
+        return _model(key, value)
     if key == "stages":
         return _stages(value)
     kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]

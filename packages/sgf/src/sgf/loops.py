@@ -225,4 +225,9 @@ class Launch:
             argv += ["--format-command", config.format_command]
         if config.check_command:
             argv += ["--check-command", config.check_command]
+        check_agent, check_model = config.check_agent_for(self.stage.value)
+        if check_agent:
+            argv += ["--check-agent", check_agent]
+            if check_model:
+                argv += ["--check-model", check_model]
         return [*argv, *extra, str(count), str(prompt.resolve())]
