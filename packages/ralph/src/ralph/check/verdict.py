@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from ralph.errors import RalphError
 
@@ -130,7 +129,7 @@ def read(path: Path, *, max_bytes: int = MAX_BYTES) -> Judgement:
     return parse(data)
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
         raise ValueError("a key appears twice")
@@ -152,7 +151,7 @@ def parse(data: bytes) -> Judgement:
     if unknown := sorted(set(raw) - KEYS):
         raise VerdictRefused(f"the verdict file has unknown keys: {', '.join(unknown[:5])}")
     said = raw.get("verdict")
-    if said not in {v.value for v in Verdict}:
+    if not isinstance(said, str) or said not in {v.value for v in Verdict}:
         raise VerdictRefused("the verdict file's verdict is not PASS, PARTIAL or FAIL")
     return Judgement(
         Verdict(said),
