@@ -56,6 +56,7 @@ class Crossing:
     place: Place
     guard: quarantine.Guard
     quarantined: set[str] = field(default_factory=set)  # tips kept on a quarantine ref
+    rejected: set[str] = field(default_factory=set)  # tips a check set aside: never landed
 
     def workdir(self, config: Config) -> Path:
         """Where the agent works, as it sees it: in Docker its workspace is mounted at the
@@ -115,7 +116,12 @@ class Crossing:
 
     def land(self, tip: str, check: integrate.Gate | None) -> integrate.Landed | None:
         """Land `tip`'s commits on the target (integrate.Lane.land)."""
-        return self.lane.land(tip, gate=check)
+        try:
+            return self.lane.land(tip, gate=check)
+        except integrate.IntegrationFailed as e:
+            if e.kept is not None and e.set_aside:  # the stop's export must not land them
+                self.rejected.add(tip)
+            raise
 
     def push(self) -> publish.Pushed:
         return publish.push(self.lane)
@@ -140,7 +146,7 @@ class Crossing:
                 self.repo, self.ws.bundle, {EXPORT: self.incoming, LEFTOVERS: kept}, env=self.env
             )
             tip = taken.get(self.incoming)
-            if tip is not None and tip not in self.quarantined:
+            if tip is not None and tip not in self.quarantined | self.rejected:
                 self.guard.check(tip, self._known())
                 said += self._bring(tip, land=land, check=check)
             if (stash := taken.get(kept)) is not None:
