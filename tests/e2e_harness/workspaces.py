@@ -21,3 +21,10 @@ def written(project: Project, relative: str) -> list[Path]:
         for ws in workspace.found(project.root, project.env)
         if (ws.repo / relative).exists()
     ]
+
+
+def left_in(project: Project, relative: str) -> list[Path]:
+    """`relative` in the work tree of any workspace of the project, parked ones included."""
+    folder = workspace.folder(project.root, project.env)
+    repos = (*folder.glob("*/repo"), *folder.glob("parked/*/repo"))
+    return [repo / relative for repo in repos if (repo / relative).exists()]
