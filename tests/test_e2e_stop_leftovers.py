@@ -78,9 +78,7 @@ def test_a_hostile_agent_cannot_dirty_the_tree_after_its_leftovers_are_kept(
         text=True,
     )
     try:
-        wait_until(
-            lambda: written(project, "hostile.txt"), timeout=180, what="the agent to write"
-        )
+        wait_until(lambda: written(project, "hostile.txt"), timeout=180, what="the agent to write")
         assert not (project.root / "hostile.txt").exists()  # the human's tree is not its own
         if stop == "ctrl-c":
             loop.send_signal(signal.SIGINT)

@@ -46,9 +46,7 @@ def claude_image(
         os.link(claude_bin, context / "claude")  # 380 MB: link, not copy (its mode comes along)
     except OSError:
         shutil.copy2(claude_bin, context / "claude")
-    (context / "Dockerfile").write_text(
-        f"FROM {base_image}\nCOPY claude /usr/local/bin/claude\n"
-    )
+    (context / "Dockerfile").write_text(f"FROM {base_image}\nCOPY claude /usr/local/bin/claude\n")
     built = subprocess.run(
         ["docker", "build", "-q", "-t", tag, str(context)],
         capture_output=True,
