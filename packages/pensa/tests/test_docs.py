@@ -10,8 +10,8 @@ import click
 import pytest
 
 from pensa.cli.base import COMMAND_MODULES, cli
-from pensa.doctor import CHECKS
 from pensa.errors import ALL_ERRORS
+from pensa.findings import CHECKS
 from pensa.reference import all_refs, prime, readme_commands, readme_errors
 
 README = Path(__file__).resolve().parents[3] / "README.md"
