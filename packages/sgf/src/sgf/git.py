@@ -15,7 +15,7 @@ from sgf.errors import InsideGitDir, NotAGitRepo
 # .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
 # sandbox), so filters, drivers and includes there are the developer's own. A nested
 # repository's config is the agent's: git never looks inside one (diff.ignoreSubmodules,
-# no recursion), so its filters and fsmonitor never run here (README "Security model").
+# no recursion), so its filters and fsmonitor never run here (docs/security.md).
 HARDENED = (
     "git",
     "--no-pager",
