@@ -159,6 +159,8 @@ def write(root: Path, prompt: str, text: str) -> Path:
     return target
 
 
-def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
+def assemble(
+    root: Path, prompt: str, variables: Mapping[str, object], *, budget: float = TIME_BUDGET
+) -> Path:
     """Render `.sgf/prompts/<prompt>.md` into `.sgf/prompts/.assembled/<prompt>.md`."""
-    return write(root, prompt, render(root, prompt, variables))
+    return write(root, prompt, render(root, prompt, variables, budget=budget))
