@@ -46,7 +46,7 @@ def test_every_shipped_prompt_renders_with_the_stage_variables(tmp_path: Path, s
     variables = {"spec": "auth", "stage": stage, "loop_id": "x", "stack": "go"}
     text = prompts.assemble(tmp_path, stage, {**variables, "iterations": 3, "afk": True})
     body = text.read_text()
-    # the loop id in the sentinel keeps one loop from ending another (README, ralph section)
+    # the loop id in the sentinel keeps one loop from ending another (docs/ralph.md)
     assert 'echo "$RALPH_LOOP_ID" > .ralph-complete' in body
     assert "touch .ralph-complete" not in body
     assert "pn " in body

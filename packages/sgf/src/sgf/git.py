@@ -17,7 +17,7 @@ from sgf.errors import InsideGitDir, NotAGitRepo
 # even so. A nested repository's config came from an agent's commit: git never looks inside
 # one (diff.ignoreSubmodules, no recursion), and replace refs never stand in for what a
 # commit holds. The same options as ralph's git.HARDENED, which tests/test_boundaries.py
-# keeps equal (README "Security model").
+# keeps equal (docs/security.md).
 HARDENED = (
     "git",
     "--no-pager",

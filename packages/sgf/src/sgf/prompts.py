@@ -18,8 +18,7 @@ PROMPTS = Path(".sgf") / "prompts"
 ASSEMBLED = PROMPTS / ".assembled"
 # An agent reads its whole prompt every iteration, and a template is data an agent can
 # change through a commit: `{% for i in range(99999) %}{% for j in range(99999) %}` would
-# otherwise write gigabytes, or render without end, at the next launch (README "Security
-# model").
+# otherwise write gigabytes, or render without end, at the next launch (docs/security.md).
 MAX_BYTES = 1024 * 1024
 TIME_BUDGET = 5.0  # seconds
 
