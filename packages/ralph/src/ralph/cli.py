@@ -24,7 +24,7 @@ from ralph.governor import Budgets, parse_duration
 from ralph.models import CheckAgent, Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
 from ralph.render import Output
 
-# Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
+# Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
 # environment variable, and whether it counts tries rather than seconds. Defaults come from
 # Timeouts itself, so they are written once.
 TUNING = (

@@ -58,7 +58,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Guardrails:
-    """Claude Code hooks ralph sets in every run (hooks.py; README "Guardrails")."""
+    """Claude Code hooks ralph sets in every run (hooks.py; docs/guardrails.md)."""
 
     # the stop checklist's lines (inside/checklist.py); () turns the Stop hook off
     checks: tuple[str, ...] = ("task", "clean", "backpressure", "bugs")

@@ -49,7 +49,7 @@ class Config:
     max_iterations: int = 100
     sandbox: SandboxKind | None = None
     network: str | None = None
-    # Budgets and the circuit breaker, passed to ralph (README "Leaving a loop alone").
+    # Budgets and the circuit breaker, passed to ralph (docs/leaving-a-loop-alone.md).
     max_cost: float | None = None
     max_tokens: int | None = None
     max_time: str | None = None
@@ -60,14 +60,14 @@ class Config:
     # defaults, 8g and 4096): a fork bomb or a memory hog ends its iteration, no more.
     memory: str | None = None
     pids: int | None = None
-    claims: Claims | None = None  # None: local (README "Running many loops")
+    claims: Claims | None = None  # None: local (docs/running-many-loops.md)
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
-    # own defaults always hold; README "Security model").
+    # own defaults always hold; docs/security.md).
     protected: list[str] | None = None
     # More hosts agents may reach through the egress proxy, beyond the stack's registries,
-    # passed to ralph as --allow (README "Security model"); this file is protected too.
+    # passed to ralph as --allow (docs/security.md); this file is protected too.
     allow: list[str] | None = None
-    # Guardrails (README "Guardrails"): None keeps ralph's default
+    # Guardrails (docs/guardrails.md): None keeps ralph's default
     stop_checklist: bool | None = None  # false: no Stop hook
     stop_blocks: int | None = None  # None: ralph's default (3)
     command_guard: bool | None = None  # false: no destructive-command guard
@@ -81,7 +81,7 @@ class Config:
     check_model: str | None = None
     # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
     # a budget or hands a task to a human (notify.py). This file is a protected path: an
-    # agent cannot change it (README "Security model").
+    # agent cannot change it (docs/security.md).
     notify: str | None = None
     # The agent CLI ralph runs (`--agent`), and per-stage overrides: `[stages.build] agent = ...`.
     agent: str | None = None  # None: ralph's default (claude)

@@ -17,7 +17,7 @@ STAMP = "%Y%m%dT%H%M%S"
 
 
 class ExitCode(IntEnum):
-    """sgf's exit codes, which are ralph's for a loop (README "Exit codes")."""
+    """sgf's exit codes, which are ralph's for a loop (docs/sgf.md, "Exit codes")."""
 
     COMPLETE = 0  # the loop is complete; for other commands, success
     ERROR = 1

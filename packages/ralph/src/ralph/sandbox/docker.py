@@ -3,7 +3,7 @@
 Container lifecycle (create, labels, kill, remove, clean-up by label) goes through the docker
 SDK; how one container runs and ends is container.py's.
 
-What a container sees (README "Security model"): the loop's workspace at the project's own
+What a container sees (docs/security.md): the loop's workspace at the project's own
 path (the agent's repository, which no host git ever enters), the project's objects
 read-only (the workspace borrows them as alternates), the project's `.pensa/` folder (the one
 database the loops claim in), the per-run directory (HOME) and, read-only, the hooks and the
