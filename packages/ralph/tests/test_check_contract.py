@@ -51,6 +51,14 @@ def test_pensas_verify_field_wins_over_the_description() -> None:
     )
 
 
+def test_pensas_objective_and_artifact_reach_the_check_agent() -> None:
+    found = contract.parse(
+        {"id": "pn-6", "title": "t", "objective": "log in", "artifact": "src/login.py"}
+    )
+    assert (found.objective, found.artifact) == ("log in", "src/login.py")
+    assert "Objective: log in\nArtifact: src/login.py\n\n### Description" in found.as_markdown()
+
+
 def test_without_the_field_the_description_is_read() -> None:
     """pensa may not carry a `verify` field yet: a missing one is an empty list."""
     found = contract.parse({"id": "pn-2", "title": "t", "description": "Verify: `make test`"})

@@ -42,13 +42,21 @@ class Contract:
     kind: str = "task"
     spec: str | None = None
     priority: str | None = None
+    objective: str | None = None  # pensa's Ready Contract fields, when it carries them
+    artifact: str | None = None
 
     def as_markdown(self) -> str:
         """The contract as the check agent reads it (task.md)."""
         commands = "\n".join(f"- `{c}`" for c in self.verify) or "- (none given)"
+        fields = "".join(
+            f"{name}: {value}\n"
+            for name, value in (("Objective", self.objective), ("Artifact", self.artifact))
+            if value
+        )
         return (
             f"## {self.id}: {self.title}\n\n"
             f"Type: {self.kind}; spec: {self.spec or '-'}; priority: {self.priority or '-'}\n\n"
+            f"{fields}{chr(10) if fields else ''}"
             f"### Description\n\n{self.description.strip() or '(none)'}\n\n"
             f"### Verify commands\n\n{commands}\n"
         )
@@ -111,6 +119,8 @@ def parse(issue: Mapping[str, object]) -> Contract:
         kind=word("issue_type") or "task",
         spec=word("spec"),
         priority=word("priority"),
+        objective=word("objective"),
+        artifact=word("artifact"),
     )
 
 
