@@ -61,7 +61,7 @@ class HostSandbox:
     def _step_env(self) -> dict[str, str]:
         place = self.place
         assert place is not None
-        return {
+        env = {
             **self.env,
             "RALPH_WS": str(place.workspace.repo),
             "RALPH_OBJECTS": str(place.objects or ""),
@@ -72,6 +72,10 @@ class HostSandbox:
             "RALPH_STAMP": place.stamp,
             "RALPH_LOOP_ID": self.config.loop_id,
         }
+        env.pop("PN_SHARED_DB", None)
+        if place.pensa is not None:  # the export step finishes a commit made without hooks
+            env["PN_SHARED_DB"] = str(place.pensa / "db.sqlite")
+        return env
 
     @property
     def agent_env(self) -> dict[str, str]:
