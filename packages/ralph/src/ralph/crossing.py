@@ -315,7 +315,8 @@ def _recover_one(
     )
     box = sandboxes.make(dead, env=env, state=state, place=place)
     try:
-        box.remove_leftovers()  # nothing of the dead loop may write the workspace meanwhile
+        # nothing of the dead loop may write the workspace meanwhile
+        removed = [f"removed leftover {leftover}" for leftover in box.remove_leftovers()]
         lane = integrate.Lane(repo, owner.branch, owner.loop_id, env=env)
         guard = quarantine.Guard(
             repo, protected=Protected.with_extra(config.protect), loop_id=owner.loop_id, env=env
@@ -325,4 +326,8 @@ def _recover_one(
         said = crossing.finish(box, land=False, check=None)
     finally:
         box.close()
-    return [f"recovered the workspace of loop {owner.loop_id}, whose ralph is gone", *said]
+    return [
+        *removed,
+        f"recovered the workspace of loop {owner.loop_id}, whose ralph is gone",
+        *said,
+    ]
