@@ -33,9 +33,10 @@ def reason(path: Path | None) -> str | None:
         return None
     except OSError:
         return REQUESTED
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return REQUESTED
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return REQUESTED
         data = f.read(_MAX)
     first = next(iter(data.decode("utf-8", "replace").splitlines()), "")
     return format.cut(format.inert(first.strip()), 300) or REQUESTED
