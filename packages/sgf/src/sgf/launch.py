@@ -22,7 +22,6 @@ from sgf import (
     sandboximage,
 )
 from sgf.config import SandboxKind
-from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
