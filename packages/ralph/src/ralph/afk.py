@@ -25,6 +25,7 @@ from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
 LIMITS_EVERY = 2.0  # seconds between looks at the sandbox's process and memory counters
+LOOK_EVERY = 1.0  # seconds between looks at the budgets while a usage limit is waited out
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ class Afk:
                 wait = limit.resets_at - self.wall() + t.limit_margin
                 if wait > 0:
                     if self._countdown(wait):
-                        return Attempt(attempt.status, attempt.result, interrupted=True)
+                        return self._cut_short(attempt)
                     self.out.note("retrying the same iteration")
                     continue
                 why = "the reset time has passed but the limit holds"  # never spin on it
@@ -117,23 +118,37 @@ class Afk:
             wait = t.backoff_base * 2 ** (tries - 1)
             self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
             if self._countdown(wait):
-                return Attempt(attempt.status, attempt.result, interrupted=True)
+                return self._cut_short(attempt)
             self.out.note("retrying the same iteration")
 
     def _countdown(self, seconds: float) -> bool:
-        """Wait `seconds`, showing what is left; True when interrupted."""
+        """Wait `seconds`, showing what is left; True when cut short: interrupted, or no
+        iteration may start any more (a budget ran out, a stop was asked for), so a retry
+        would be one iteration too many."""
         deadline = self.clock() + seconds
-        step = 1.0 if self.out.live else 60.0
+        step = 1.0 if self.out.live else 60.0  # a line a minute in a log, live on a terminal
+        shown = self.clock()
         self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
         try:
             while (left := deadline - self.clock()) > 0:
-                if self.interrupts.sleep(min(left, step)):
+                if self.interrupts.sleep(min(left, LOOK_EVERY)):
                     return True
-                if (left := deadline - self.clock()) > 0:
+                if over := self.governor.over_budget():
+                    self.out.warning(f"stopped waiting: {over}")
+                    return True
+                if self.clock() - shown >= step and (left := deadline - self.clock()) > 0:
+                    shown = self.clock()
                     self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
         finally:
             self.out.countdown_done()
         return self.interrupts.fired
+
+    def _cut_short(self, attempt: Attempt) -> Attempt:
+        """The attempt a wait was cut short after: interrupted, or as it ended (the loop then
+        stops before another iteration, for the reason the wait ended)."""
+        if self.interrupts.fired:
+            return Attempt(attempt.status, attempt.result, interrupted=True)
+        return attempt
 
     def _once(self) -> Attempt:
         t = self.config.timeouts

@@ -21,7 +21,16 @@ import click
 from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import CheckAgent, Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
+from ralph.models import (
+    CheckAgent,
+    Config,
+    Exit,
+    Guardrails,
+    Limits,
+    Prompt,
+    SandboxKind,
+    Timeouts,
+)
 from ralph.render import Output
 
 # Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
@@ -170,6 +179,13 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
 @env_option(
+    "--stop-file",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Start no iteration once PATH exists (exit 2), the running one finished and landed "
+    "first; its first line is the stop reason (how sgf stops a group at its budget).",
+)
+@env_option(
     "--integrate",
     metavar="BRANCH",
     help="The branch the loop's commits land on (default: the one checked out); a conflict "
@@ -256,6 +272,12 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     is_flag=True,
     help="Bring back the workspaces of this project's loops whose ralph is gone, then exit.",
 )
+@click.option(
+    "--check-options",
+    is_flag=True,
+    help="Check the options and arguments as a run would, then exit: 0, or 1 with the "
+    "reason. Reads no prompt and starts nothing (sgf asks before it launches a loop).",
+)
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
 @click.pass_context
@@ -280,6 +302,7 @@ def cli(
     max_failed_iterations: int,
     stuck_threshold: int,
     record: Path | None,
+    stop_file: Path | None,
     integrate: str | None,
     memory: str,
     pids: int,
@@ -294,6 +317,7 @@ def cli(
     check_agent_command: str | None,
     scenario: Path | None,
     recover: bool,
+    check_options: bool,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -317,7 +341,8 @@ def cli(
     ding_command = env.get("RALPH_DING_COMMAND")  # set but empty: the terminal bell
     config = Config(
         project=project,
-        prompt=prompt.load(prompt_spec, cwd=project),
+        # the prompt is the launcher's to write yet when it asks whether the options hold
+        prompt=Prompt("") if check_options else prompt.load(prompt_spec, cwd=project),
         iterations=iterations,
         afk=afk,
         loop_id=loop_id or prompt.default_loop_id(datetime.now()),
@@ -338,6 +363,7 @@ def cli(
         ),
         stuck_threshold=stuck_threshold,
         record=record.resolve() if record else None,
+        stop_file=stop_file.absolute() if stop_file else None,
         integrate=integrate,
         limits=Limits(pids=pids, memory=_memory(memory)),
         protect=_protected(protect),
@@ -357,6 +383,8 @@ def cli(
             else None
         ),
     )
+    if check_options:
+        return int(Exit.COMPLETE)
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_open_log(log_file)) if log_file else None
         out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)

@@ -2,7 +2,8 @@
 budgets of cost, tokens and wall time, each with a stop reason people can read.
 
 Pure bookkeeping: the loop reports each finished iteration and asks, before starting the
-next, whether it may. The numbers come from each iteration's `result` event.
+next, whether it may. The numbers come from each iteration's `result` event. A budget kept
+outside the loop (a group's, stoprequest.py) answers through `requested`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Governor:
     iterations: int = 0
     failed_in_a_row: int = 0
     last_failure: str = ""
+    # a stop asked for from outside (stoprequest.reason): its reason, or None
+    requested: Callable[[], str | None] = lambda: None
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -110,7 +113,7 @@ class Governor:
         left = self.time_left()
         if left is not None and left <= 0:
             return f"budget reached: {self.elapsed():.0f} s of --max-time {b.max_time:g} s"
-        return None
+        return self.requested()
 
 
 def failure_of(

@@ -15,9 +15,10 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
-from ralph import crossing, format, hooks, proc, safefile, sentinel
+from ralph import crossing, format, hooks, proc, safefile, sentinel, stoprequest
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
 from ralph.check import act
@@ -67,7 +68,9 @@ class Loop:
         self.prompt_hint = prompt_hint
         self.clock = clock
         self.wall = wall
-        self.governor = Governor(config.budgets, clock=clock)
+        self.governor = Governor(
+            config.budgets, clock=clock, requested=partial(stoprequest.reason, config.stop_file)
+        )
         self.afk = Afk(config, sandbox, out, interrupts, self.governor, env, clock, wall)
         self.stop_reason = ""
         # When the attempt the loop's stop cut short began: its claims were no real attempt,

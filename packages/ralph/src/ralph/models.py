@@ -113,6 +113,7 @@ class Config:
     budgets: Budgets = field(default_factory=Budgets)
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
+    stop_file: Path | None = None  # once it exists, no iteration starts (stoprequest.py)
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
     # The branch the loop's commits land on; None: the project's checked-out one.
     integrate: str | None = None
