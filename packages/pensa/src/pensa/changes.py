@@ -18,6 +18,43 @@ if TYPE_CHECKING:
 
 # Functional form on purpose: the class form compiles every (string) annotation at
 # import, start-up that every `pn` run would pay.
+_ShapeFields = NamedTuple(  # noqa: UP014
+    "_ShapeFields",
+    [
+        ("parent", str | None),
+        ("discovered_from", str | None),
+        ("size", str | None),
+        ("objective", str | None),
+        ("artifact", str | None),
+        ("verify", tuple[str, ...] | None),
+    ],
+)
+
+
+class Shape(_ShapeFields):
+    """Where an issue sits and its Ready Contract: None keeps a field, empty text (an empty
+    `verify`) clears it. `parent` and `discovered_from` are ids as typed; `size` S, M or L."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        parent: str | None = None,
+        discovered_from: str | None = None,
+        size: str | None = None,
+        objective: str | None = None,
+        artifact: str | None = None,
+        verify: Sequence[str] | None = None,
+    ) -> Shape:
+        commands = None if verify is None else tuple(verify)
+        return super().__new__(cls, parent, discovered_from, size, objective, artifact, commands)
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in self)
+
+
+NO_SHAPE = Shape()
+
 _ChangesFields = NamedTuple(  # noqa: UP014
     "_ChangesFields",
     [
@@ -28,13 +65,15 @@ _ChangesFields = NamedTuple(  # noqa: UP014
         ("fixes", str | None),
         ("labels", tuple[str, ...]),
         ("replace_labels", tuple[str, ...] | None),
+        ("shape", Shape),
     ],
 )
 
 
 class Changes(_ChangesFields):
     """Fields to change: None keeps a field, empty text clears it; `labels` are added, and
-    `replace_labels` (`pn edit`), when given, become the whole set before that."""
+    `replace_labels` (`pn edit`), when given, become the whole set before that; `shape`
+    changes the links, size and contract."""
 
     __slots__ = ()
 
@@ -47,10 +86,11 @@ class Changes(_ChangesFields):
         fixes: str | None = None,
         labels: Sequence[str] = (),
         replace_labels: Sequence[str] | None = None,
+        shape: Shape = NO_SHAPE,
     ) -> Changes:
         replaced = None if replace_labels is None else tuple(replace_labels)
         return super().__new__(
-            cls, title, priority, description, spec, fixes, tuple(labels), replaced
+            cls, title, priority, description, spec, fixes, tuple(labels), replaced, shape
         )
 
 
@@ -61,13 +101,22 @@ def describe(issue: Issue, changed: Mapping[str, str | None], labels: Sequence[s
     """An event's detail: `field: old -> new` for each changed column, then the labels
     as `labels: +added -removed` when they changed to `labels`."""
     parts = [
-        f"{name}: {_shown(getattr(issue, name))} -> {_shown(value)}"
+        f"{name}: {_shown(getattr(issue, name))} -> {_shown(_stored(name, value))}"
         for name, value in changed.items()
         if name != "labels"
     ]
     if "labels" in changed:
         parts.append(f"labels: {moved(issue.labels, labels)}")
     return ", ".join(parts)
+
+
+def _stored(name: str, value: str | None) -> object:
+    """A column's value as the issue holds it: the verify commands are a JSON array there."""
+    if name == "verify":
+        from pensa.models import decode_labels
+
+        return decode_labels(value)
+    return value
 
 
 def moved(old: Sequence[str], new: Sequence[str]) -> str:
@@ -78,5 +127,10 @@ def moved(old: Sequence[str], new: Sequence[str]) -> str:
 
 
 def _shown(value: object) -> str:
-    """A field's value in an event's detail: `none` for unset, never Python's `None`."""
-    return "none" if value is None else str(value)
+    """A field's value in an event's detail: `none` for unset, never Python's `None`; the
+    verify commands one after another."""
+    if value is None or value == ():
+        return "none"
+    if isinstance(value, tuple):
+        return "; ".join(value)
+    return str(value)

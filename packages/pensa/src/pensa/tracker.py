@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pensa import ids
-from pensa.changes import NO_CHANGES, Changes, describe, moved
+from pensa.changes import NO_CHANGES, NO_SHAPE, Changes, Shape, describe, moved
 from pensa.errors import (
     AlreadyClaimed,
     InvalidArgument,
@@ -24,6 +24,7 @@ from pensa.models import (
     Status,
     clean_labels,
     encode_labels,
+    encode_list,
     timestamp,
     utcnow,
 )
@@ -106,8 +107,12 @@ class Tracker:
         description: str | None = None,
         deps: Sequence[str] = (),
         labels: Sequence[str] = (),
+        shape: Shape = NO_SHAPE,
     ) -> Issue:
-        """Create an open issue, optionally depending on `deps` and fixing bug `fixes`."""
+        """Create an open issue, optionally depending on `deps`, fixing bug `fixes`, under a
+        parent and with a Ready Contract (`shape`)."""
+        from pensa.links import shape_columns
+
         title = _clean_title(title)
         labels = clean_labels(labels)
         now = self.stamp()
@@ -115,24 +120,27 @@ class Tracker:
             if fixes:
                 fixes = _check_fixes(conn, fixes)
             deps = [resolve(conn, dep, flag="--dep") for dep in deps]
+            shaped = shape_columns(conn, None, shape)
             issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
+            columns = {
+                "id": issue_id,
+                "title": title,
+                "description": description or None,
+                "issue_type": issue_type.value,
+                "status": "open",
+                "priority": priority.value,
+                "spec": spec or None,
+                "fixes": fixes or None,
+                "assignee": assignee or None,
+                "created_at": now,
+                "updated_at": now,
+                "labels": encode_labels(labels),
+                **shaped,
+            }
             conn.execute(
-                "INSERT INTO issues (id, title, description, issue_type, status, priority, "
-                "spec, fixes, assignee, created_at, updated_at, labels) "
-                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    issue_id,
-                    title,
-                    description or None,
-                    issue_type.value,
-                    priority.value,
-                    spec or None,
-                    fixes or None,
-                    assignee or None,
-                    now,
-                    now,
-                    encode_labels(labels),
-                ),
+                f"INSERT INTO issues ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' for _ in columns)})",
+                tuple(columns.values()),
             )
             log_event(conn, issue_id, "created", actor=actor, detail=title, at=now)
             for dep in dict.fromkeys(deps):
@@ -158,15 +166,18 @@ class Tracker:
         fixes: str | None = None,
         labels: Sequence[str] = (),
         replace_labels: Sequence[str] | None = None,
+        shape: Shape = NO_SHAPE,
     ) -> Issue:
         """Change fields; `labels` are added, `replace_labels` (`pn edit`) become the whole
         set. Empty text clears. The status moves between open and in_progress only: closing
         and reopening have their own commands."""
-        changes = Changes(title, priority, description, spec, fixes, labels, replace_labels)
+        changes = Changes(
+            title, priority, description, spec, fixes, labels, replace_labels, shape
+        )
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = _columns(conn, changes, issue.id)
             if assignee is not None:
                 columns["assignee"] = assignee or None
             if status is not None and status is not issue.status:
@@ -191,10 +202,13 @@ class Tracker:
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = _columns(conn, changes, issue.id)
             event = "updated"
             held_by_nobody = issue.status is Status.IN_PROGRESS and issue.assignee is None
             if issue.status is Status.OPEN or held_by_nobody:
+                from pensa.claims import refuse_second_claim
+
+                refuse_second_claim(conn, issue, actor)
                 columns.update(status=Status.IN_PROGRESS.value, assignee=actor)
                 event = "claimed"
             elif issue.status is Status.CLOSED:
@@ -215,7 +229,7 @@ class Tracker:
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = _columns(conn, changes, issue.id)
             if issue.status is Status.CLOSED:
                 raise _is_closed(issue.id)
             columns.update(status=Status.OPEN.value, assignee=None)
@@ -350,9 +364,11 @@ class Tracker:
         return notes.history(self.store, issue_id)
 
 
-def _columns(conn: sqlite3.Connection, changes: Changes) -> dict[str, str | None]:
-    """The columns `changes` sets, as stored; refuses an empty title and a `fixes` that
-    names no bug."""
+def _columns(
+    conn: sqlite3.Connection, changes: Changes, issue_id: str
+) -> dict[str, str | None]:
+    """The columns `changes` sets, as stored; refuses an empty title, a `fixes` that names
+    no bug, and a parent that would close a cycle (`pensa.links`)."""
     columns: dict[str, str | None] = {}
     if changes.title is not None:
         columns["title"] = _clean_title(changes.title)
@@ -364,6 +380,10 @@ def _columns(conn: sqlite3.Connection, changes: Changes) -> dict[str, str | None
         columns["spec"] = changes.spec or None
     if changes.fixes is not None:
         columns["fixes"] = _check_fixes(conn, changes.fixes) if changes.fixes else None
+    if changes.shape:
+        from pensa.links import shape_columns
+
+        columns.update(shape_columns(conn, issue_id, changes.shape))
     return columns
 
 
@@ -379,7 +399,7 @@ def _write(
 ) -> Issue:
     """Write the columns and labels that differ from `issue`, with one event saying what
     changed; the issue as it is now. When nothing differs, nothing is written or logged."""
-    changed = {name: value for name, value in columns.items() if getattr(issue, name) != value}
+    changed = {name: value for name, value in columns.items() if _held(issue, name) != value}
     kept = issue.labels if changes.replace_labels is None else changes.replace_labels
     labels = clean_labels([*kept, *changes.labels])
     if labels != issue.labels:
@@ -390,6 +410,12 @@ def _write(
     detail = describe(issue, changed, labels)
     log_event(conn, issue.id, event, actor=actor, detail=detail, at=now)
     return get(conn, issue.id)
+
+
+def _held(issue: Issue, name: str) -> object:
+    """The issue's value of column `name` as the column stores it."""
+    value = getattr(issue, name)
+    return encode_list(name, value) if name == "verify" else value
 
 
 def _is_closed(issue_id: str) -> InvalidStatusTransition:
