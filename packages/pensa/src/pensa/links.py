@@ -76,9 +76,7 @@ def refuse_cycle(conn: sqlite3.Connection, first: str, waiter: str, why: str) ->
         raise CycleDetected(f"{first} -> {waiter} ({why}) would make a cycle: {cycle}")
 
 
-def check_link(
-    conn: sqlite3.Connection, kind: LinkKind, issue_id: str | None, text: str
-) -> str:
+def check_link(conn: sqlite3.Connection, kind: LinkKind, issue_id: str | None, text: str) -> str:
     """The id `text` names as `issue_id`'s parent or origin (None: an issue being created),
     inside the caller's transaction; refuses what would be wrong to link."""
     other = resolve(conn, text, flag=FLAGS[kind])

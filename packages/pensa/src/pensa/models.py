@@ -280,8 +280,7 @@ def clean_commands(commands: Iterable[str]) -> tuple[str, ...]:
         text = command.strip()
         if not text or any(c in text for c in "\r\n"):
             raise InvalidArgument(
-                f"invalid verify command {command!r}: give one non-empty shell command per "
-                "--verify"
+                f"invalid verify command {command!r}: give one non-empty shell command per --verify"
             )
         cleaned.append(text)
     return tuple(cleaned)
@@ -460,14 +459,17 @@ _IssueDetailFields = NamedTuple(  # noqa: UP014
         ("dependents", tuple[Issue, ...]),
         ("comments", tuple[Comment, ...]),
         ("fixed_by", tuple[Issue, ...]),
+        ("parent", Issue | None),
+        ("children", tuple[Issue, ...]),
     ],
 )
 
 
 class IssueDetail(_IssueDetailFields):
-    """`show`: an issue with what it depends on, what depends on it, and its comments; for
-    a bug also the issues whose `fixes` name it (shown to people; the JSON contract keeps
-    its four parts, and `pn list --all` finds fixes by their `fixes` field)."""
+    """`show`: an issue with what it depends on, what depends on it, its children and its
+    comments; for a bug also the issues whose `fixes` name it, and for a child its parent
+    (shown to people; the JSON contract has the parent's id in `parent`, and `pn list --all`
+    finds fixes by their `fixes` field)."""
 
     __slots__ = ()
 
@@ -477,5 +479,6 @@ class IssueDetail(_IssueDetailFields):
             **self.issue.to_json(),
             "deps": [d.to_json() for d in self.deps],
             "dependents": [d.to_json() for d in self.dependents],
+            "children": [c.to_json() for c in self.children],
             "comments": [c.to_json() for c in self.comments],
         }

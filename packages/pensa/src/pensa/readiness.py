@@ -84,9 +84,7 @@ def _held(issue: Issue, filters: Filters) -> Reason | None:
 def explain(store: Store, filters: Filters, *, require_verify: bool = False) -> list[NotReady]:
     """Every issue not closed, among those `filters` select, that `pn ready` (with the same
     filters and `require_verify`) leaves out, with its reasons; by priority, then age."""
-    issues = list_query(filters._replace(statuses=(Status.OPEN, Status.IN_PROGRESS))).issues(
-        store
-    )
+    issues = list_query(filters._replace(statuses=(Status.OPEN, Status.IN_PROGRESS))).issues(store)
     ids = [i.id for i in issues]
     blockers = open_blockers(store, ids)
     children = _children(store, ids)

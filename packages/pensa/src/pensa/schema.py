@@ -349,9 +349,7 @@ def m008_shapes(conn: sqlite3.Connection) -> None:
         )
     for statement in _ISSUE_INDEXES:
         conn.execute(statement)
-    conn.execute(
-        "CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL"
-    )
+    conn.execute("CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL")
     for _, table, sql in dirty_triggers():
         if table == "issues":
             conn.execute(sql)

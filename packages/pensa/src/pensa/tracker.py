@@ -78,7 +78,7 @@ class Tracker:
 
     def show(self, issue_id: str) -> IssueDetail:
         """The issue with its dependencies, dependents and comments."""
-        from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select  # writes never need it
+        from pensa.views import CHILDREN_OF, DEPENDENCIES_OF, DEPENDENTS_OF, select
 
         issue = self.get(issue_id)
         issue_id = issue.id
@@ -92,6 +92,8 @@ class Tracker:
             tuple(dependents),
             tuple(self.comments(issue_id)),
             tuple(fixed_by),
+            None if issue.parent is None else self.get(issue.parent),
+            tuple(select(self.store, [CHILDREN_OF], [issue_id], order="seq")),
         )
 
     def create(
@@ -171,9 +173,7 @@ class Tracker:
         """Change fields; `labels` are added, `replace_labels` (`pn edit`) become the whole
         set. Empty text clears. The status moves between open and in_progress only: closing
         and reopening have their own commands."""
-        changes = Changes(
-            title, priority, description, spec, fixes, labels, replace_labels, shape
-        )
+        changes = Changes(title, priority, description, spec, fixes, labels, replace_labels, shape)
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
@@ -364,9 +364,7 @@ class Tracker:
         return notes.history(self.store, issue_id)
 
 
-def _columns(
-    conn: sqlite3.Connection, changes: Changes, issue_id: str
-) -> dict[str, str | None]:
+def _columns(conn: sqlite3.Connection, changes: Changes, issue_id: str) -> dict[str, str | None]:
     """The columns `changes` sets, as stored; refuses an empty title, a `fixes` that names
     no bug, and a parent that would close a cycle (`pensa.links`)."""
     columns: dict[str, str | None] = {}

@@ -36,9 +36,7 @@ DEPENDENCIES_OF = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
 DEPENDENTS_OF = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
 # An epic or feature (or any issue given children) is not work while a child is open: its
 # children are (schema.m008_shapes' issues_children answers from the issues with a parent).
-OPEN_CHILDREN = (
-    "EXISTS (SELECT 1 FROM issues c WHERE c.parent = issues.id AND c.status > 'closed')"
-)
+OPEN_CHILDREN = "EXISTS (SELECT 1 FROM issues c WHERE c.parent = issues.id AND c.status > 'closed')"
 CHILDREN_OF = "parent = ?"
 READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN}"
 # A project that wants every task to say how it is checked (`--require-verify`) asks this too.

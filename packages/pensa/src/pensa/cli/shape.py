@@ -39,7 +39,7 @@ def shape_options(*, update: bool) -> Callable[[Callable[..., None]], Callable[.
             multiple=True,
             metavar="CMD",
             help="A shell command that proves the work done (repeatable, run in order"
-            + ("; replaces the list, \"\" empties it)." if update else ")."),
+            + ('; replaces the list, "" empties it).' if update else ")."),
         ),
     )
 
