@@ -172,7 +172,7 @@ class Graph:
 
     def picture(self, issue_id: str | None = None, *, include_closed: bool = False) -> Picture:
         """What `pn graph` draws: with `issue_id`, every issue joined to it through
-        dependencies or `fixes` links, in either direction and of any status; without, every
+        dependencies, `fixes` or parent links, in either direction and of any status; without, every
         issue not closed (with `include_closed`, every issue)."""
         from pensa.diagram import Picture, edges_among
         from pensa.views import BLOCKED
@@ -187,13 +187,19 @@ class Graph:
                 "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL ORDER BY seq"
             )
         ]
+        parts = [
+            (str(a), str(b))
+            for a, b in self.store.rows(
+                "SELECT id, parent FROM issues WHERE parent IS NOT NULL ORDER BY seq"
+            )
+        ]
         if issue_id is None:
             where = [] if include_closed else ["status != 'closed'"]
             issues = select(self.store, where, [], order="seq")
         else:
             root = find(self.store.conn, issue_id).id
             around: dict[str, set[str]] = {}
-            for a, b in (*deps, *fixes):
+            for a, b in (*deps, *fixes, *parts):
                 around.setdefault(a, set()).add(b)
                 around.setdefault(b, set()).add(a)
             seen, frontier = {root}, [root]
@@ -207,7 +213,13 @@ class Graph:
         blocked = frozenset(
             str(r[0]) for r in self.store.rows(f"SELECT id FROM issues WHERE {BLOCKED}")
         )
-        return Picture(issues, edges_among(deps, shown), edges_among(fixes, shown), blocked)
+        return Picture(
+            issues,
+            edges_among(deps, shown),
+            edges_among(fixes, shown),
+            blocked,
+            tuple(edges_among(parts, shown)),
+        )
 
     def cycles(self) -> list[list[str]]:
         """Every cycle of waiting, through dependencies and parents (only possible if the
