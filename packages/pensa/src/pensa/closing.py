@@ -81,11 +81,16 @@ def close(
     also: list[Issue] = []
     for issue in issues:
         mark_closed(conn, issue.id, reason or None, now=now, actor=actor)
-    for issue in issues:
-        fixed = _close_fixed_bug(conn, issue, now=now, actor=actor)
-        if fixed is not None:
-            also.append(fixed)
-        also.extend(_close_finished_parents(conn, issue, now=now, actor=actor))
+    # what closes with them, in turn: a bug with its last fix, a parent with its last child,
+    # and what those close (a feature's close may finish its epic, or fix a bug)
+    queue = [get(conn, i) for i in ids]
+    while queue:
+        done_one = queue.pop(0)
+        for then in (_close_fixed_bug, _close_finished_parent):
+            closed = then(conn, done_one, now=now, actor=actor)
+            if closed is not None:
+                also.append(closed)
+                queue.append(closed)
     unblocked = _ready_dependents(conn, [*ids, *(bug.id for bug in also)])
     return Closed(
         [get(conn, i) for i in ids],
@@ -120,28 +125,23 @@ def _close_fixed_bug(
     return get(conn, bug.id)
 
 
-def _close_finished_parents(
+def _close_finished_parent(
     conn: sqlite3.Connection, issue: Issue, *, now: str, actor: str
-) -> list[Issue]:
-    """Close the issue's parent once no child of it is open, and so on up: a feature whose
-    last task closed, then the epic whose last feature that was. As a bug closes with its
-    last fix: the same `closed` event, with the reason naming the child."""
-    closed: list[Issue] = []
-    child, parent_id = issue, issue.parent
-    while parent_id is not None:
-        parent = get(conn, parent_id)
-        if parent.status is Status.CLOSED:
-            break
-        pending = conn.execute(
-            "SELECT count(*) FROM issues WHERE parent = ? AND status != 'closed'", (parent_id,)
-        ).fetchone()[0]
-        if pending:
-            break
-        mark_closed(conn, parent.id, f"last child {child.id} closed", now=now, actor=actor)
-        child = get(conn, parent.id)
-        closed.append(child)
-        parent_id = child.parent
-    return closed
+) -> Issue | None:
+    """Close the issue's parent once no child of it is open: a feature whose last task
+    closed. As a bug closes with its last fix: a `closed` event, the reason naming the child."""
+    if issue.parent is None:
+        return None
+    parent = get(conn, issue.parent)
+    if parent.status is Status.CLOSED:
+        return None
+    pending = conn.execute(
+        "SELECT count(*) FROM issues WHERE parent = ? AND status != 'closed'", (parent.id,)
+    ).fetchone()[0]
+    if pending:
+        return None
+    mark_closed(conn, parent.id, f"last child {issue.id} closed", now=now, actor=actor)
+    return get(conn, parent.id)
 
 
 def reopen(
