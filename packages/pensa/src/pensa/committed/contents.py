@@ -134,9 +134,9 @@ def _kinds(read: _Read) -> dict[str, str]:
     return kinds
 
 
-def _check_deps(read: _Read, kinds: dict[str, str], parents: list[tuple[str, str, str]]) -> None:
-    """Both ends exist and differ, no edge twice, no cycle (through `parents` too: a parent
-    waits for its children, `pensa.links`)."""
+def _check_deps(read: _Read, kinds: dict[str, str], hierarchy: list[tuple[str, str, str]]) -> None:
+    """Both ends exist and differ, no edge twice, no cycle (through the `hierarchy` of
+    (parent, child, where) too: a parent waits for its children, `pensa.links`)."""
     pairs: list[tuple[str, str]] = read.table.rows  # (issue_id, depends_on_id)
     children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
     # All edges at once first (C loops); line by line only to name the line that is wrong.
@@ -148,7 +148,7 @@ def _check_deps(read: _Read, kinds: dict[str, str], parents: list[tuple[str, str
     ):
         _check_deps_by_line(read, pairs, kinds)
     edges: dict[str, list[str]] = {}
-    for child, parent in chain(pairs, ((p, c) for p, c, _ in parents)):
+    for child, parent in chain(pairs, ((p, c) for p, c, _ in hierarchy)):
         edges.setdefault(child, []).append(parent)
     cycles = find_cycles(edges)
     if cycles:
@@ -158,7 +158,7 @@ def _check_deps(read: _Read, kinds: dict[str, str], parents: list[tuple[str, str
         known = set(pairs)
         first = next((pair for pair in on_cycle if pair in known), None)
         if first is None:  # parents alone: named by the line of a child on it
-            where = {(p, c): w for p, c, w in parents}[on_cycle[0]]
+            where = {(p, c): w for p, c, w in hierarchy}[on_cycle[0]]
             raise InvalidData(f"{where}: parent cycle {path}")
         raise InvalidData(f"{read.where(pairs.index(first))}: dependency cycle {path}")
 
