@@ -1,4 +1,5 @@
-"""A bundle of field changes to one issue, and how an event words what changed.
+"""A bundle of field changes to one issue, how it is checked and written, and how an event
+words what changed.
 
 `Tracker.update`, `claim` and `release` each decide status and assignee by their own rule;
 the other fields travel in a `Changes`, so `pn update ID --claim -p p1` is one claim, one
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from pensa.models import Priority
+from pensa.errors import InvalidArgument
+from pensa.models import IssueType, Priority, clean_labels, encode_labels, encode_list
+from pensa.store import fetch_issue, get, log_event, resolve, set_fields
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Mapping, Sequence
 
     from pensa.models import Issue
@@ -134,3 +138,73 @@ def _shown(value: object) -> str:
     if isinstance(value, tuple):
         return "; ".join(value)
     return str(value)
+
+
+# --- writing changes to an issue, inside the caller's transaction ---------------------------
+
+
+def check_fixes(conn: sqlite3.Connection, bug_id: str) -> str:
+    bug_id = resolve(conn, bug_id, flag="--fixes")
+    target = fetch_issue(conn, bug_id)
+    assert target is not None  # resolved inside this transaction
+    if target[3] != IssueType.BUG:
+        raise InvalidArgument(f"--fixes must name a bug; {bug_id} is a {target[3]}")
+    return bug_id
+
+
+def clean_title(title: str) -> str:
+    if not title.strip():
+        raise InvalidArgument("the title is empty; give the issue a short description")
+    return title.strip()
+
+
+def columns_of(conn: sqlite3.Connection, changes: Changes, issue_id: str) -> dict[str, str | None]:
+    """The columns `changes` sets, as stored; refuses an empty title, a `fixes` that names
+    no bug, and a parent that would close a cycle (`pensa.links`)."""
+    columns: dict[str, str | None] = {}
+    if changes.title is not None:
+        columns["title"] = clean_title(changes.title)
+    if changes.priority is not None:
+        columns["priority"] = changes.priority.value
+    if changes.description is not None:
+        columns["description"] = changes.description or None
+    if changes.spec is not None:
+        columns["spec"] = changes.spec or None
+    if changes.fixes is not None:
+        columns["fixes"] = check_fixes(conn, changes.fixes) if changes.fixes else None
+    if changes.shape:
+        from pensa.links import shape_columns
+
+        columns.update(shape_columns(conn, issue_id, changes.shape))
+    return columns
+
+
+def write_changes(
+    conn: sqlite3.Connection,
+    issue: Issue,
+    columns: dict[str, str | None],
+    changes: Changes,
+    *,
+    event: str,
+    actor: str,
+    now: str,
+) -> Issue:
+    """Write the columns and labels that differ from `issue`, with one event saying what
+    changed; the issue as it is now. When nothing differs, nothing is written or logged."""
+    changed = {name: value for name, value in columns.items() if held(issue, name) != value}
+    kept = issue.labels if changes.replace_labels is None else changes.replace_labels
+    labels = clean_labels([*kept, *changes.labels])
+    if labels != issue.labels:
+        changed["labels"] = encode_labels(labels)
+    if not changed:
+        return issue
+    set_fields(conn, issue.id, changed, now)
+    detail = describe(issue, changed, labels)
+    log_event(conn, issue.id, event, actor=actor, detail=detail, at=now)
+    return get(conn, issue.id)
+
+
+def held(issue: Issue, name: str) -> object:
+    """The issue's value of column `name` as the column stores it."""
+    value = getattr(issue, name)
+    return encode_list(name, value) if name == "verify" else value
