@@ -327,3 +327,12 @@ def test_claim_next_beside_a_held_spike_takes_a_task_not_a_spike(
     task = make(tracker, "task")
     tracker.claim(spike, actor="ann")
     assert claim_next(store, actor="ann") == tracker.get(task)
+
+
+def test_status_counts_as_ready_what_ready_lists(tracker: Tracker, store: Store) -> None:
+    from pensa.stats import status
+
+    epic = make(tracker, "epic", EPIC)
+    make(tracker, "task", parent=epic)
+    make(tracker, "alone", FEATURE)
+    assert status(store).ready == len(ready_ids(store)) == 2
