@@ -22,7 +22,7 @@ An earlier version checked the remote with one fetch and pulled with a second: a
 published in between was overwritten by the later `updated_at`, the merge's rule for
 everything else, and two machines did the same task (bench/bench_git_claims.py counts
 double claims). Closes travel with the work's commit (ralph's auto-push). Guarantees and
-their limits are in the README, "Running many loops".
+their limits are in docs/running-many-loops.md.
 """
 
 from __future__ import annotations

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from ralph import format, limits, proc
 from ralph import sandbox as sandboxes
 from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.governor import Governor
-from ralph.models import Config
+from ralph.models import Config, SandboxKind
 from ralph.render import Output
+from ralph.sandbox.view import agent_not_found
 from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
@@ -62,12 +64,18 @@ def summary_line(index: int, attempt: Attempt) -> str:
     return f"Iteration {index} done: " + " · ".join(parts)
 
 
+class Starts(Protocol):
+    """Where an AFK agent is started: a sandbox, or the check agent's own way into one."""
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> sandboxes.Running: ...
+
+
 @dataclass
 class Afk:
     """Runs the agent headless for one iteration, again after a usage limit lifts."""
 
     config: Config
-    sandbox: sandboxes.Sandbox
+    sandbox: Starts
     out: Output
     interrupts: proc.Interrupts
     governor: Governor
@@ -163,6 +171,10 @@ class Afk:
         if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
             # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
             # --command, or an image without claude); every iteration would fail the same way
+            if self.config.sandbox is SandboxKind.DOCKER:
+                raise agent_not_found(
+                    self.config.command, project=self.config.project, env=self.env or {}
+                )
             raise AgentNotFound(self.config.command, where=f"in the {self.config.sandbox} sandbox")
         return Attempt(
             status,

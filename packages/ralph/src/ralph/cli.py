@@ -21,10 +21,10 @@ import click
 from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
+from ralph.models import CheckAgent, Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
 from ralph.render import Output
 
-# Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
+# Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
 # environment variable, and whether it counts tries rather than seconds. Defaults come from
 # Timeouts itself, so they are written once.
 TUNING = (
@@ -225,8 +225,24 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
 @env_option(
     "--check-command",
     metavar="CMD",
-    help="With --integrate: the target moves only when CMD (sh) passes on the rebased "
-    "branch in a clean checkout in the sandbox; else the tasks are reopened.",
+    help="For work whose closed tasks name no Verify commands: the branch moves only when CMD "
+    "(sh) passes on the rebased commits in a clean checkout in the sandbox.",
+)
+@env_option(
+    "--check-agent",
+    type=click.Choice(agents.names()),
+    help="After the commands, this agent judges the work against its task's contract in the "
+    'sandbox; only its PASS lands (README "Check step").',
+)
+@env_option(
+    "--check-model",
+    metavar="MODEL",
+    help="The check agent's model (default: its backend's own).",
+)
+@env_option(
+    "--check-agent-command",
+    metavar="EXE",
+    help="Check agent executable to run instead of its own (for testing).",
 )
 @click.option(
     "--scenario",
@@ -273,6 +289,9 @@ def cli(
     guard: bool,
     format_command: str | None,
     check_command: str | None,
+    check_agent: str | None,
+    check_model: str | None,
+    check_agent_command: str | None,
     scenario: Path | None,
     recover: bool,
     args: tuple[str, ...],
@@ -331,6 +350,11 @@ def cli(
         ),
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
+        ),
+        check_agent=(
+            CheckAgent(check_agent, model=check_model or None, command=check_agent_command or None)
+            if check_agent
+            else None
         ),
     )
     with contextlib.ExitStack() as stack:

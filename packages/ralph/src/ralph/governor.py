@@ -68,15 +68,20 @@ class Governor:
         """Count one finished iteration; `failure` says why it failed, None if it did not."""
         self.iterations += 1
         if result is not None:
-            self.cost += result.cost_usd or 0.0
-            self.tokens += sum(
-                n or 0 for n in (result.input_tokens, result.output_tokens, result.cache_tokens)
-            )
+            self.spend(result)
         if failure is None:
             self.failed_in_a_row = 0
         else:
             self.failed_in_a_row += 1
             self.last_failure = failure
+
+    def spend(self, result: Result) -> None:
+        """Add a run's cost and tokens to the totals (a check agent's too: the budgets are
+        the loop's, whichever agent spent them)."""
+        self.cost += result.cost_usd or 0.0
+        self.tokens += sum(
+            n or 0 for n in (result.input_tokens, result.output_tokens, result.cache_tokens)
+        )
 
     def breaker_open(self) -> str | None:
         """The reason to stop for failures (exit 1), or None."""

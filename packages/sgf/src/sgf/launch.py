@@ -110,7 +110,7 @@ class Prepared:
 
 OUTSIDE_DOCKER = (
     "--sandbox none: agents run on this machine with your permissions, outside Docker "
-    '(README "Security model")'
+    "(docs/security.md)"
 )
 
 
