@@ -132,6 +132,34 @@ class Summary(NamedTuple):
             "dropped_fields": self.dropped_fields,
         }
 
+    def text(self) -> str:
+        """For people: every beads issue accounted for."""
+
+        def listed(counts: dict[str, int]) -> str:
+            return ", ".join(f"{n} {what}" for what, n in counts.items()) or "none"
+
+        lines = [
+            f"read {self.read} beads issues from {self.path}: imported {self.imported}, "
+            f"not imported {sum(self.skipped.values())}",
+            f"  imported as: {listed(self.types)}",
+        ]
+        if self.mapped:
+            lines.append(f"  mapped: {listed(self.mapped)}")
+        if self.skipped:
+            lines.append(f"  not imported: {listed(self.skipped)}")
+        lines.append(
+            f"  dependencies: {self.deps} became deps, {self.parents} parents, "
+            f"{self.links_as_comments} links became comments, {self.dangling} to issues not "
+            f"imported became comments, {self.cycles_broken} dropped to break cycles"
+        )
+        lines.append(
+            f"  comments: {self.comments}; labels: {self.labels} distinct (beads ids as beads:ID)"
+        )
+        if self.dropped_fields:
+            fields = ", ".join(f"{k} ({n})" for k, n in self.dropped_fields.items())
+            lines.append(f"  fields with no counterpart, not kept: {fields}")
+        return "\n".join(lines)
+
 
 def locate(path: str) -> str:
     """The export file `path` names: a JSONL file, a `.beads` directory, or a project."""

@@ -34,9 +34,9 @@ class OneOf(NamedTuple):
         return "(" + " OR ".join(f"{self.column} = {v!r}" for v in self.values) + ")"
 
 
-# Every CHECK constraint of the schema (schema.m001_initial, m008_shapes) by table: a column's allowed
-# values, or any other condition as SQL. A test compares them with the CHECKs of a freshly
-# migrated database, so that a migration cannot add one unseen here.
+# Every CHECK constraint of the schema (schema.m001_initial, m008_shapes) by table: a
+# column's allowed values, or any other condition as SQL. A test compares them with the
+# CHECKs of a freshly migrated database, so that a migration cannot add one unseen here.
 CHECKS: dict[str, tuple[OneOf | str, ...]] = {
     "issues": (
         OneOf("issue_type", ("epic", "feature", "task", "bug", "spike", "test", "chore")),
