@@ -92,8 +92,8 @@ def claim_next(
 def held(conn: sqlite3.Connection, actor: str) -> list[tuple[str, str]]:
     """(id, type) of every issue `actor` holds in progress, most urgent first."""
     rows = conn.execute(
-        "SELECT id, issue_type FROM issues WHERE status = 'in_progress' AND assignee = ? "
-        "ORDER BY priority, seq",
+        "SELECT id, issue_type FROM issues INDEXED BY issues_held "
+        "WHERE status = 'in_progress' AND assignee = ? ORDER BY priority, seq",
         (actor,),
     ).fetchall()
     return [(str(i), str(t)) for i, t in rows]

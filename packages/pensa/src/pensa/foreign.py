@@ -119,6 +119,12 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "issues",
         "CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL",
     ),
+    (
+        "index",
+        "issues_held",
+        "issues",
+        "CREATE INDEX issues_held ON issues (assignee, issue_type) WHERE status = 'in_progress'",
+    ),
     ("index", "issues_fixes", "issues", "CREATE INDEX issues_fixes ON issues (fixes)"),
     (
         "index",

@@ -304,7 +304,8 @@ def m008_shapes(conn: sqlite3.Connection) -> None:
     SQLite cannot change a CHECK or a generated column in place, so `issues` is rebuilt
     (create, copy, drop, rename), its AUTOINCREMENT counter kept. `issues_children` answers
     "has this issue open children?", which `pn ready` asks of every open issue, from an
-    index that holds only the issues that have a parent."""
+    index that holds only the issues that have a parent; `issues_held` "what does this agent
+    hold?", which every claim asks (one claim per agent), from the issues in progress."""
     conn.execute(
         f"""CREATE TABLE issues_m008 (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -350,6 +351,9 @@ def m008_shapes(conn: sqlite3.Connection) -> None:
     for statement in _ISSUE_INDEXES:
         conn.execute(statement)
     conn.execute("CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL")
+    conn.execute(
+        "CREATE INDEX issues_held ON issues (assignee, issue_type) WHERE status = 'in_progress'"
+    )
     for _, table, sql in dirty_triggers():
         if table == "issues":
             conn.execute(sql)
