@@ -91,8 +91,7 @@ def test_timestamps_are_utc_z_with_microseconds_and_round_trip() -> None:
 
 def test_issue_json_keys_follow_the_contract() -> None:
     row = ("pn-1", "t", None, "task", "open", "p2", None, None, None, "c", "u", None, None, None)
-    row += (None, None, "L", None, None, '["make"]')
-    issue = Issue.from_row(row)
+    issue = Issue.from_row((*row, None, None, "L", None, None, '["make"]'))
     assert tuple(issue.to_json()) == ISSUE_FIELDS
     assert issue.issue_type is IssueType.TASK
     assert (issue.size, issue.verify) == (Size.L, ("make",))
