@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from pensa.changes import NO_CHANGES, Changes, describe, moved
+from pensa.changes import NO_CHANGES, NO_SHAPE, Changes, describe, moved
 from pensa.models import IssueType, Priority
 from pensa.tracker import Tracker
 
 
 def test_no_changes_keeps_every_field() -> None:
     assert Changes() == NO_CHANGES
-    assert NO_CHANGES == (None, None, None, None, None, (), None)
+    assert NO_CHANGES == (None, None, None, None, None, (), None, NO_SHAPE)
+    assert not NO_SHAPE
+    assert NO_SHAPE == (None,) * 6
 
 
 def test_changes_keep_their_own_copy_of_the_labels() -> None:

@@ -79,11 +79,14 @@ def test_import_refuses_to_forget_a_claim_until_exported_or_discarded(repo: Path
 
 CLAIMER = """
 import json, subprocess, sys
-pn, out = sys.argv[1], sys.argv[2]
+pn, out, me = sys.argv[1], sys.argv[2], sys.argv[3]
 got = []
 misses = 0
 while misses < 3 and len(got) < 30:  # without the defence tasks come back forever
-    done = subprocess.run([pn, "claim-next", "--json"], capture_output=True, text=True)
+    # a new agent for each task (one claim per agent): a task that came back is claimed again
+    who = f"{me}-{len(got)}"
+    argv = [pn, "claim-next", "--json", "--actor", who]
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode == 0 and json.loads(done.stdout) is not None:
         got.append(json.loads(done.stdout)["id"])
         misses = 0
@@ -105,7 +108,7 @@ def test_no_claimer_receives_a_task_another_holds_while_imports_run(
     env["PATH"] = f"{BIN}:{env['PATH']}"
     claimers = [
         subprocess.Popen(
-            [sys.executable, str(script), PN, str(tmp_path / f"got-{n}.json")],
+            [sys.executable, str(script), PN, str(tmp_path / f"got-{n}.json"), f"loop-{n}"],
             cwd=repo,
             env={**env, "PN_ACTOR": f"loop-{n}"},
         )

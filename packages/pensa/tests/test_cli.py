@@ -26,6 +26,12 @@ ISSUE_KEYS = [
     "closed_at",
     "close_reason",
     "labels",
+    "parent",
+    "discovered_from",
+    "size",
+    "objective",
+    "artifact",
+    "verify",
 ]
 J = Callable[..., Any]
 
@@ -66,7 +72,7 @@ def test_show_adds_deps_dependents_and_comments(pnj: J) -> None:
     child = pnj("create", "child", "-t", "task", "--dep", parent)["id"]
     pnj("comment", "add", child, "a note")
     shown = pnj("show", child)
-    assert list(shown) == [*ISSUE_KEYS, "deps", "dependents", "comments"]
+    assert list(shown) == [*ISSUE_KEYS, "deps", "dependents", "children", "comments"]
     assert [d["id"] for d in shown["deps"]] == [parent]
     assert shown["dependents"] == []
     assert [list(c) for c in shown["comments"]] == [
@@ -114,7 +120,8 @@ def test_claim_next_claims_then_prints_null_when_nothing_is_ready(pn: Pn, pnj: J
     claimed = pnj("claim-next")
     assert claimed["status"] == "in_progress"
     assert claimed["assignee"] == "agent-1"
-    empty = pn("claim-next", "--json")
+    assert pnj("claim-next") == claimed  # one claim per agent: the task it holds
+    empty = pn("claim-next", "--json", "--actor", "agent-2")
     assert empty.code == 0
     assert empty.out.strip() == "null"
 
@@ -230,7 +237,7 @@ def test_closing_the_last_fix_closes_the_bug(pnj: J) -> None:
         (["show", "pn-00000000"], "not_found"),
         (["close", "pn-00000000"], "not_found"),
         (["history", "pn-00000000"], "not_found"),
-        (["create", "x", "-t", "feature"], "invalid_argument"),
+        (["create", "x", "-t", "story"], "invalid_argument"),
         (["create", "x", "-t", "task", "-p", "high"], "invalid_argument"),
         (["list", "--status", "in-progress"], "invalid_argument"),
         (["create", "-t", "task"], "invalid_argument"),
@@ -273,7 +280,7 @@ def test_usage_errors_exit_1_not_2(pn: Pn) -> None:
     [
         (["claim"], "did you mean `pn claim-next` or `pn update ID --claim`?"),
         (["list", "--status", "in-progress"], "did you mean 'in_progress'?"),
-        (["create", "x", "-t", "feature"], "did you mean 'task'?"),
+        (["create", "x", "-t", "story"], "did you mean 'feature'?"),
         (["create", "x", "-t", "task", "-p", "high"], "did you mean 'p1'?"),
         (["redy"], "did you mean `pn ready`?"),
         (["dep", "ad", "a", "b"], "did you mean `pn dep add`?"),
@@ -337,7 +344,12 @@ def test_dep_commands_and_their_shapes(pn: Pn, pnj: J) -> None:
     a = pnj("create", "a", "-t", "task")["id"]
     b = pnj("create", "b", "-t", "task")["id"]
     c = pnj("create", "c", "-t", "task")["id"]
-    assert pnj("dep", "add", a, b) == {"status": "added", "issue_id": a, "depends_on_id": b}
+    assert pnj("dep", "add", a, b) == {
+        "status": "added",
+        "issue_id": a,
+        "depends_on_id": b,
+        "kind": "blocks",
+    }
     pnj("dep", "add", b, c)
     listed = pnj("dep", "list", b)
     assert [i["id"] for i in listed["depends_on"]] == [c]
@@ -542,8 +554,8 @@ def test_claim_next_takes_several_types_and_skips_the_others(pnj: J) -> None:
     test_item = pnj("create", "a test item", "-t", "test", "-p", "p0")["id"]
     chore = pnj("create", "a chore", "-t", "chore")["id"]
     assert pnj("claim-next", "-t", "task", "-t", "chore")["id"] == chore
-    assert pnj("claim-next", "-t", "task", "-t", "chore") is None
-    assert pnj("claim-next", "-t", "test")["id"] == test_item
+    assert pnj("claim-next", "-t", "task", "-t", "chore", "--actor", "b") is None
+    assert pnj("claim-next", "-t", "test", "--actor", "b")["id"] == test_item
 
 
 def test_the_cycle_error_draws_its_arrows_as_dep_add_and_graph_do(pn: Pn, pnj: J) -> None:

@@ -70,7 +70,12 @@ def test_ids_in_options_and_dep_commands_resolve_too(pnj: J) -> None:
     assert [d["id"] for d in pnj("show", child["id"])["deps"]] == [parent]
     other = pnj("create", "other", "-t", "task")["id"]
     added = pnj("dep", "add", other[3:8], parent.upper())
-    assert added == {"status": "added", "issue_id": other, "depends_on_id": parent}
+    assert added == {
+        "status": "added",
+        "issue_id": other,
+        "depends_on_id": parent,
+        "kind": "blocks",
+    }
     assert pnj("dep", "remove", other[3:8], parent[3:8])["status"] == "removed"
 
 
@@ -111,7 +116,7 @@ def test_history_of_a_deleted_issue_takes_the_forgiving_id(pnj: J) -> None:
 
 def test_labels_on_create_update_and_the_label_commands(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "--label", "ui", "--label", "backend")
-    assert list(issue)[-2:] == ["close_reason", "labels"]
+    assert list(issue)[-8:-6] == ["close_reason", "labels"]
     assert issue["labels"] == ["backend", "ui"]
     assert pnj("update", issue["id"], "--label", "p-later")["labels"] == [
         "backend",
@@ -135,7 +140,7 @@ def test_label_filters_on_list_ready_count_and_claim_next(pnj: J) -> None:
     assert [i["id"] for i in pnj("ready", "--label", "ui", "--label", "web")] == [both]
     assert pnj("count", "--label", "web") == {"count": 1}
     assert pnj("claim-next", "--label", "web")["id"] == both
-    assert pnj("claim-next", "--label", "nope") is None
+    assert pnj("claim-next", "--label", "nope", "--actor", "other") is None
 
 
 def test_labels_travel_in_the_jsonl_and_back(repo: Path, pnj: J) -> None:
@@ -212,7 +217,7 @@ def test_show_on_a_bug_lists_the_issues_that_fix_it(pn: Pn, pnj: J) -> None:
     fix = pnj("create", "guard the input", "--fixes", bug)["id"]
     out = pn("show", bug).out
     assert f"  fixed by:\n    {fix} [open] guard the input" in out
-    assert list(pnj("show", bug))[-3:] == ["deps", "dependents", "comments"]
+    assert list(pnj("show", bug))[-4:] == ["deps", "dependents", "children", "comments"]
 
 
 EDITOR = """\

@@ -56,7 +56,7 @@ def test_a_healthy_database_is_ok_and_checks_stay_enforced(store: Store) -> None
 @pytest.mark.parametrize(
     ("table", "row"),
     [
-        ("issues", "('pn-1', 't', 'epic', 'open', 'p2', 'c', 'u')"),
+        ("issues", "('pn-1', 't', 'story', 'open', 'p2', 'c', 'u')"),
         ("issues", "('pn-1', 't', 'task', 'done', 'p2', 'c', 'u')"),
         ("issues", "('pn-1', 't', 'task', 'open', 'p9', 'c', 'u')"),
         ("deps", "('pn-1', 'pn-1')"),

@@ -123,9 +123,9 @@ def test_import_rebuilds_and_keeps_events_of_issues_that_still_exist(
         ("issues.jsonl", "[1, 2]", "issues.jsonl:2: expected a JSON object"),
         (
             "issues.jsonl",
-            '{"id":"pn-2","title":"t","issue_type":"feature","status":"open","priority":"p2",'
+            '{"id":"pn-2","title":"t","issue_type":"story","status":"open","priority":"p2",'
             '"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}',
-            "issues.jsonl:2: invalid issue type 'feature'",
+            "issues.jsonl:2: invalid issue type 'story'",
         ),
         (
             "issues.jsonl",

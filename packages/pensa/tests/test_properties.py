@@ -44,7 +44,7 @@ def apply(store: Store, ids: list[str], ops: list[Op], clock: Clock) -> None:
         elif kind == "close":
             tracker.close(first, actor="a", reason="r", force=True)
         elif tracker.get(first).status is Status.OPEN:
-            tracker.claim(first, actor="a")
+            tracker.claim(first, actor=f"agent-{a % len(ids)}")  # one claim per agent
 
 
 def edges(store: Store) -> dict[str, list[str]]:

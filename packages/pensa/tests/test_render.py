@@ -35,6 +35,12 @@ def make(title: str, assignee: str | None = None, issue_id: str = "pn-0000000a")
         None,
         None,
         (),
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
     )
 
 

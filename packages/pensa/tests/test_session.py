@@ -45,6 +45,8 @@ def test_claim_next_claims_the_first_ready_issue_for_the_actor(repo: Path) -> No
         Status.IN_PROGRESS,
     )
     with Session(cwd=str(repo), environ=environ()) as pensa:
+        assert pensa.claim_next() == claimed  # one claim per agent: the one it holds
+    with Session(cwd=str(repo), environ=environ(PN_ACTOR="agent-2")) as pensa:
         assert pensa.claim_next() is None
 
 

@@ -34,14 +34,16 @@ class OneOf(NamedTuple):
         return "(" + " OR ".join(f"{self.column} = {v!r}" for v in self.values) + ")"
 
 
-# Every CHECK constraint of the schema (schema.m001_initial) by table: a column's allowed
-# values, or any other condition as SQL. A test compares them with the CHECKs of a freshly
-# migrated database, so that a migration cannot add one unseen here.
+# Every CHECK constraint of the schema (schema.m001_initial, m008_shapes) by table: a
+# column's allowed values, or any other condition as SQL. A test compares them with the
+# CHECKs of a freshly migrated database, so that a migration cannot add one unseen here.
 CHECKS: dict[str, tuple[OneOf | str, ...]] = {
     "issues": (
-        OneOf("issue_type", ("bug", "task", "test", "chore")),
+        OneOf("issue_type", ("epic", "feature", "task", "bug", "spike", "test", "chore")),
         OneOf("status", ("open", "in_progress", "closed")),
         OneOf("priority", ("p0", "p1", "p2", "p3")),
+        OneOf("size", ("S", "M", "L")),
+        "parent != id",
     ),
     "deps": ("issue_id != depends_on_id",),
 }

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
-    from pensa.beads import Summary as BeadsSummary
     from pensa.closing import Closed
     from pensa.graph import TreeNode
     from pensa.models import Comment, Event, Issue, IssueDetail
@@ -152,14 +151,21 @@ def detail_text(d: IssueDetail, now: datetime) -> str:
         ("labels", ", ".join(i.labels)),
         ("spec", i.spec),
         ("fixes", i.fixes),
+        ("parent", d.parent and f"{d.parent.id} [{d.parent.status.value}] {d.parent.title}"),
+        ("discovered from", i.discovered_from),
+        ("size", i.size and i.size.value),
         ("closed", i.closed_at and _stamp(i.closed_at, now)),
         ("reason", i.close_reason),
         ("description", i.description),
+        ("objective", i.objective),
+        ("artifact", i.artifact),
+        ("verify", "\n".join(i.verify)),  # the commands one a line, in order
     ):
         if value:
-            text = _indented(value, "    ") if label == "description" else inert(value)
-            lines.append(f"  {label}: {text}")
+            many = label in ("description", "verify")
+            lines.append(f"  {label}: {_indented(value, '    ') if many else inert(value)}")
     for label, group in (
+        ("children", d.children),
         ("depends on", d.deps),
         ("dependents", d.dependents),
         ("fixed by", d.fixed_by),
@@ -188,33 +194,6 @@ def closed_text(done: Closed) -> str:
     lines = [issue_line(i) for i in done.closed]
     lines += [f"also closed {b.id}: {inert(b.close_reason or '')}" for b in done.also_closed]
     lines += [f"now ready: {issue_line(i)}" for i in done.now_ready]
-    return "\n".join(lines)
-
-
-def beads_text(s: BeadsSummary) -> str:
-    """`import --from-beads` for people: every beads issue accounted for."""
-
-    def listed(counts: Mapping[str, int]) -> str:
-        return ", ".join(f"{n} {what}" for what, n in counts.items()) or "none"
-
-    lines = [
-        f"read {s.read} beads issues from {s.path}: imported {s.imported}, "
-        f"not imported {sum(s.skipped.values())}",
-        f"  imported as: {listed(s.types)}",
-    ]
-    if s.mapped:
-        lines.append(f"  mapped: {listed(s.mapped)}")
-    if s.skipped:
-        lines.append(f"  not imported: {listed(s.skipped)}")
-    lines.append(
-        f"  dependencies: {s.deps} became deps, {s.links_as_comments} links became comments, "
-        f"{s.dangling} to issues not imported became comments, {s.cycles_broken} dropped to "
-        "break cycles"
-    )
-    lines.append(f"  comments: {s.comments}; labels: {s.labels} distinct (beads ids as beads:ID)")
-    if s.dropped_fields:
-        fields = ", ".join(f"{k} ({n})" for k, n in s.dropped_fields.items())
-        lines.append(f"  fields with no counterpart, not kept: {fields}")
     return "\n".join(lines)
 
 

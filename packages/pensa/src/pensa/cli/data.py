@@ -59,10 +59,8 @@ def import_(env: Env, beads_path: str | None, discard_local: bool) -> None:
         pn import --from-beads .beads/issues.jsonl
     """
     if beads_path is not None:
-        from pensa.render import beads_text
-
         done = env.session.import_beads(beads_path)
-        env.out.emit(done.to_json(), beads_text(done))
+        env.out.emit(done.to_json(), done.text())
         return
     summary = env.session.import_(discard_local=discard_local)
     if summary is None:
