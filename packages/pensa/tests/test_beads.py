@@ -67,10 +67,12 @@ def test_the_fixture_imports_with_every_beads_issue_accounted_for(pn: Pn, pnj: J
     assert summary["imported"] == len(work) == pnj("count", "--all")["count"]
     assert summary["skipped"]["tombstone (deleted in beads)"] == 3
     assert summary["skipped"]["type message (no pensa counterpart)"] == 2
-    assert summary["types"] == dict(
-        sorted(Counter(beads.TYPES.get(r["issue_type"], "task") for r in work).items())
-    )
-    assert summary["mapped"]["type feature -> task, labelled feature"] == 6
+    mapped = {**beads.TYPES, **beads.TYPES_MAPPED}
+    assert summary["types"] == dict(sorted(Counter(mapped[r["issue_type"]] for r in work).items()))
+    assert summary["types"]["feature"] == 7  # six features and a story
+    assert summary["mapped"]["type story -> feature, labelled story"] == 1
+    assert summary["mapped"]["type milestone -> epic, labelled milestone"] == 1
+    assert not any("type feature" in k or "type epic" in k for k in summary["mapped"])
     assert summary["dropped_fields"]["estimated_minutes"] > 0
     human = pn("import", "--from-beads", str(FIXTURE)).out  # a second run skips them all
     assert f"read {len(RECORDS)} beads issues" in human
@@ -82,8 +84,7 @@ def test_the_fixture_imports_with_every_beads_issue_accounted_for(pn: Pn, pnj: J
 def test_types_statuses_priorities_and_fields_map_as_documented(pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     epic = labelled(pnj, "bd-a3f8")
-    assert (epic["issue_type"], epic["priority"]) == ("task", "p1")
-    assert "epic" in epic["labels"]
+    assert (epic["issue_type"], epic["priority"]) == ("epic", "p1")  # a type pensa has
     assert "## Design\n\nTokens in <httpOnly> cookies & a refresh endpoint." in epic["description"]
     working = labelled(pnj, "bd-a3f8.1")
     assert (working["status"], working["assignee"]) == ("in_progress", "alice")
@@ -105,13 +106,14 @@ def test_types_statuses_priorities_and_fields_map_as_documented(pnj: J) -> None:
     }
 
 
-def test_parent_child_turns_round_and_blocks_stays(pnj: J) -> None:
+def test_parent_child_becomes_the_parent_and_blocks_stays(pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     epic = labelled(pnj, "bd-a3f8")["id"]
     children = {labelled(pnj, f"bd-a3f8.{k}")["id"] for k in (1, 2, 4)}
-    waits_for = {d["id"] for d in pnj("show", epic)["deps"]}
-    assert children <= waits_for  # the epic waits for its parts
-    assert epic not in {i["id"] for i in pnj("ready")}
+    assert children <= {c["id"] for c in pnj("show", epic)["children"]}
+    assert all(pnj("show", child)["parent"] == epic for child in children)
+    assert pnj("show", epic)["deps"] == []  # a hierarchy, not dependencies
+    assert epic not in {i["id"] for i in pnj("ready")}  # the epic waits for its parts
     refresh = labelled(pnj, "bd-a3f8.1")["id"]
     store = labelled(pnj, "bd-a3f8.4")["id"]
     assert [d["id"] for d in pnj("show", store)["deps"]] == [refresh]

@@ -18,6 +18,7 @@ from .conftest import Clock, Pn
 
 J = Callable[..., Any]
 TASK = IssueType.TASK
+SPIKE = IssueType.SPIKE
 
 
 def give_up(tracker: Tracker, store: Store, *, loops: list[str]) -> str | None:
@@ -91,12 +92,16 @@ def test_without_a_threshold_claim_next_never_marks_anything(
 def test_release_held_gives_back_only_what_the_holder_has_in_progress(
     tracker: Tracker,
 ) -> None:
-    mine = [tracker.create(f"m{n}", issue_type=TASK, actor="a").id for n in range(2)]
+    # one task and one spike: all one agent may hold at once
+    mine = [
+        tracker.create(f"m{n}", issue_type=t, actor="a").id for n, t in enumerate((TASK, SPIKE))
+    ]
     done = tracker.create("done", issue_type=TASK, actor="a").id
     theirs = tracker.create("theirs", issue_type=TASK, actor="a").id
-    for issue in (*mine, done):
-        tracker.claim(issue, actor="build-x")
+    tracker.claim(done, actor="build-x")
     tracker.close(done, actor="build-x")
+    for issue in mine:
+        tracker.claim(issue, actor="build-x")
     tracker.claim(theirs, actor="build-y")
 
     released = tracker.release_held("build-x", actor="build-x", reason="loop ended: interrupted")

@@ -12,6 +12,7 @@ from pensa.models import (
     Issue,
     IssueType,
     Priority,
+    Size,
     Status,
     parse_timestamp,
     timestamp,
@@ -28,7 +29,8 @@ from pensa.models import (
         (Priority, "high", "p1"),
         (Priority, "urgent", "p0"),
         (Priority, "critical", "p0"),
-        (IssueType, "feature", "task"),
+        (IssueType, "story", "feature"),
+        (IssueType, "featur", "feature"),
         (IssueType, "tests", "test"),
         (IssueType, "chores", "chore"),
     ],
@@ -89,7 +91,9 @@ def test_timestamps_are_utc_z_with_microseconds_and_round_trip() -> None:
 
 def test_issue_json_keys_follow_the_contract() -> None:
     row = ("pn-1", "t", None, "task", "open", "p2", None, None, None, "c", "u", None, None, None)
+    row += (None, None, "L", None, None, '["make"]')
     issue = Issue.from_row(row)
     assert tuple(issue.to_json()) == ISSUE_FIELDS
     assert issue.issue_type is IssueType.TASK
+    assert (issue.size, issue.verify) == (Size.L, ("make",))
     assert issue.is_ready_type()

@@ -75,15 +75,18 @@ def test_the_schema_checks_only_what_the_import_checks_itself(tmp_path: Path) ->
         tables = store.rows("SELECT sql FROM sqlite_master WHERE type = 'table'")
     assert sorted(c for (sql,) in tables for c in checks(sql)) == [
         "issue_id != depends_on_id",  # "depends on itself"
-        "issue_type IN ('bug', 'task', 'test', 'chore')",  # IssueType, exact
+        "issue_type IN ('epic', 'feature', 'task', 'bug', 'spike', 'test', 'chore')",  # exact
+        "parent != id",  # "parent ...: the issue itself"
         "priority IN ('p0', 'p1', 'p2', 'p3')",  # Priority, exact
+        "size IN ('S', 'M', 'L')",  # Size, exact
         "status IN ('open', 'in_progress', 'closed')",  # Status, exact
     ]
 
 
 def test_the_schema_references_only_what_the_import_checks_itself(tmp_path: Path) -> None:
     """The rebuild turns foreign keys off: every reference must be one `committed.contents` proves
-    (dangling deps and comments, fixes naming a bug)."""
+    (dangling deps and comments, fixes naming a bug, parent and discovered_from naming an
+    issue)."""
     with Store.open(tmp_path / "db.sqlite") as store:
         names = [n for (n,) in store.rows("SELECT name FROM sqlite_master WHERE type='table'")]
         references = {
@@ -96,6 +99,8 @@ def test_the_schema_references_only_what_the_import_checks_itself(tmp_path: Path
         ("deps", "depends_on_id", "issues", "id"),
         ("deps", "issue_id", "issues", "id"),
         ("issues", "fixes", "issues", "id"),
+        ("issues", "parent", "issues", "id"),  # "parent ...: no such issue"
+        ("issues", "discovered_from", "issues", "id"),
     }
 
 

@@ -289,7 +289,8 @@ def test_claim_next_skips_issues_assigned_to_someone_else(tracker: Tracker) -> N
     claimed = claim("ann")
     assert claimed is not None
     assert claimed.id == mine
-    assert claim("ann") is None
+    assert claim("cy") is None
+    assert claim("ann") == claimed  # one claim per agent: ann gets the task she holds
     bobs = claim("bob")
     assert bobs is not None
     assert bobs.title == "for bob"

@@ -4,19 +4,21 @@ beads writes one issue per line (`.beads/issues.jsonl`, or `bd export`), with it
 dependencies and comments embedded (beads-notes §1-2). What has a counterpart is mapped;
 what has none is said in the summary, which accounts for every beads issue read:
 
-- types: bug, task and chore stay; feature, epic, story, spike and milestone become tasks
-  labelled with their beads type; anything else (event, message, molecule, agent, gate,
-  decision, custom types) is orchestration or record keeping, not work: not imported.
+- types: epic, feature, task, bug, spike, test and chore stay; a story becomes a feature and
+  a milestone an epic, labelled with their beads type; anything else (event, message,
+  molecule, agent, gate, decision, custom types) is orchestration or record keeping, not
+  work: not imported.
 - statuses: open, in_progress and closed stay; blocked, deferred, pinned, hooked and custom
   statuses become open with the status as a label; tombstones (deleted in beads) are not
   imported.
 - priorities 0-3 become p0-p3; 4 (backlog) becomes p3 labelled `backlog`.
 - dependencies that hold work back become pensa deps: `blocks`, `conditional-blocks`,
-  `waits-for` (the issue waits for the other), and `parent-child` turned round (the parent,
-  an epic, waits for its children, so no agent claims an epic before its parts); every other
-  kind (related, discovered-from, duplicates, supersedes, ...) and any edge to an issue not
-  imported becomes a comment naming both ids. An edge that would close a cycle is dropped
-  the same way.
+  `waits-for` (the issue waits for the other); `parent-child` becomes the child's `parent`
+  (the epic or feature waits for its children and closes with the last of them) and
+  `discovered-from` its `discovered_from` (one each: a second becomes a comment); every
+  other kind (related, duplicates, supersedes, ...) and any edge to an issue not imported
+  becomes a comment naming both ids. A link that would close a cycle is dropped the same
+  way, a parent before a dependency.
 - comments keep author and time (new `pc-` ids); labels and assignees are kept; design,
   acceptance criteria and notes are appended to the description under headings;
   `external_ref` becomes a `ref:` label. Each issue is labelled `beads:<its beads id>`, so
@@ -38,14 +40,19 @@ if TYPE_CHECKING:
 
 Record = dict[str, Any]
 
-TYPES = {"bug": "bug", "task": "task", "chore": "chore", "test": "test"}
-TYPES_AS_TASK = ("feature", "epic", "story", "spike", "milestone")
+TYPES = {
+    t: t for t in ("epic", "feature", "task", "bug", "spike", "test", "chore")
+}  # fmt: skip
+# beads types pensa keeps as a near one, labelled with the beads type.
+TYPES_MAPPED = {"story": "feature", "milestone": "epic"}
 STATUSES = {"open": "open", "in_progress": "in_progress", "closed": "closed"}
 BLOCKING = ("blocks", "conditional-blocks", "waits-for")
 PARENT_CHILD = "parent-child"
+DISCOVERED_FROM = "discovered-from"
 LINK_WORDS = {
     "related": "related to",
     "relates-to": "related to",
+    "parent-child": "a child of",
     "discovered-from": "discovered while working on",
     "duplicates": "a duplicate of",
     "supersedes": "supersedes",
@@ -98,6 +105,7 @@ class Summary(NamedTuple):
     mapped: dict[str, int]  # e.g. "type feature -> task" -> issues
     skipped: dict[str, int]  # reason -> issues not imported
     deps: int
+    parents: int
     links_as_comments: int
     dangling: int
     cycles_broken: int
@@ -115,6 +123,7 @@ class Summary(NamedTuple):
             "mapped": self.mapped,
             "skipped": self.skipped,
             "deps": self.deps,
+            "parents": self.parents,
             "links_as_comments": self.links_as_comments,
             "dangling": self.dangling,
             "cycles_broken": self.cycles_broken,
@@ -205,10 +214,10 @@ def convert(record: Record, where: str, *, now: str) -> Issue | str:
     mapped = []
     if kind in TYPES:
         issue_type = TYPES[kind]
-    elif kind in TYPES_AS_TASK:
-        issue_type = "task"
+    elif kind in TYPES_MAPPED:
+        issue_type = TYPES_MAPPED[kind]
         labels.append(kind)
-        mapped.append(f"type {kind} -> task, labelled {kind}")
+        mapped.append(f"type {kind} -> {issue_type}, labelled {kind}")
     else:
         return f"type {kind} (no pensa counterpart)"
     title = _text(record, "title", where)

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import beads, ids
-from pensa.beads import BLOCKING, LINK_WORDS, PARENT_CHILD, Summary
+from pensa.beads import BLOCKING, DISCOVERED_FROM, LINK_WORDS, PARENT_CHILD, Summary
 from pensa.cycles import find_cycles
 from pensa.models import encode_labels, timestamp
 from pensa.store import log_event
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class Edge(NamedTuple):
-    """A pensa dep from a beads edge: `child` waits for `parent`."""
+    """A pensa dep from a beads edge: `child` waits for `parent`; for a `parent-child` edge,
+    `child` is the parent (an epic) that waits for `parent`, its child."""
 
     child: str
     parent: str
@@ -72,14 +73,17 @@ def import_beads(store: Store, path: str, *, actor: str, now: Callable[[], datet
         for issue in new:
             pensa_ids[issue.beads_id] = ids.new_id(lambda c: c in taken or _exists(conn, c))
             taken.add(pensa_ids[issue.beads_id])
-        notes, edges, dangling, links = _edges(new, pensa_ids, why_not)
+        notes, edges, dangling, links, found_from = _edges(new, pensa_ids, why_not)
         edges, broken = _acyclic(conn, edges)
         for edge in broken:
             notes.append(
                 (edge.owner, f"from beads: {edge.kind} {edge.other} was not made a dependency: "
                  "it would close a dependency cycle")
             )  # fmt: skip
-        _insert(conn, new, pensa_ids, edges, notes, actor=actor, stamp=stamp)
+        parents = {e.parent: e.child for e in edges if e.kind == PARENT_CHILD}
+        edges = [e for e in edges if e.kind != PARENT_CHILD]
+        links_ = Links(parents, found_from)
+        _insert(conn, new, pensa_ids, edges, links_, notes, actor=actor, stamp=stamp)
     return Summary(
         found,
         read,
@@ -88,6 +92,7 @@ def import_beads(store: Store, path: str, *, actor: str, now: Callable[[], datet
         dict(sorted(Counter(m for i in new for m in i.mapped).items())),
         dict(sorted(skipped.items())),
         len(edges),
+        len(parents),
         links,
         dangling,
         len(broken),
@@ -114,12 +119,23 @@ def _exists(conn: sqlite3.Connection, issue_id: str) -> bool:
     return row is not None
 
 
+class Links(NamedTuple):
+    """The issue fields beads edges become: each child's parent, each issue's origin."""
+
+    parent: dict[str, str]  # child -> parent (pensa ids)
+    discovered_from: dict[str, str]
+
+
 def _edges(
     new: list[beads.Issue], pensa_ids: dict[str, str], why_not: dict[str, str]
-) -> tuple[list[tuple[str, str]], list[Edge], int, int]:
-    """(notes as (pensa id, text), deps, edges to issues not imported, links as comments)."""
+) -> tuple[list[tuple[str, str]], list[Edge], int, int, dict[str, str]]:
+    """(notes as (pensa id, text), deps and parent links, edges to issues not imported, links
+    as comments, each issue's origin). An issue keeps its first parent and its first origin:
+    a field holds one."""
     notes: list[tuple[str, str]] = []
     edges: dict[tuple[str, str], Edge] = {}
+    has_parent: set[str] = set()
+    found_from: dict[str, str] = {}
     dangling = links = 0
     for issue in new:
         me = pensa_ids[issue.beads_id]
@@ -129,22 +145,29 @@ def _edges(
                 dangling += 1
                 reason = why_not.get(other, "not in the export")
                 notes.append((me, f"from beads: {kind} {other}, which was not imported ({reason})"))
-            elif kind in BLOCKING or kind == PARENT_CHILD:
-                child, parent = (me, target) if kind in BLOCKING else (target, me)
-                if child != parent:
-                    edges.setdefault((child, parent), Edge(child, parent, kind, other, me))
+            elif target == me:
+                continue
+            elif kind in BLOCKING:
+                edges.setdefault((me, target), Edge(me, target, kind, other, me))
+            elif kind == PARENT_CHILD and me not in has_parent:
+                has_parent.add(me)  # the parent, `target`, waits for its child
+                edges.setdefault((target, me), Edge(target, me, kind, other, me))
+            elif kind == DISCOVERED_FROM and me not in found_from:
+                found_from[me] = target
             else:
                 links += 1
                 words = LINK_WORDS.get(kind, f"{kind}:")
                 notes.append((me, f"from beads: {words} {target} ({other})"))
-    return notes, list(edges.values()), dangling, links
+    return notes, list(edges.values()), dangling, links, found_from
 
 
 def _acyclic(conn: sqlite3.Connection, edges: list[Edge]) -> tuple[list[Edge], list[Edge]]:
-    """The edges that close no cycle, and the dropped ones (turned-round parent-child edges
-    go first: they are pensa's reading, a `blocks` edge is what the user wrote)."""
+    """The edges that close no cycle of waiting (`pensa.links`), and the dropped ones
+    (parent links go first: a `blocks` edge says more about the order of the work)."""
+    from pensa.links import WAITS_FOR
+
     graph: dict[str, list[str]] = {}
-    for child, parent in conn.execute("SELECT issue_id, depends_on_id FROM deps"):
+    for child, parent in conn.execute(WAITS_FOR):
         graph.setdefault(child, []).append(parent)
     kept = list(edges)
     for edge in kept:
@@ -166,6 +189,7 @@ def _insert(
     new: list[beads.Issue],
     pensa_ids: dict[str, str],
     edges: list[Edge],
+    links: Links,
     notes: list[tuple[str, str]],
     *,
     actor: str,
@@ -176,8 +200,8 @@ def _insert(
         issue_id = pensa_ids[issue.beads_id]
         conn.execute(
             "INSERT INTO issues (id, title, description, issue_type, status, priority, assignee, "
-            "created_at, updated_at, closed_at, close_reason, labels) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, closed_at, close_reason, labels, parent, discovered_from) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 issue_id,
                 issue.title,
@@ -191,6 +215,8 @@ def _insert(
                 issue.closed_at,
                 issue.close_reason,
                 encode_labels(issue.labels),
+                links.parent.get(issue_id),
+                links.discovered_from.get(issue_id),
             ),
         )
         log_event(

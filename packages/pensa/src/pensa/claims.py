@@ -1,18 +1,23 @@
-"""claim-next: ready + claim in one `BEGIN IMMEDIATE` transaction.
+"""claim-next: ready + claim in one `BEGIN IMMEDIATE` transaction, and one claim per agent.
 
 Under any number of concurrent processes each issue is claimed once: the write lock is taken
 before the ready issue is chosen, so no two transactions can choose the same one (beads had
 that race: it chose outside the transaction). This module is kept
 apart from the tracker because the work loop runs it every iteration: start-up counts.
+
+An agent works on one task at a time, and may hold one spike beside it (norma's WIP rule):
+a second claim is refused, and claim-next hands an agent the task it already holds, so a
+task claimed for it beforehand (by the host that starts it) is the task it gets.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pensa.errors import AlreadyClaimed
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
 from pensa.store import fetch_issue, log_event
-from pensa.views import HUMAN, READY, Filters
+from pensa.views import HAS_VERIFY, HUMAN, READY, Filters
 
 if TYPE_CHECKING:
     import sqlite3
@@ -32,8 +37,11 @@ def claim_next(
     spec: str | None = None,
     stuck_after: int | None = None,
     labels: tuple[str, ...] = (),
+    require_verify: bool = False,
 ) -> Issue | None:
     """Claim the first ready issue not assigned to someone else, atomically; None if none.
+    An actor that holds a task in progress gets that task back (a `resumed` event, which
+    claims_since_reset does not count) instead; one that holds a spike gets no second one.
 
     `issue_type` may name several types (the build loop takes tasks and chores). With
     `stuck_after`, an issue already claimed that many times since it was last closed, marked
@@ -46,8 +54,19 @@ def claim_next(
         clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
         params.extend(t.value for t in types)
     where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
+    if require_verify:
+        where += f" AND {HAS_VERIFY}"
     stamp = timestamp(now())
     with store.write() as conn:
+        holding = held(conn, actor)
+        task = next((row for row in holding if row[1] != IssueType.SPIKE), None)
+        if task is not None:
+            log_event(conn, task[0], "resumed", actor=actor, detail="claim-next: held", at=stamp)
+            row = fetch_issue(conn, task[0])
+            assert row is not None  # we hold the write lock: it cannot have vanished
+            return Issue.from_row(row)
+        if holding:  # a spike: the one other claim may not be a second spike
+            where += f" AND issue_type != '{IssueType.SPIKE.value}'"
         while True:
             row = conn.execute(
                 f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
@@ -68,6 +87,29 @@ def claim_next(
         claimed = fetch_issue(conn, row[0])
         assert claimed is not None  # we hold the write lock: it cannot have vanished
         return Issue.from_row(claimed)
+
+
+def held(conn: sqlite3.Connection, actor: str) -> list[tuple[str, str]]:
+    """(id, type) of every issue `actor` holds in progress, most urgent first."""
+    rows = conn.execute(
+        "SELECT id, issue_type FROM issues WHERE status = 'in_progress' AND assignee = ? "
+        "ORDER BY priority, seq",
+        (actor,),
+    ).fetchall()
+    return [(str(i), str(t)) for i, t in rows]
+
+
+def refuse_second_claim(conn: sqlite3.Connection, issue: Issue, actor: str) -> None:
+    """AlreadyClaimed if `actor` already holds a task in progress (or, claiming a spike, a
+    spike): one claim per agent, and a spike beside it."""
+    spike = issue.issue_type is IssueType.SPIKE
+    for other, kind in held(conn, actor):
+        if other != issue.id and (kind == IssueType.SPIKE) == spike:
+            what = "a spike" if spike else "an issue"
+            raise AlreadyClaimed(
+                f"{actor} already holds {what} in progress ({other}): one claim per agent, "
+                f"plus one spike; close or release {other} first (`pn release {other}`)"
+            )
 
 
 # Who takes a stuck task: HUMAN, an assignee no loop is, so claim-next (which skips issues

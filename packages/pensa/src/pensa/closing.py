@@ -1,8 +1,9 @@
 """Closing, reopening and deleting issues, several at once, and what a close unblocks.
 
 `pn close A B C` closes all three in one transaction or none (an unknown id or a refused
-close changes nothing). The result names the bugs closed because their last fix closed and
-the issues the closes made ready, so a person sees what they unblocked.
+close changes nothing). The result names the bugs closed because their last fix closed, the
+parents (epics, features) closed because their last child closed, and the issues the closes
+made ready, so a person sees what they unblocked.
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def close(
     force: bool = False,
 ) -> Closed:
     """Close every issue `texts` names, inside the caller's transaction."""
+    from pensa.links import open_children
+
     issues = _resolve_all(conn, texts)
+    ids = [issue.id for issue in issues]
     for issue in issues:
         if not force and issue.status is Status.CLOSED:
             raise Conflict(f"{issue.id} is already closed; pass --force to close it again")
@@ -67,15 +71,26 @@ def close(
             raise Conflict(
                 f"{issue.id} is claimed by {issue.assignee}; pass --force to close it anyway"
             )
-    ids = [issue.id for issue in issues]
+        kids = [kid for kid in open_children(conn, issue.id) if kid not in ids]
+        if kids and not force:
+            raise Conflict(
+                f"{issue.id} has open children ({', '.join(kids)}): it closes by itself when "
+                "the last of them closes; pass --force to close it now"
+            )
     ready_before = set(_ready_dependents(conn, ids))
     also: list[Issue] = []
     for issue in issues:
         mark_closed(conn, issue.id, reason or None, now=now, actor=actor)
-    for issue in issues:
-        fixed = _close_fixed_bug(conn, issue, now=now, actor=actor)
-        if fixed is not None:
-            also.append(fixed)
+    # what closes with them, in turn: a bug with its last fix, a parent with its last child,
+    # and what those close (a feature's close may finish its epic, or fix a bug)
+    queue = [get(conn, i) for i in ids]
+    while queue:
+        done_one = queue.pop(0)
+        for then in (_close_fixed_bug, _close_finished_parent):
+            closed = then(conn, done_one, now=now, actor=actor)
+            if closed is not None:
+                also.append(closed)
+                queue.append(closed)
     unblocked = _ready_dependents(conn, [*ids, *(bug.id for bug in also)])
     return Closed(
         [get(conn, i) for i in ids],
@@ -108,6 +123,25 @@ def _close_fixed_bug(
         return None
     mark_closed(conn, bug.id, f"fixed by {issue.id}", now=now, actor=actor)
     return get(conn, bug.id)
+
+
+def _close_finished_parent(
+    conn: sqlite3.Connection, issue: Issue, *, now: str, actor: str
+) -> Issue | None:
+    """Close the issue's parent once no child of it is open: a feature whose last task
+    closed. As a bug closes with its last fix: a `closed` event, the reason naming the child."""
+    if issue.parent is None:
+        return None
+    parent = get(conn, issue.parent)
+    if parent.status is Status.CLOSED:
+        return None
+    pending = conn.execute(
+        "SELECT count(*) FROM issues WHERE parent = ? AND status != 'closed'", (parent.id,)
+    ).fetchone()[0]
+    if pending:
+        return None
+    mark_closed(conn, parent.id, f"last child {issue.id} closed", now=now, actor=actor)
+    return get(conn, parent.id)
 
 
 def reopen(
@@ -143,11 +177,12 @@ def delete(
     """Delete the issue inside the caller's transaction; with `force` also its deps,
     comments and `fixes` links, else Conflict naming what is attached."""
     issue_id = find(conn, issue_id).id
-    (n_deps, n_dependents, n_comments, n_fixers) = conn.execute(
+    (n_deps, n_dependents, n_comments, n_fixers, n_children) = conn.execute(
         "SELECT (SELECT count(*) FROM deps WHERE issue_id = :id), "
         "(SELECT count(*) FROM deps WHERE depends_on_id = :id), "
         "(SELECT count(*) FROM comments WHERE issue_id = :id), "
-        "(SELECT count(*) FROM issues WHERE fixes = :id)",
+        "(SELECT count(*) FROM issues WHERE fixes = :id), "
+        "(SELECT count(*) FROM issues WHERE parent = :id)",
         {"id": issue_id},
     ).fetchone()
     attached = [
@@ -157,6 +192,7 @@ def delete(
             (n_dependents, "dependent", "dependents"),
             (n_comments, "comment", "comments"),
             (n_fixers, "issue fixing it", "issues fixing it"),
+            (n_children, "child", "children"),
         )
         if n
     ]
@@ -165,6 +201,9 @@ def delete(
     conn.execute("DELETE FROM deps WHERE issue_id = ?1 OR depends_on_id = ?1", (issue_id,))
     conn.execute("DELETE FROM comments WHERE issue_id = ?", (issue_id,))
     conn.execute("UPDATE issues SET fixes = NULL WHERE fixes = ?", (issue_id,))
+    # its children stay, without a parent; what it led to finding keeps no dangling origin
+    conn.execute("UPDATE issues SET parent = NULL WHERE parent = ?", (issue_id,))
+    conn.execute("UPDATE issues SET discovered_from = NULL WHERE discovered_from = ?", (issue_id,))
     conn.execute("DELETE FROM events WHERE issue_id = ?", (issue_id,))
     conn.execute("DELETE FROM issues WHERE id = ?", (issue_id,))
     # The tombstone travels in deleted.jsonl, so no clone brings the issue back.

@@ -42,12 +42,14 @@ class Format(Vocabulary):
 
 class Picture(NamedTuple):
     """What a diagram shows: issues, `child depends on parent` edges, `fix fixes bug` links,
-    and which issues wait on something not closed."""
+    which issues wait on something not closed, and `child part of parent` links (the
+    parent, an epic or feature, waits for its children)."""
 
     issues: list[Issue]
     deps: list[tuple[str, str]]
     fixes: list[tuple[str, str]]
     blocked: frozenset[str]
+    parts: tuple[tuple[str, str], ...] = ()
 
     def state(self, issue: Issue) -> str:
         """The state the colour shows."""
@@ -81,6 +83,8 @@ def mermaid(picture: Picture) -> str:
         lines.append(f"  {_node(parent)} --> {_node(child)}")
     for fix, bug in picture.fixes:
         lines.append(f"  {_node(fix)} -. fixes .-> {_node(bug)}")
+    for child, parent in picture.parts:
+        lines.append(f"  {_node(child)} -. part of .-> {_node(parent)}")
     for state, (fill, stroke, text) in COLOURS.items():
         lines.append(f"  classDef {state} fill:{fill},stroke:{stroke},color:{text}")
     return "\n".join(lines)
@@ -113,6 +117,8 @@ def dot(picture: Picture) -> str:
         lines.append(f'  "{parent}" -> "{child}";')
     for fix, bug in picture.fixes:
         lines.append(f'  "{fix}" -> "{bug}" [style=dashed, label="fixes"];')
+    for child, parent in picture.parts:
+        lines.append(f'  "{child}" -> "{parent}" [style=dotted, label="part of"];')
     lines.append("}")
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from pensa import aside, integrity
 from pensa.committed.drift import drift
 from pensa.cycles import cycles_among, drawn
 from pensa.findings import Finding, Report
+from pensa.links import WAITS_FOR
 from pensa.models import parse_timestamp, timestamp
 from pensa.store import log_event, translate
 
@@ -192,8 +193,14 @@ def diagnose(
                 issue_id,
             )
         )
-    for cycle in cycles_among(store.rows("SELECT issue_id, depends_on_id FROM deps")):
-        fix = f"`pn dep remove {cycle[0]} {cycle[1 % len(cycle)]}` breaks it"
+    cycles = cycles_among(store.rows(WAITS_FOR))
+    deps = set(store.rows("SELECT issue_id, depends_on_id FROM deps")) if cycles else set()
+    for cycle in cycles:
+        a, b = cycle[0], cycle[1 % len(cycle)]
+        if (a, b) in deps:
+            fix = f"`pn dep remove {a} {b}` breaks it"
+        else:  # a waits for its child b
+            fix = f'`pn update {b} --parent ""` breaks it'
         found.append(Finding("dep_cycle", f"dependency cycle {drawn(cycle)}: {fix}", cycle[0]))
     found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
     if full:

@@ -22,20 +22,24 @@ class NotFound(PensaError):
 
 
 class AlreadyClaimed(PensaError):
-    """A claim on an issue someone else holds, or a closed one."""
+    """A claim on an issue someone else holds, or a closed one, or a second claim."""
 
     code = "already_claimed"
     description = (
         "`update --claim` on an issue someone else holds, or a closed one; the message names "
-        "the holder"
+        "the holder; or a second claim by an actor that holds a task in progress (one claim "
+        "per agent, plus one spike)"
     )
 
 
 class CycleDetected(PensaError):
-    """A dependency that would close a cycle."""
+    """A dependency or parent that would close a cycle."""
 
     code = "cycle_detected"
-    description = "`dep add` would close a dependency cycle; the message shows the path"
+    description = (
+        "`dep add` or `--parent` would close a cycle of dependencies and parents; the message "
+        "shows the path"
+    )
 
 
 class InvalidStatusTransition(PensaError):

@@ -18,7 +18,10 @@ CHECKS = {
     "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
     "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
     "orphaned_comment": "a comment on a missing issue; `--fix` removes it",
-    "dep_cycle": "a dependency cycle; `pn dep remove` on one of its edges breaks it",
+    "dep_cycle": (
+        "a cycle of dependencies and parents; `pn dep remove` on one of its edges (or "
+        '`pn update ID --parent ""`) breaks it'
+    ),
     "jsonl_drift": (
         "a .pensa/*.jsonl file holds lines the database lacks (changed since the last sync): "
         "`pn sync` merges them in. Work not yet exported is not drift"

@@ -75,13 +75,14 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "table",
         "issues",
         "issues",
-        "CREATE TABLE issues (\n"
+        # m008 rebuilt the table under a new name and renamed it: SQLite quotes the name.
+        'CREATE TABLE "issues" (\n'
         "            seq INTEGER PRIMARY KEY AUTOINCREMENT,\n"
         "            id TEXT NOT NULL UNIQUE,\n"
         "            title TEXT NOT NULL,\n"
         "            description TEXT,\n"
-        "            issue_type TEXT NOT NULL CHECK (issue_type IN ('bug', 'task', "
-        "'test', 'chore')),\n"
+        "            issue_type TEXT NOT NULL CHECK (issue_type IN\n"
+        "                ('epic', 'feature', 'task', 'bug', 'spike', 'test', 'chore')),\n"
         "            status TEXT NOT NULL DEFAULT 'open'\n"
         "                CHECK (status IN ('open', 'in_progress', 'closed')),\n"
         "            priority TEXT NOT NULL DEFAULT 'p2' CHECK (priority IN ('p0', 'p1', "
@@ -92,13 +93,31 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "            created_at TEXT NOT NULL,\n"
         "            updated_at TEXT NOT NULL,\n"
         "            closed_at TEXT,\n"
-        "            close_reason TEXT\n"
-        "        , extra TEXT, labels TEXT, issue_json TEXT AS (CASE WHEN status = "
-        "'open' THEN json_object('id', id, 'title', title, 'description', description, "
-        "'issue_type', issue_type, 'status', status, 'priority', priority, 'spec', spec, "
-        "'fixes', fixes, 'assignee', assignee, 'created_at', created_at, 'updated_at', "
-        "updated_at, 'closed_at', closed_at, 'close_reason', close_reason, 'labels', "
-        "coalesce(json(labels), json_array())) END) VIRTUAL)",
+        "            close_reason TEXT,\n"
+        "            extra TEXT,\n"
+        "            labels TEXT,\n"
+        "            parent TEXT REFERENCES issues(id) ON DELETE SET NULL,\n"
+        "            discovered_from TEXT REFERENCES issues(id) ON DELETE SET NULL,\n"
+        "            size TEXT CHECK (size IN ('S', 'M', 'L')),\n"
+        "            objective TEXT,\n"
+        "            artifact TEXT,\n"
+        "            verify TEXT,\n"
+        "            issue_json TEXT AS (CASE WHEN status = 'open' THEN json_object('id', id, "
+        "'title', title, 'description', description, 'issue_type', issue_type, 'status', "
+        "status, 'priority', priority, 'spec', spec, 'fixes', fixes, 'assignee', assignee, "
+        "'created_at', created_at, 'updated_at', updated_at, 'closed_at', closed_at, "
+        "'close_reason', close_reason, 'labels', coalesce(json(labels), json_array()), "
+        "'parent', parent, 'discovered_from', discovered_from, 'size', size, 'objective', "
+        "objective, 'artifact', artifact, 'verify', coalesce(json(verify), json_array())) "
+        "END) VIRTUAL,\n"
+        "            CHECK (parent != id)\n"
+        "        )",
+    ),
+    (
+        "index",
+        "issues_children",
+        "issues",
+        "CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL",
     ),
     ("index", "issues_fixes", "issues", "CREATE INDEX issues_fixes ON issues (fixes)"),
     (

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pensa.cycles import cycles_among
-from pensa.errors import CycleDetected, InvalidArgument, NotFound
-from pensa.models import Issue, timestamp, utcnow
-from pensa.store import find, log_event
+from pensa.errors import InvalidArgument, NotFound
+from pensa.links import FIELDS, WAITS_FOR, check_link, refuse_cycle
+from pensa.models import Issue, LinkKind, timestamp, utcnow
+from pensa.store import find, log_event, set_fields
 from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select
 
 if TYPE_CHECKING:
@@ -55,11 +56,13 @@ class TreeNode(NamedTuple):
 
 
 class EdgeChange(NamedTuple):
-    """The result of `dep add` / `dep remove`."""
+    """The result of `dep add` / `dep remove`: for `parent`, `depends_on_id` is the parent;
+    for `discovered-from`, the issue it was found from."""
 
     status: Literal["added", "removed", "exists"]
     issue_id: str
     depends_on_id: str
+    kind: LinkKind = LinkKind.BLOCKS
 
     def to_json(self) -> dict[str, str]:
         """The JSON object of the output contract."""
@@ -67,27 +70,8 @@ class EdgeChange(NamedTuple):
             "status": self.status,
             "issue_id": self.issue_id,
             "depends_on_id": self.depends_on_id,
+            "kind": self.kind.value,
         }
-
-
-def path_between(conn: sqlite3.Connection, start: str, goal: str) -> list[str] | None:
-    """A dependency path start → … → goal (following depends_on), or None."""
-    parents: dict[str, str] = {}
-    frontier = [start]
-    seen = {start}
-    while frontier:
-        node = frontier.pop()
-        if node == goal:
-            path = [node]
-            while path[-1] != start:
-                path.append(parents[path[-1]])
-            return path[::-1]
-        for (nxt,) in conn.execute("SELECT depends_on_id FROM deps WHERE issue_id = ?", (node,)):
-            if nxt not in seen:
-                seen.add(nxt)
-                parents[nxt] = node
-                frontier.append(nxt)
-    return None
 
 
 class Graph:
@@ -97,12 +81,17 @@ class Graph:
         self.store = store
         self.now = now
 
-    def add(self, child: str, parent: str, *, actor: str) -> EdgeChange:
-        """Make `child` depend on `parent`; refuses self-edges and cycles."""
+    def add(
+        self, child: str, parent: str, *, actor: str, kind: LinkKind = LinkKind.BLOCKS
+    ) -> EdgeChange:
+        """Make `child` depend on `parent` (or, by `kind`, be its child, or have been
+        discovered from it); refuses self-edges and cycles (`pensa.links`)."""
         now = timestamp(self.now())
         with self.store.write() as conn:
             child = find(conn, child).id
             parent = find(conn, parent).id
+            if kind is not LinkKind.BLOCKS:
+                return _set_link(conn, kind, child, parent, actor=actor, now=now)
             if child == parent:
                 raise InvalidArgument(f"{child} cannot depend on itself")
             exists = conn.execute(
@@ -110,26 +99,23 @@ class Graph:
             ).fetchone()
             if exists:
                 return EdgeChange("exists", child, parent)
-            back = path_between(conn, parent, child)  # parent depends on ... on child
-            if back is not None:
-                # Drawn as `dep add` and `pn graph` draw edges: from the issue to do first to
-                # the one waiting for it, so the new edge comes first.
-                cycle = " -> ".join([parent, *reversed(back)])
-                raise CycleDetected(
-                    f"{parent} -> {child} ({child} waits for {parent}) would make a cycle: {cycle}"
-                )
+            refuse_cycle(conn, parent, child, f"{child} waits for {parent}")
             conn.execute(
                 "INSERT INTO deps (issue_id, depends_on_id) VALUES (?, ?)", (child, parent)
             )
             log_event(conn, child, "dep_added", actor=actor, detail=f"depends on {parent}", at=now)
             return EdgeChange("added", child, parent)
 
-    def remove(self, child: str, parent: str, *, actor: str) -> EdgeChange:
-        """Drop the edge `child` → `parent`."""
+    def remove(
+        self, child: str, parent: str, *, actor: str, kind: LinkKind = LinkKind.BLOCKS
+    ) -> EdgeChange:
+        """Drop the edge `child` → `parent` (of `kind`)."""
         now = timestamp(self.now())
         with self.store.write() as conn:
             child = find(conn, child).id
             parent = find(conn, parent).id
+            if kind is not LinkKind.BLOCKS:
+                return _clear_link(conn, kind, child, parent, actor=actor, now=now)
             gone = conn.execute(
                 "DELETE FROM deps WHERE issue_id = ? AND depends_on_id = ?", (child, parent)
             ).rowcount
@@ -186,7 +172,7 @@ class Graph:
 
     def picture(self, issue_id: str | None = None, *, include_closed: bool = False) -> Picture:
         """What `pn graph` draws: with `issue_id`, every issue joined to it through
-        dependencies or `fixes` links, in either direction and of any status; without, every
+        dependencies, `fixes` or parent links, in either direction and of any status; without, every
         issue not closed (with `include_closed`, every issue)."""
         from pensa.diagram import Picture, edges_among
         from pensa.views import BLOCKED
@@ -201,13 +187,19 @@ class Graph:
                 "SELECT id, fixes FROM issues WHERE fixes IS NOT NULL ORDER BY seq"
             )
         ]
+        parts = [
+            (str(a), str(b))
+            for a, b in self.store.rows(
+                "SELECT id, parent FROM issues WHERE parent IS NOT NULL ORDER BY seq"
+            )
+        ]
         if issue_id is None:
             where = [] if include_closed else ["status != 'closed'"]
             issues = select(self.store, where, [], order="seq")
         else:
             root = find(self.store.conn, issue_id).id
             around: dict[str, set[str]] = {}
-            for a, b in (*deps, *fixes):
+            for a, b in (*deps, *fixes, *parts):
                 around.setdefault(a, set()).add(b)
                 around.setdefault(b, set()).add(a)
             seen, frontier = {root}, [root]
@@ -221,10 +213,45 @@ class Graph:
         blocked = frozenset(
             str(r[0]) for r in self.store.rows(f"SELECT id FROM issues WHERE {BLOCKED}")
         )
-        return Picture(issues, edges_among(deps, shown), edges_among(fixes, shown), blocked)
+        return Picture(
+            issues,
+            edges_among(deps, shown),
+            edges_among(fixes, shown),
+            blocked,
+            tuple(edges_among(parts, shown)),
+        )
 
     def cycles(self) -> list[list[str]]:
-        """Every dependency cycle (only possible if the database was edited by hand)."""
-        return cycles_among(
-            self.store.rows("SELECT issue_id, depends_on_id FROM deps ORDER BY 1, 2")
-        )
+        """Every cycle of waiting, through dependencies and parents (only possible if the
+        database was edited by hand)."""
+        return cycles_among(self.store.rows(f"{WAITS_FOR} ORDER BY 1, 2"))
+
+
+def _set_link(
+    conn: sqlite3.Connection, kind: LinkKind, child: str, other: str, *, actor: str, now: str
+) -> EdgeChange:
+    """`dep add CHILD OTHER --kind parent|discovered-from`: `pn update CHILD --parent OTHER`
+    (or `--discovered-from`), with the same checks and event."""
+    field = FIELDS[kind]
+    old = conn.execute(f"SELECT {field} FROM issues WHERE id = ?", (child,)).fetchone()[0]
+    if old == other:
+        return EdgeChange("exists", child, other, kind)
+    check_link(conn, kind, child, other)
+    set_fields(conn, child, {field: other}, now)
+    log_event(
+        conn, child, "updated", actor=actor, detail=f"{field}: {old or 'none'} -> {other}", at=now
+    )
+    return EdgeChange("added", child, other, kind)
+
+
+def _clear_link(
+    conn: sqlite3.Connection, kind: LinkKind, child: str, other: str, *, actor: str, now: str
+) -> EdgeChange:
+    """`dep remove CHILD OTHER --kind ...`: clear the link if it names OTHER."""
+    field = FIELDS[kind]
+    old = conn.execute(f"SELECT {field} FROM issues WHERE id = ?", (child,)).fetchone()[0]
+    if old != other:
+        raise NotFound(f"{child} has no {kind.value} link to {other} ({field}: {old or 'none'})")
+    set_fields(conn, child, {field: None}, now)
+    log_event(conn, child, "updated", actor=actor, detail=f"{field}: {other} -> none", at=now)
+    return EdgeChange("removed", child, other, kind)

@@ -38,9 +38,11 @@ _SYNONYMS: dict[str, str] = {
     "normal": "p2",
     "medium": "p2",
     "low": "p3",
-    "feature": "task",
-    "story": "task",
-    "epic": "task",
+    "story": "feature",
+    "milestone": "epic",
+    "research": "spike",
+    "investigation": "spike",
+    "subtask": "task",
     "defect": "bug",
     "issue": "bug",
     "tests": "test",
@@ -106,10 +108,15 @@ class Vocabulary(StrEnum):
 
 
 class IssueType(Vocabulary):
-    """What an issue is: a bug report or a work item (fixed at creation)."""
+    """What an issue is (fixed at creation): an epic (a big outcome) or a feature (a slice of
+    it) holds children; a task, test, chore or spike (resolve an unknown) is work; a bug is
+    a problem report that tasks fix."""
 
-    BUG = "bug"
+    EPIC = "epic"
+    FEATURE = "feature"
     TASK = "task"
+    BUG = "bug"
+    SPIKE = "spike"
     TEST = "test"
     CHORE = "chore"
 
@@ -117,6 +124,40 @@ class IssueType(Vocabulary):
     def kind(cls) -> str:
         """How the vocabulary is called in messages."""
         return "issue type"
+
+
+class Size(Vocabulary):
+    """How big a piece of work is: small, medium or large (a large one wants splitting)."""
+
+    S = "S"
+    M = "M"
+    L = "L"
+
+    @classmethod
+    def fold(cls, text: str) -> str:
+        """`s`, `S` and ` s ` all name S."""
+        return text.strip().upper()
+
+
+class LinkKind(Vocabulary):
+    """How two issues are joined: `blocks` (a dependency: the issue waits for the other),
+    `parent` (the other is its epic or feature, which waits for its children) or
+    `discovered-from` (found while working on the other; waits for nothing)."""
+
+    BLOCKS = "blocks"
+    PARENT = "parent"
+    DISCOVERED_FROM = "discovered-from"
+
+    @classmethod
+    def kind(cls) -> str:
+        """How the vocabulary is called in messages."""
+        return "link kind"
+
+    @classmethod
+    def fold(cls, text: str) -> str:
+        """beads' names (`parent-child`) and underscores (`discovered_from`) name the kinds."""
+        folded = text.strip().lower().replace("_", "-")
+        return "parent" if folded == "parent-child" else folded
 
 
 class Status(Vocabulary):
@@ -146,6 +187,7 @@ class Priority(Vocabulary):
 _TYPES = {m.value: m for m in IssueType}
 _STATUSES = {m.value: m for m in Status}
 _PRIORITIES = {m.value: m for m in Priority}
+_SIZES = {m.value: m for m in Size}
 
 
 def timestamp(moment: datetime) -> str:
@@ -178,9 +220,16 @@ ISSUE_FIELDS = (
     "closed_at",
     "close_reason",
     "labels",
+    "parent",
+    "discovered_from",
+    "size",
+    "objective",
+    "artifact",
+    "verify",
 )
 # Fields whose value is a list (stored as a JSON array in one column, `[]` in the contract).
-LIST_FIELDS = frozenset({"labels"})
+# Labels are a set (kept sorted); the verify commands keep their order.
+LIST_FIELDS = frozenset({"labels", "verify"})
 
 
 def clean_labels(labels: Iterable[str]) -> tuple[str, ...]:
@@ -215,12 +264,36 @@ def _labels_encoder() -> Callable[[object], str]:
 
 
 def decode_labels(column: str | None) -> tuple[str, ...]:
-    """The labels stored in the `labels` column."""
+    """The labels stored in the `labels` column (or the commands in `verify`)."""
     if not column:
         return ()
     import json
 
     return tuple(json.loads(column))
+
+
+def clean_commands(commands: Iterable[str]) -> tuple[str, ...]:
+    """Verify commands in their order, each trimmed, non-empty and one line (each is run on
+    its own by a check step)."""
+    cleaned = []
+    for command in commands:
+        text = command.strip()
+        if not text or any(c in text for c in "\r\n"):
+            raise InvalidArgument(
+                f"invalid verify command {command!r}: give one non-empty shell command per --verify"
+            )
+        cleaned.append(text)
+    return tuple(cleaned)
+
+
+def encode_list(field: str, values: Iterable[str] | None) -> str | None:
+    """A list column: `labels` as `encode_labels`, `verify` as a JSON array in its order;
+    NULL for none."""
+    if field == "labels":
+        return encode_labels(values)
+    if not values:
+        return None
+    return _labels_encoder()(list(values))
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
@@ -242,6 +315,12 @@ _IssueFields = NamedTuple(  # noqa: UP014
         ("closed_at", str | None),
         ("close_reason", str | None),
         ("labels", tuple[str, ...]),
+        ("parent", str | None),
+        ("discovered_from", str | None),
+        ("size", Size | None),
+        ("objective", str | None),
+        ("artifact", str | None),
+        ("verify", tuple[str, ...]),
     ],
 )
 
@@ -269,6 +348,12 @@ class Issue(_IssueFields):
             row[11],
             row[12],
             decode_labels(row[13]),
+            row[14],
+            row[15],
+            None if row[16] is None else _SIZES[row[16]],
+            row[17],
+            row[18],
+            decode_labels(row[19]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -288,11 +373,21 @@ class Issue(_IssueFields):
             "closed_at": self.closed_at,
             "close_reason": self.close_reason,
             "labels": list(self.labels),
+            "parent": self.parent,
+            "discovered_from": self.discovered_from,
+            "size": None if self.size is None else self.size.value,
+            "objective": self.objective,
+            "artifact": self.artifact,
+            "verify": list(self.verify),
         }
 
     def is_ready_type(self) -> bool:
         """Bugs are problem reports, never work items (design: "Bugs are never ready")."""
         return self.issue_type is not IssueType.BUG
+
+    def has_contract(self) -> bool:
+        """Whether the issue says how to check it is done (at least one verify command)."""
+        return bool(self.verify)
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at
@@ -364,14 +459,17 @@ _IssueDetailFields = NamedTuple(  # noqa: UP014
         ("dependents", tuple[Issue, ...]),
         ("comments", tuple[Comment, ...]),
         ("fixed_by", tuple[Issue, ...]),
+        ("parent", Issue | None),
+        ("children", tuple[Issue, ...]),
     ],
 )
 
 
 class IssueDetail(_IssueDetailFields):
-    """`show`: an issue with what it depends on, what depends on it, and its comments; for
-    a bug also the issues whose `fixes` name it (shown to people; the JSON contract keeps
-    its four parts, and `pn list --all` finds fixes by their `fixes` field)."""
+    """`show`: an issue with what it depends on, what depends on it, its children and its
+    comments; for a bug also the issues whose `fixes` name it, and for a child its parent
+    (shown to people; the JSON contract has the parent's id in `parent`, and `pn list --all`
+    finds fixes by their `fixes` field)."""
 
     __slots__ = ()
 
@@ -381,5 +479,6 @@ class IssueDetail(_IssueDetailFields):
             **self.issue.to_json(),
             "deps": [d.to_json() for d in self.deps],
             "dependents": [d.to_json() for d in self.dependents],
+            "children": [c.to_json() for c in self.children],
             "comments": [c.to_json() for c in self.comments],
         }

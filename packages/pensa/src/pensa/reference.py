@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pensa.errors import ALL_ERRORS
-from pensa.models import IssueType, Priority, Status
+from pensa.models import IssueType, Priority, Size, Status
 
 
 class Ref(NamedTuple):
@@ -31,22 +31,25 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Work loop",
         (
             Ref(
-                "pn claim-next [-p P] [-t TYPE]... [--spec S] [--label L]...",
-                "claim the first ready issue atomically; `null` when none",
+                "pn claim-next [-p P] [-t TYPE]... [--spec S] [--label L]... [--require-verify]",
+                "claim the first ready issue atomically; `null` when none; one claim per agent "
+                "(plus one spike): if you hold a task, it prints that task",
             ),
             Ref(
                 "pn close ID... [--reason R] [--force]",
-                "close, all or none; closing the last fix of a bug closes the bug; says what "
-                "became ready",
+                "close, all or none; closing the last fix of a bug closes the bug, the last "
+                "child of an epic or feature closes it; says what became ready",
             ),
             Ref(
                 "pn release ID | --held-by ACTOR [--reason R] [--interrupted-since TIME]",
                 "give a claim back: status open, no assignee; --held-by: all of ACTOR's",
             ),
             Ref(
-                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]...",
-                "unassigned open tasks/tests/chores with every dependency closed (assigned to "
-                "A: `-a A`; stuck ones: `-a human`)",
+                "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]... "
+                "[--require-verify] [--explain]",
+                "unassigned open issues (no bugs) with every dependency closed and no open "
+                "child (assigned to A: `-a A`; stuck ones: `-a human`); `--explain`: the ones "
+                "not ready, and why",
             ),
         ),
     ),
@@ -56,8 +59,10 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             Ref(
                 'pn create "TITLE" [-t TYPE] [-p P] [-a '
                 "A] [--spec S] [--fixes BUG] [--description D | --description-file F] "
-                "[--dep ID]... [--label L]...",
-                "create an issue; `--description-file -` reads it from stdin",
+                "[--dep ID]... [--label L]... [--parent ID] [--discovered-from ID] "
+                "[--size S|M|L] [--objective O] [--artifact A] [--verify CMD]...",
+                "create an issue; `--description-file -` reads it from stdin; `--verify`: a "
+                "command that proves it done",
             ),
             Ref(
                 'pn q "TITLE" [-t TYPE] [-p P] [--spec S] [--description-file F]',
@@ -67,9 +72,10 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
                 "pn update ID [--title T] [--status S] [-p P] "
                 "[-a A] [--description D | --description-file F] [--spec S] [--fixes BUG] "
                 "[--label L]... [--claim] "
-                "[--unclaim]",
+                "[--unclaim] [--parent ID] [--discovered-from ID] [--size S|M|L] "
+                "[--objective O] [--artifact A] [--verify CMD]...",
                 "change fields; `--claim` takes it, `--unclaim` gives it back; empty text "
-                "clears; `--label` adds",
+                "clears; `--label` adds; `--verify` replaces the list",
             ),
             Ref(
                 "pn edit ID",
@@ -86,7 +92,8 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             ),
             Ref(
                 "pn show ID [--short]",
-                "one issue with deps, dependents and comments (for a bug, also its fixes)",
+                "one issue with deps, dependents, parent, children and comments (for a bug, "
+                "also its fixes)",
             ),
         ),
     ),
@@ -116,16 +123,17 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
         "Dependencies (CHILD depends on PARENT)",
         (
             Ref(
-                "pn dep add CHILD PARENT",
-                "CHILD waits for PARENT; cycles and self-deps are refused",
+                "pn dep add CHILD PARENT [--kind blocks|parent|discovered-from]",
+                "CHILD waits for PARENT; `--kind parent`: PARENT is CHILD's epic or feature "
+                "(and waits for it); cycles and self-deps are refused",
             ),
-            Ref("pn dep remove CHILD PARENT", "drop the edge"),
+            Ref("pn dep remove CHILD PARENT [--kind K]", "drop the edge (or the link)"),
             Ref("pn dep list ID", "what ID depends on, and what depends on it"),
             Ref(
                 "pn dep tree ID [--direction down|up]",
                 "down: what it depends on; up: what depends on it",
             ),
-            Ref("pn dep cycles", "list dependency cycles (there should be none)"),
+            Ref("pn dep cycles", "list cycles of dependencies and parents (there should be none)"),
             Ref(
                 "pn graph [ID] [--format mermaid|dot] [--all]",
                 "the dependency graph as Mermaid or DOT text: status as colour, priority in "
@@ -192,6 +200,12 @@ PITFALLS = (
     "Ids may be typed as any unique prefix of 4+ hex digits (`pn show 1a2b`); output always "
     "has the full id.",
     "Bugs are never ready: plan a task with `--fixes BUG`; closing it closes the bug.",
+    "An epic or feature is not ready work while it has open children: its children are; "
+    "it closes when its last child closes.",
+    "A task's Ready Contract: `--objective`, `--artifact` and `--verify CMD` (repeat, in "
+    "order): the commands a check runs to decide it is done; `--size S|M|L`.",
+    "Work found while doing a task: `pn create ... --discovered-from TASK` (and the task's "
+    "`--parent`), not more work in the same task.",
     "`--json` works before or after the command; errors then come as one JSON line on stderr.",
 )
 
@@ -205,6 +219,7 @@ def values_lines() -> list[str]:
     """The allowed values of each vocabulary, one line each."""
     return [
         f"types: {IssueType.allowed()} (fixed at creation, default task)",
+        f"sizes: {Size.allowed()} (an L wants splitting into children)",
         f"statuses: {Status.allowed()}",
         f"priorities: {Priority.allowed()} (p0 most urgent, default p2; `1` and `P1` mean p1)",
     ]

@@ -152,14 +152,23 @@ def detail_text(d: IssueDetail, now: datetime) -> str:
         ("labels", ", ".join(i.labels)),
         ("spec", i.spec),
         ("fixes", i.fixes),
+        ("parent", d.parent and f"{d.parent.id} [{d.parent.status.value}] {d.parent.title}"),
+        ("discovered from", i.discovered_from),
+        ("size", i.size and i.size.value),
         ("closed", i.closed_at and _stamp(i.closed_at, now)),
         ("reason", i.close_reason),
         ("description", i.description),
+        ("objective", i.objective),
+        ("artifact", i.artifact),
     ):
         if value:
             text = _indented(value, "    ") if label == "description" else inert(value)
             lines.append(f"  {label}: {text}")
+    if i.verify:
+        lines.append("  verify:")
+        lines.extend(f"    {inert(command)}" for command in i.verify)
     for label, group in (
+        ("children", d.children),
         ("depends on", d.deps),
         ("dependents", d.dependents),
         ("fixed by", d.fixed_by),

@@ -265,3 +265,94 @@ def m007_shards(conn: sqlite3.Connection) -> None:
     for _, _, sql in dirty_triggers():
         conn.execute(sql)
     conn.execute("INSERT INTO export_dirty (kind, key) VALUES ('all', '')")
+
+
+# The JSON of m008_shapes' `issue_json`, frozen as ISSUE_JSON_M006 is.
+ISSUE_JSON_M008 = (
+    "json_object('id', id, 'title', title, 'description', description, "
+    "'issue_type', issue_type, 'status', status, 'priority', priority, 'spec', spec, "
+    "'fixes', fixes, 'assignee', assignee, 'created_at', created_at, "
+    "'updated_at', updated_at, 'closed_at', closed_at, 'close_reason', close_reason, "
+    "'labels', coalesce(json(labels), json_array()), 'parent', parent, "
+    "'discovered_from', discovered_from, 'size', size, 'objective', objective, "
+    "'artifact', artifact, 'verify', coalesce(json(verify), json_array()))"
+)
+# The indexes of `issues` as m001-m006 left them, made again after m008's rebuild.
+_ISSUE_INDEXES = (
+    "CREATE INDEX issues_status ON issues (status, priority, seq)",
+    "CREATE INDEX issues_fixes ON issues (fixes)",
+    "CREATE INDEX issues_type_status ON issues (issue_type, status, assignee)",
+    "CREATE INDEX issues_status_id ON issues (status, id)",
+    "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, assignee, "
+    "spec, labels, id, issue_json) WHERE status = 'open'",
+    "CREATE INDEX issues_unclosed ON issues (id, status, issue_type, assignee) "
+    "WHERE status > 'closed'",
+)
+# Migrations that rebuild a table: SQLite's own recipe (lang_altertable.html, "Making Other
+# Kinds Of Table Schema Changes") runs them with foreign keys off, or dropping the old table
+# would delete every dependency and comment through ON DELETE CASCADE.
+REBUILDS: set[Callable[[sqlite3.Connection], None]] = set()
+
+
+@migration
+def m008_shapes(conn: sqlite3.Connection) -> None:
+    """Tasks with a shape: the types epic, feature and spike; an issue's `parent` (the epic
+    or feature it belongs to, which closes when its last child closes) and the issue it was
+    `discovered_from`; a size; and a Ready Contract: objective, artifact and the `verify`
+    commands (a JSON array in order, NULL for none) that prove the work done.
+
+    SQLite cannot change a CHECK or a generated column in place, so `issues` is rebuilt
+    (create, copy, drop, rename), its AUTOINCREMENT counter kept. `issues_children` answers
+    "has this issue open children?", which `pn ready` asks of every open issue, from an
+    index that holds only the issues that have a parent."""
+    conn.execute(
+        f"""CREATE TABLE issues_m008 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            description TEXT,
+            issue_type TEXT NOT NULL CHECK (issue_type IN
+                ('epic', 'feature', 'task', 'bug', 'spike', 'test', 'chore')),
+            status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'in_progress', 'closed')),
+            priority TEXT NOT NULL DEFAULT 'p2' CHECK (priority IN ('p0', 'p1', 'p2', 'p3')),
+            spec TEXT,
+            fixes TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            assignee TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT,
+            close_reason TEXT,
+            extra TEXT,
+            labels TEXT,
+            parent TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            discovered_from TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            size TEXT CHECK (size IN ('S', 'M', 'L')),
+            objective TEXT,
+            artifact TEXT,
+            verify TEXT,
+            issue_json TEXT AS (CASE WHEN status = 'open' THEN {ISSUE_JSON_M008} END) VIRTUAL,
+            CHECK (parent != id)
+        )"""
+    )
+    columns = (
+        "seq, id, title, description, issue_type, status, priority, spec, fixes, assignee, "
+        "created_at, updated_at, closed_at, close_reason, extra, labels"
+    )
+    conn.execute(f"INSERT INTO issues_m008 ({columns}) SELECT {columns} FROM issues")
+    counter = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'issues'").fetchone()
+    conn.execute("DROP TABLE issues")
+    conn.execute("ALTER TABLE issues_m008 RENAME TO issues")
+    if counter is not None:
+        conn.execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'issues'", (counter[0],)
+        )
+    for statement in _ISSUE_INDEXES:
+        conn.execute(statement)
+    conn.execute("CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL")
+    for _, table, sql in dirty_triggers():
+        if table == "issues":
+            conn.execute(sql)
+
+
+REBUILDS.add(m008_shapes)

@@ -235,9 +235,11 @@ class Session:
         spec: str | None = None,
         labels: tuple[str, ...] = (),
         stuck_after: int | None = None,
+        require_verify: bool = False,
     ) -> Issue | None:
-        """Claim the first ready issue for the actor, or None. With `PN_CLAIMS=git` the claim
-        is published through the remote before the work starts (`pensa.gitclaims`)."""
+        """Claim the first ready issue for the actor (or hand back the task it holds), or
+        None. With `PN_CLAIMS=git` the claim is published through the remote before the work
+        starts (`pensa.gitclaims`)."""
         self.expect_actor()
         from pensa import claims, gitclaims
 
@@ -253,6 +255,7 @@ class Session:
                 spec=spec,
                 stuck_after=stuck_after,
                 labels=labels,
+                require_verify=require_verify,
             )
 
         project = self.project(create=True) if gitclaims.enabled(self.environ) else None

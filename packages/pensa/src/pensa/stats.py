@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.views import HUMAN, Filters
+from pensa.views import BLOCKED, HUMAN, Filters
 
 if TYPE_CHECKING:
     from pensa.store import Store
@@ -94,6 +94,14 @@ BLOCKED_COUNTED = (
     "JOIN deps d ON d.depends_on_id = p.id WHERE p.status > 'closed') "
     "GROUP BY 1, 2, 3"
 )
+# Free to start and not blocked, yet not ready: parents with an open child (`views.READY`),
+# found from the few issues that have a parent (m008's issues_children).
+PARENTS_COUNTED = (
+    "SELECT count(*) FROM issues INDEXED BY sqlite_autoindex_issues_1 WHERE id IN "
+    "(SELECT parent FROM issues WHERE parent IS NOT NULL AND status > 'closed') "
+    "AND status = 'open' "
+    f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED}"
+)
 
 
 class StatusReport(_StatusReportFields):
@@ -128,6 +136,7 @@ def status(store: Store) -> StatusReport:
     with store.snapshot() as conn:
         every = conn.execute(EVERY_COUNTED).fetchall()
         waiting = conn.execute(BLOCKED_COUNTED).fetchall()
+        ready_n -= conn.execute(PARENTS_COUNTED).fetchone()[0]
     for issue_type, state, assignee, n in every:
         by_type[issue_type][state] += n
         bars[issue_type][state] += n

@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 from pensa import foreign
 from pensa.errors import Busy, DamagedDatabase, NotFound, PensaError, ReadOnly, StorageError
 from pensa.models import Issue, timestamp, utcnow
-from pensa.schema import MIGRATIONS
+from pensa.schema import MIGRATIONS, REBUILDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
 ISSUE_COLUMNS = (
     "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
-    "created_at, updated_at, closed_at, close_reason, labels"
+    "created_at, updated_at, closed_at, close_reason, labels, parent, discovered_from, size, "
+    "objective, artifact, verify"
 )
 # The oldest SQLite that reads pensa's schema: m006's generated column needs 3.31 (2020).
 OLDEST_SQLITE = (3, 31, 0)
@@ -171,16 +172,28 @@ class Store:
                 f"understands ({len(MIGRATIONS)}); upgrade pensa"
             )
         for number, migration in enumerate(MIGRATIONS, start=1):
-            with self.write() as conn:
-                # Re-read inside the lock: another process may have migrated meanwhile.
-                if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
-                    continue
-                migration(conn)
-                conn.execute(
-                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
-                    (migration.__name__, timestamp(utcnow())),
-                )
-                conn.execute(f"PRAGMA user_version = {number}")
+            if self.version() >= number:
+                continue
+            # SQLite ignores `foreign_keys` inside a transaction: a rebuild sets it before.
+            rebuilds = migration in REBUILDS
+            if rebuilds:
+                self.conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                with self.write() as conn:
+                    # Re-read inside the lock: another process may have migrated meanwhile.
+                    if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                        continue
+                    # (a rebuild copies every row as it is: an orphan `pn doctor` would
+                    # report before is reported after, not refused here)
+                    migration(conn)
+                    conn.execute(
+                        "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                        (migration.__name__, timestamp(utcnow())),
+                    )
+                    conn.execute(f"PRAGMA user_version = {number}")
+            finally:
+                if rebuilds:
+                    self.conn.execute("PRAGMA foreign_keys = ON")
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run a read query and return every row."""

@@ -8,7 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pensa import ids
-from pensa.changes import NO_CHANGES, Changes, describe, moved
+from pensa.changes import (
+    NO_CHANGES,
+    NO_SHAPE,
+    Changes,
+    Shape,
+    check_fixes,
+    clean_title,
+    columns_of,
+    moved,
+    write_changes,
+)
 from pensa.errors import (
     AlreadyClaimed,
     InvalidArgument,
@@ -37,27 +47,11 @@ from pensa.store import (
 )
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from pensa.closing import Closed
     from pensa.store import Store
-
-
-def _check_fixes(conn: sqlite3.Connection, bug_id: str) -> str:
-    bug_id = resolve(conn, bug_id, flag="--fixes")
-    target = fetch_issue(conn, bug_id)
-    assert target is not None  # resolved inside this transaction
-    if target[3] != IssueType.BUG:
-        raise InvalidArgument(f"--fixes must name a bug; {bug_id} is a {target[3]}")
-    return bug_id
-
-
-def _clean_title(title: str) -> str:
-    if not title.strip():
-        raise InvalidArgument("the title is empty; give the issue a short description")
-    return title.strip()
 
 
 class Tracker:
@@ -77,7 +71,7 @@ class Tracker:
 
     def show(self, issue_id: str) -> IssueDetail:
         """The issue with its dependencies, dependents and comments."""
-        from pensa.views import DEPENDENCIES_OF, DEPENDENTS_OF, select  # writes never need it
+        from pensa.views import CHILDREN_OF, DEPENDENCIES_OF, DEPENDENTS_OF, select
 
         issue = self.get(issue_id)
         issue_id = issue.id
@@ -91,6 +85,8 @@ class Tracker:
             tuple(dependents),
             tuple(self.comments(issue_id)),
             tuple(fixed_by),
+            None if issue.parent is None else self.get(issue.parent),
+            tuple(select(self.store, [CHILDREN_OF], [issue_id], order="seq")),
         )
 
     def create(
@@ -106,33 +102,40 @@ class Tracker:
         description: str | None = None,
         deps: Sequence[str] = (),
         labels: Sequence[str] = (),
+        shape: Shape = NO_SHAPE,
     ) -> Issue:
-        """Create an open issue, optionally depending on `deps` and fixing bug `fixes`."""
-        title = _clean_title(title)
+        """Create an open issue, optionally depending on `deps`, fixing bug `fixes`, under a
+        parent and with a Ready Contract (`shape`)."""
+        from pensa.links import shape_columns
+
+        title = clean_title(title)
         labels = clean_labels(labels)
         now = self.stamp()
         with self.store.write() as conn:
             if fixes:
-                fixes = _check_fixes(conn, fixes)
+                fixes = check_fixes(conn, fixes)
             deps = [resolve(conn, dep, flag="--dep") for dep in deps]
+            shaped = shape_columns(conn, None, shape)
             issue_id = ids.new_id(lambda c: fetch_issue(conn, c) is not None)
+            columns = {
+                "id": issue_id,
+                "title": title,
+                "description": description or None,
+                "issue_type": issue_type.value,
+                "status": "open",
+                "priority": priority.value,
+                "spec": spec or None,
+                "fixes": fixes or None,
+                "assignee": assignee or None,
+                "created_at": now,
+                "updated_at": now,
+                "labels": encode_labels(labels),
+                **shaped,
+            }
             conn.execute(
-                "INSERT INTO issues (id, title, description, issue_type, status, priority, "
-                "spec, fixes, assignee, created_at, updated_at, labels) "
-                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    issue_id,
-                    title,
-                    description or None,
-                    issue_type.value,
-                    priority.value,
-                    spec or None,
-                    fixes or None,
-                    assignee or None,
-                    now,
-                    now,
-                    encode_labels(labels),
-                ),
+                f"INSERT INTO issues ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' for _ in columns)})",
+                tuple(columns.values()),
             )
             log_event(conn, issue_id, "created", actor=actor, detail=title, at=now)
             for dep in dict.fromkeys(deps):
@@ -158,15 +161,16 @@ class Tracker:
         fixes: str | None = None,
         labels: Sequence[str] = (),
         replace_labels: Sequence[str] | None = None,
+        shape: Shape = NO_SHAPE,
     ) -> Issue:
         """Change fields; `labels` are added, `replace_labels` (`pn edit`) become the whole
         set. Empty text clears. The status moves between open and in_progress only: closing
         and reopening have their own commands."""
-        changes = Changes(title, priority, description, spec, fixes, labels, replace_labels)
+        changes = Changes(title, priority, description, spec, fixes, labels, replace_labels, shape)
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = columns_of(conn, changes, issue.id)
             if assignee is not None:
                 columns["assignee"] = assignee or None
             if status is not None and status is not issue.status:
@@ -180,7 +184,7 @@ class Tracker:
             # Setting in_progress by hand takes the issue as --claim does, so it logs a claim:
             # doctor's claim age and claim-next's stuck count read `claimed` events.
             event = "claimed" if columns.get("status") == Status.IN_PROGRESS.value else "updated"
-            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
+            return write_changes(conn, issue, columns, changes, event=event, actor=actor, now=now)
 
     def claim(self, issue_id: str, *, actor: str, changes: Changes = NO_CHANGES) -> Issue:
         """Take an open issue: in_progress, assigned to `actor`, with `changes` in the same
@@ -191,10 +195,13 @@ class Tracker:
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = columns_of(conn, changes, issue.id)
             event = "updated"
             held_by_nobody = issue.status is Status.IN_PROGRESS and issue.assignee is None
             if issue.status is Status.OPEN or held_by_nobody:
+                from pensa.claims import refuse_second_claim
+
+                refuse_second_claim(conn, issue, actor)
                 columns.update(status=Status.IN_PROGRESS.value, assignee=actor)
                 event = "claimed"
             elif issue.status is Status.CLOSED:
@@ -206,7 +213,7 @@ class Tracker:
                 raise AlreadyClaimed(
                     f"{issue.id} is already claimed by {issue.assignee or 'nobody'}"
                 )
-            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
+            return write_changes(conn, issue, columns, changes, event=event, actor=actor, now=now)
 
     def release(self, issue_id: str, *, actor: str, changes: Changes = NO_CHANGES) -> Issue:
         """Give the issue back: open, no assignee, whoever held it, with `changes` in the
@@ -215,7 +222,7 @@ class Tracker:
         now = self.stamp()
         with self.store.write() as conn:
             issue = find(conn, issue_id)
-            columns = _columns(conn, changes)
+            columns = columns_of(conn, changes, issue.id)
             if issue.status is Status.CLOSED:
                 raise _is_closed(issue.id)
             columns.update(status=Status.OPEN.value, assignee=None)
@@ -223,7 +230,7 @@ class Tracker:
             from pensa.views import HUMAN
 
             event = "returned" if issue.assignee == HUMAN else "released"
-            return _write(conn, issue, columns, changes, event=event, actor=actor, now=now)
+            return write_changes(conn, issue, columns, changes, event=event, actor=actor, now=now)
 
     def relabel(
         self,
@@ -348,48 +355,6 @@ class Tracker:
         from pensa import notes
 
         return notes.history(self.store, issue_id)
-
-
-def _columns(conn: sqlite3.Connection, changes: Changes) -> dict[str, str | None]:
-    """The columns `changes` sets, as stored; refuses an empty title and a `fixes` that
-    names no bug."""
-    columns: dict[str, str | None] = {}
-    if changes.title is not None:
-        columns["title"] = _clean_title(changes.title)
-    if changes.priority is not None:
-        columns["priority"] = changes.priority.value
-    if changes.description is not None:
-        columns["description"] = changes.description or None
-    if changes.spec is not None:
-        columns["spec"] = changes.spec or None
-    if changes.fixes is not None:
-        columns["fixes"] = _check_fixes(conn, changes.fixes) if changes.fixes else None
-    return columns
-
-
-def _write(
-    conn: sqlite3.Connection,
-    issue: Issue,
-    columns: dict[str, str | None],
-    changes: Changes,
-    *,
-    event: str,
-    actor: str,
-    now: str,
-) -> Issue:
-    """Write the columns and labels that differ from `issue`, with one event saying what
-    changed; the issue as it is now. When nothing differs, nothing is written or logged."""
-    changed = {name: value for name, value in columns.items() if getattr(issue, name) != value}
-    kept = issue.labels if changes.replace_labels is None else changes.replace_labels
-    labels = clean_labels([*kept, *changes.labels])
-    if labels != issue.labels:
-        changed["labels"] = encode_labels(labels)
-    if not changed:
-        return issue
-    set_fields(conn, issue.id, changed, now)
-    detail = describe(issue, changed, labels)
-    log_event(conn, issue.id, event, actor=actor, detail=detail, at=now)
-    return get(conn, issue.id)
 
 
 def _is_closed(issue_id: str) -> InvalidStatusTransition:

@@ -34,7 +34,13 @@ BLOCKED = (
 # the issue's id): written once for show, dep list and dep tree.
 DEPENDENCIES_OF = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
 DEPENDENTS_OF = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
-READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED}"
+# An epic or feature (or any issue given children) is not work while a child is open: its
+# children are (schema.m008_shapes' issues_children answers from the issues with a parent).
+OPEN_CHILDREN = "EXISTS (SELECT 1 FROM issues c WHERE c.parent = issues.id AND c.status > 'closed')"
+CHILDREN_OF = "parent = ?"
+READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN}"
+# A project that wants every task to say how it is checked (`--require-verify`) asks this too.
+HAS_VERIFY = "verify IS NOT NULL"
 # A stuck task (claims.mark_stuck) is handed to HUMAN: still open, assignee a plain string (the
 # JSON contract is unchanged), but no agent's work. `ready` leaves it out unless `-a human`
 # asks for exactly these, so "ready" counts only work an agent can take.
@@ -142,6 +148,7 @@ _QueryFields = NamedTuple(  # noqa: UP014
         ("order", str),
         ("limit", int | None),
         ("json_column", str),
+        ("source", str),
     ],
 )
 
@@ -158,6 +165,10 @@ ISSUE_JSON = (
 # The same JSON, kept in issues_ready for every open issue (schema.m006_issue_json): for a
 # query of open issues only, SQLite reads it from the index instead of building it.
 OPEN_ISSUE_JSON = "issue_json"
+# Named, not left to the planner: it weighs issues_ready against issues_status by the
+# width of the table, and since m008's columns it took issues_status, which computes the JSON
+# of every row from the table instead of reading it from the index (several times slower).
+READY_SOURCE = "issues INDEXED BY issues_ready"
 
 
 class Query(_QueryFields):
@@ -172,12 +183,13 @@ class Query(_QueryFields):
         order: str = "priority, seq",
         limit: int | None = None,
         json_column: str = ISSUE_JSON,
+        source: str = "issues",
     ) -> Query:
-        return super().__new__(cls, conditions, params, order, limit, json_column)
+        return super().__new__(cls, conditions, params, order, limit, json_column, source)
 
     def _sql(self, columns: str) -> str:
         where = " AND ".join(self.conditions) or "1"
-        sql = f"SELECT {columns} FROM issues WHERE {where} ORDER BY {self.order}"
+        sql = f"SELECT {columns} FROM {self.source} WHERE {where} ORDER BY {self.order}"
         return sql if self.limit is None else f"{sql} LIMIT {int(self.limit)}"
 
     def issues(self, store: Store) -> list[Issue]:
@@ -229,15 +241,27 @@ def list_query(
     return Query(tuple(clauses), tuple(params), _ORDER[sort], limit)
 
 
-def ready_query(filters: Filters, *, limit: int | None = None) -> Query:
-    """Open tasks, tests and chores whose dependencies are all closed; priority, then age.
+def ready_query(
+    filters: Filters, *, limit: int | None = None, require_verify: bool = False
+) -> Query:
+    """Open issues other than bugs whose dependencies are all closed and that have no open
+    child (leaves); priority, then age. With `require_verify`, only those that carry verify
+    commands.
 
     Issues assigned to someone (stuck tasks waiting for a human among them) are left out,
     unless the filter asks for their assignee."""
     clauses, params = filters.where()
     if filters.assignee is None:
         clauses.append(UNASSIGNED)
-    return Query((READY, *clauses), tuple(params), limit=limit, json_column=OPEN_ISSUE_JSON)
+    if require_verify:
+        clauses.append(HAS_VERIFY)
+    return Query(
+        (READY, *clauses),
+        tuple(params),
+        limit=limit,
+        json_column=OPEN_ISSUE_JSON,
+        source=READY_SOURCE,
+    )
 
 
 def blocked_query() -> Query:
@@ -260,9 +284,11 @@ def list_issues(
     return list_query(filters, sort=sort, limit=limit).issues(store)
 
 
-def ready(store: Store, filters: Filters, *, limit: int | None = None) -> list[Issue]:
+def ready(
+    store: Store, filters: Filters, *, limit: int | None = None, require_verify: bool = False
+) -> list[Issue]:
     """`ready` as records."""
-    return ready_query(filters, limit=limit).issues(store)
+    return ready_query(filters, limit=limit, require_verify=require_verify).issues(store)
 
 
 def open_blockers(store: Store, issue_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:

@@ -136,6 +136,17 @@ def label_option(*, only: bool = False) -> Callable[[F], F]:
     )
 
 
+def require_verify_option(func: F) -> F:
+    """`--require-verify` (PN_REQUIRE_VERIFY), declared once for ready and claim-next."""
+    return click.option(
+        "--require-verify",
+        is_flag=True,
+        envvar="PN_REQUIRE_VERIFY",
+        show_envvar=True,
+        help="Only issues that carry verify commands (a project that wants a Ready Contract).",
+    )(func)
+
+
 def common(func: F) -> F:
     """`--json` and `--actor`, accepted after the subcommand as well as before it.
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
+from pensa.cli.base import (
+    Env,
+    VocabType,
+    cli,
+    common,
+    label_option,
+    pass_env,
+    priority_option,
+    require_verify_option,
+)
 from pensa.models import IssueType, Priority
 
 
@@ -28,6 +37,7 @@ from pensa.models import IssueType, Priority
     show_envvar=True,
     help="Hand an issue claimed N times since its last close to a human instead (ralph sets it).",
 )
+@require_verify_option
 @common
 @pass_env
 def claim_next(
@@ -37,10 +47,13 @@ def claim_next(
     spec: str | None,
     labels: tuple[str, ...],
     stuck_after: int | None,
+    require_verify: bool,
 ) -> None:
     """Claim the first ready issue in one transaction and print it (`null` if none).
 
     Issues assigned to someone else are skipped. Safe under any number of concurrent loops.
+    One claim per agent: if you already hold a task in progress, that task is printed again
+    (a spike may be held beside it).
 
     \b
     Example:
@@ -53,5 +66,6 @@ def claim_next(
         spec=spec,
         labels=labels,
         stuck_after=stuck_after,
+        require_verify=require_verify,
     )
     env.out.issue(issue, empty="(nothing ready)")

@@ -9,10 +9,13 @@ from typing import IO, TYPE_CHECKING, TypeVar
 import click
 
 from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
+from pensa.cli.shape import shape_options
 from pensa.models import IssueType, Priority, Status
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from pensa.changes import Shape
 
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -49,7 +52,7 @@ def read_description(text: str | None, file: IO[str] | None) -> str | None:
     type=VocabType(IssueType),
     default="task",
     show_default=True,
-    help="bug, task, test or chore.",
+    help="epic, feature, task, bug, spike, test or chore.",
 )
 @priority_option(default="p2")
 @click.option("-a", "--assignee", help="Who the issue is for.")
@@ -61,6 +64,7 @@ def read_description(text: str | None, file: IO[str] | None) -> str | None:
     "--dep", "deps", multiple=True, metavar="ID", help="An issue this one depends on (repeatable)."
 )
 @label_option()
+@shape_options(update=False)
 @common
 @pass_env
 def create(
@@ -75,6 +79,7 @@ def create(
     description_file: IO[str] | None,
     deps: tuple[str, ...],
     labels: tuple[str, ...],
+    shape: Shape,
 ) -> None:
     """Create an issue and print it.
 
@@ -82,6 +87,10 @@ def create(
     Example:
         pn create "login crash on empty password" -t bug -p p0
         pn create "reject empty passwords" -t task --spec auth --fixes pn-1a2b3c4d
+        pn create "sign-in" -t feature --parent pn-0e1f2a3b
+        pn create "hash passwords" --parent pn-5c6d7e8f --size S \\
+            --objective "no clear-text password is stored" --artifact src/auth.py \\
+            --verify "pytest -q tests/test_auth.py"
         git log -1 --format=%b | pn create "follow up" --description-file -
     """
     description = read_description(description, description_file)
@@ -96,6 +105,7 @@ def create(
         description=description,
         deps=deps,
         labels=labels,
+        shape=shape,
     )
     env.out.issue(issue)
 
@@ -109,7 +119,7 @@ def create(
     type=VocabType(IssueType),
     default="task",
     show_default=True,
-    help="bug, task, test or chore.",
+    help="epic, feature, task, bug, spike, test or chore.",
 )
 @priority_option(default="p2")
 @click.option("--spec", help="Stem of the spec it implements.")
@@ -158,6 +168,7 @@ def q(
 @label_option()
 @click.option("--claim", is_flag=True, help="Take it: in_progress, assigned to you.")
 @click.option("--unclaim", is_flag=True, help="Give it back: open, unassigned.")
+@shape_options(update=True)
 @common
 @pass_env
 def update(
@@ -175,6 +186,7 @@ def update(
     labels: tuple[str, ...],
     claim: bool,
     unclaim: bool,
+    shape: Shape,
 ) -> None:
     """Change an issue's fields, or claim/unclaim it, and print it.
 
@@ -182,13 +194,14 @@ def update(
     Example:
         pn update pn-1a2b3c4d --claim
         pn update pn-1a2b3c4d -p p1 --description "fails only on empty input"
+        pn update pn-1a2b3c4d --parent pn-0e1f2a3b --verify "make test"
     """
     if issue_type is not None:
         raise click.UsageError("an issue's type is fixed at creation; create a new issue instead")
     description = read_description(description, description_file)
     if not any(
         v is not None for v in (title, status, priority, assignee, description, spec, fixes)
-    ) and not (claim or unclaim or labels):
+    ) and not (claim or unclaim or labels or shape):
         raise click.UsageError("nothing to change: name a field to set, or --claim/--unclaim")
     tracker = env.session.tracker(write=True)
     if claim or unclaim:
@@ -206,6 +219,7 @@ def update(
             spec=spec,
             fixes=fixes,
             labels=labels,
+            shape=shape,
         )
         take_or_give_back = tracker.claim if claim else tracker.release
         issue = take_or_give_back(issue_id, actor=env.session.actor, changes=changes)
@@ -221,6 +235,7 @@ def update(
             spec=spec,
             fixes=fixes,
             labels=labels,
+            shape=shape,
         )
     env.out.issue(issue)
 

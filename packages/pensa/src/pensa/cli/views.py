@@ -5,7 +5,16 @@ from __future__ import annotations
 import click
 
 from pensa import views
-from pensa.cli.base import Env, VocabType, cli, common, label_option, pass_env, priority_option
+from pensa.cli.base import (
+    Env,
+    VocabType,
+    cli,
+    common,
+    label_option,
+    pass_env,
+    priority_option,
+    require_verify_option,
+)
 from pensa.models import IssueType, Priority, Status
 from pensa.views import ACTIVE, Filters, SortKey
 
@@ -69,6 +78,10 @@ def list_(
 @cli.command()
 @click.option("-n", "--limit", type=click.IntRange(min=1), help="At most this many.")
 @filter_options
+@require_verify_option
+@click.option(
+    "--explain", is_flag=True, help="Instead, list the issues that are not ready, and why."
+)
 @common
 @pass_env
 def ready(
@@ -79,14 +92,32 @@ def ready(
     issue_type: IssueType | None,
     spec: str | None,
     labels: tuple[str, ...],
+    require_verify: bool,
+    explain: bool,
 ) -> None:
-    """List work that can start: open tasks, tests and chores whose deps are all closed.
+    """List work that can start: open issues whose deps are all closed and that have no open
+    children (an epic or feature is ready only once it has none).
 
     Bugs are never ready, nor are stuck tasks waiting for a human (`-a human` lists those).
-    Ordered by priority, then creation; `[]` when nothing is ready.
+    Ordered by priority, then creation; `[]` when nothing is ready. `--explain` lists every
+    issue not closed that is not ready, one line each saying why (blocked by, open children,
+    held by, a bug, no verify commands).
+
+    \b
+    Example:
+        pn ready -t task --json
+        pn ready --explain
     """
     filters = Filters(None, priority, assignee, issue_type, spec, labels)
-    show_issues(env, views.ready_query(filters, limit=limit))
+    if explain:
+        from pensa.readiness import explain as why_not
+
+        found = why_not(env.session.store(), filters, require_verify=require_verify)
+        found = found[:limit] if limit else found
+        text = "\n".join(n.line() for n in found) or "(every issue not closed is ready)"
+        env.out.emit([n.to_json() for n in found], text)
+        return
+    show_issues(env, views.ready_query(filters, limit=limit, require_verify=require_verify))
 
 
 @cli.command()

@@ -51,9 +51,10 @@ def edges(conn: sqlite3.Connection, diff: Diff) -> None:
     if not added:
         return
     from pensa.cycles import find_cycles
+    from pensa.links import WAITS_FOR
 
     edges: dict[str, list[str]] = {}
-    for child, parent in conn.execute("SELECT issue_id, depends_on_id FROM deps"):
+    for child, parent in conn.execute(WAITS_FOR):
         edges.setdefault(child, []).append(parent)
     exists = {
         row[0]
@@ -62,9 +63,11 @@ def edges(conn: sqlite3.Connection, diff: Diff) -> None:
             (json.dumps(sorted({end for key, _ in added for end in key})),),
         )
     }
+    present = set(conn.execute("SELECT issue_id, depends_on_id FROM deps").fetchall())
     for (child, parent), record in sorted(added):
-        if child not in exists or parent not in exists or parent in edges.get(child, []):
+        if child not in exists or parent not in exists or (child, parent) in present:
             continue
+        present.add((child, parent))
         edges.setdefault(child, []).append(parent)
         if find_cycles({c: list(p) for c, p in edges.items()}):
             edges[child].remove(parent)
@@ -96,12 +99,49 @@ def comments(conn: sqlite3.Connection, diff: Diff) -> None:
 
 
 def clear_dangling_fixes(conn: sqlite3.Connection, ids: set[str]) -> None:
-    """A merged `fixes` that names no bug (deleted, or never here) is cleared."""
+    """A merged `fixes` that names no bug (deleted, or never here) is cleared, and so is a
+    `parent` or `discovered_from` that names no issue, or a parent that closes a cycle with
+    the edges (`pensa.links`: a parent waits for its children)."""
+    within = json.dumps(sorted(ids))
     conn.execute(
         "UPDATE issues SET fixes = NULL WHERE id IN (SELECT value FROM json_each(?)) "
         "AND fixes IS NOT NULL AND fixes NOT IN (SELECT id FROM issues WHERE issue_type = 'bug')",
-        (json.dumps(sorted(ids)),),
+        (within,),
     )
+    for key in ("parent", "discovered_from"):
+        conn.execute(
+            f"UPDATE issues SET {key} = NULL WHERE id IN (SELECT value FROM json_each(?)) "
+            f"AND {key} IS NOT NULL AND {key} NOT IN (SELECT id FROM issues)",
+            (within,),
+        )
+    with_parent = conn.execute(
+        "SELECT id FROM issues WHERE id IN (SELECT value FROM json_each(?)) AND parent IS NOT NULL",
+        (within,),
+    ).fetchall()
+    if with_parent:
+        _break_parent_cycles(conn, {str(r[0]) for r in with_parent})
+
+
+def _break_parent_cycles(conn: sqlite3.Connection, merged: set[str]) -> None:
+    """Clear the parent of a merged issue on each cycle of waiting, until there is none."""
+    from pensa.cycles import cycles_among
+    from pensa.links import WAITS_FOR
+
+    while cycles := cycles_among(conn.execute(f"{WAITS_FOR} ORDER BY 1, 2").fetchall()):
+        cycle = cycles[0]
+        on_cycle = [(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))]
+        parents = {
+            (str(p), str(c))
+            for c, p in conn.execute(
+                "SELECT id, parent FROM issues WHERE parent IS NOT NULL AND id IN "
+                "(SELECT value FROM json_each(?))",
+                (json.dumps(sorted(merged)),),
+            )
+        }
+        links = [e for e in on_cycle if e in parents]
+        if not links:
+            return  # not of this merge's making: `pn doctor` reports it
+        conn.execute("UPDATE issues SET parent = NULL WHERE id = ?", (max(links)[1],))
 
 
 def apply(conn: sqlite3.Connection, ours: Snapshot, result: Snapshot) -> Synced:

@@ -1,8 +1,9 @@
 """The committed files read once and checked as a whole, for `pn import`.
 
 Each file's records are checked on their own (`committed.records`); then what spans records and
-files: ids are unique, `fixes` names a bug, deps join two different existing issues once and
-close no cycle, comments are on existing issues with unique ids. Errors name file and line.
+files: ids are unique, `fixes` names a bug, `parent` and `discovered_from` name another issue,
+deps join two different existing issues once and close no cycle (nor do they with the
+parents), comments are on existing issues with unique ids. Errors name file and line.
 
 A kind's records come from its shards and its own file (`committed.disk`). A record twice is
 an error, unless one copy is in the kind's own file and one in its shard (an earlier layout's
@@ -84,7 +85,7 @@ def read_contents(project: Project, names: Iterable[str] | None = None) -> Conte
     issues = _read_kind(files, "issues.jsonl", by_id)
     kinds = _kinds(issues)
     deps = _read_kind(files, "deps.jsonl", itemgetter(0, 1))
-    _check_deps(deps, kinds)
+    _check_deps(deps, kinds, _parents(issues, kinds))
     comments = _read_kind(files, "comments.jsonl", itemgetter(COMMENT_FIELDS.index("id")))
     _check_comments(comments, kinds)
     tombstones = _read_kind(files, "deleted.jsonl", by_id)
@@ -92,6 +93,27 @@ def read_contents(project: Project, names: Iterable[str] | None = None) -> Conte
 
 
 _ID, _TYPE, _FIXES = (ISSUE_FIELDS.index(key) for key in ("id", "issue_type", "fixes"))
+_LINKS = tuple((key, ISSUE_FIELDS.index(key)) for key in ("parent", "discovered_from"))
+_PARENT = ISSUE_FIELDS.index("parent")
+
+
+def _parents(read: _Read, kinds: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(parent, child, where the child's line is) of every issue with a parent: the parent
+    waits for the child. Each link names another issue that exists."""
+    for at, row in enumerate(read.table.rows):
+        for key, column in _LINKS:
+            other = row[column]
+            if other is None:
+                continue
+            if other not in kinds:
+                raise InvalidData(f"{read.where(at)}: {key} {other}: no such issue")
+            if other == row[_ID]:
+                raise InvalidData(f"{read.where(at)}: {key} {other}: the issue itself")
+    return [
+        (row[_PARENT], row[_ID], read.where(at))
+        for at, row in enumerate(read.table.rows)
+        if row[_PARENT] is not None
+    ]
 
 
 def _kinds(read: _Read) -> dict[str, str]:
@@ -112,8 +134,9 @@ def _kinds(read: _Read) -> dict[str, str]:
     return kinds
 
 
-def _check_deps(read: _Read, kinds: dict[str, str]) -> None:
-    """Both ends exist and differ, no edge twice, no cycle."""
+def _check_deps(read: _Read, kinds: dict[str, str], hierarchy: list[tuple[str, str, str]]) -> None:
+    """Both ends exist and differ, no edge twice, no cycle (through the `hierarchy` of
+    (parent, child, where) too: a parent waits for its children, `pensa.links`)."""
     pairs: list[tuple[str, str]] = read.table.rows  # (issue_id, depends_on_id)
     children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
     # All edges at once first (C loops); line by line only to name the line that is wrong.
@@ -125,14 +148,19 @@ def _check_deps(read: _Read, kinds: dict[str, str]) -> None:
     ):
         _check_deps_by_line(read, pairs, kinds)
     edges: dict[str, list[str]] = {}
-    for child, parent in pairs:
+    for child, parent in chain(pairs, ((p, c) for p, c, _ in hierarchy)):
         edges.setdefault(child, []).append(parent)
     cycles = find_cycles(edges)
     if cycles:
         cycle = cycles[0]
-        where = read.where(pairs.index((cycle[0], cycle[1 % len(cycle)])))
+        on_cycle = [(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))]
         path = " -> ".join([*cycle, cycle[0]])
-        raise InvalidData(f"{where}: dependency cycle {path}")
+        known = set(pairs)
+        first = next((pair for pair in on_cycle if pair in known), None)
+        if first is None:  # parents alone: named by the line of a child on it
+            where = {(p, c): w for p, c, w in hierarchy}[on_cycle[0]]
+            raise InvalidData(f"{where}: parent cycle {path}")
+        raise InvalidData(f"{read.where(pairs.index(first))}: dependency cycle {path}")
 
 
 def _check_deps_by_line(read: _Read, pairs: list[tuple[str, str]], kinds: dict[str, str]) -> None:

@@ -19,6 +19,9 @@ merge driver (the three versions of a file). The rules:
   side stays removed. Edges that would close a cycle are dropped, newest-first.
 - Labels, too, merge as a set against the base: a label added on either side is
   kept, one removed on either side stays removed.
+- `parent` and `discovered_from` are fields like the others; one naming an issue the merge
+  does not keep is dropped (as a `fixes` that names no bug), and a parent that would close a
+  cycle with the edges (a parent waits for its children) is dropped, a new one first.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
 _MISSING: Any = object()
 _CLOSE_FIELDS = ("closed_at", "close_reason")
+_LINKS = ("parent", "discovered_from")
 
 
 def _order(record: Record) -> tuple[str, str]:
@@ -166,11 +170,45 @@ def merge(base: Snapshot, ours: Snapshot, theirs: Snapshot) -> Snapshot:
         for cid, record in {**theirs.comments, **ours.comments}.items()
         if record["issue_id"] in issues
     }
-    for issue in issues.values():
+    for issue in list(issues.values()):
         fixes = issue.get("fixes")
         if fixes is not None and issues.get(fixes, {}).get("issue_type") != "bug":
-            issues[issue["id"]] = {k: v for k, v in issue.items() if k != "fixes"}
+            issue = issues[issue["id"]] = {k: v for k, v in issue.items() if k != "fixes"}
+        for key in _LINKS:
+            if issue.get(key) is not None and issue[key] not in issues:
+                issue = issues[issue["id"]] = {k: v for k, v in issue.items() if k != key}
+    _no_waiting_cycle(issues, deps, base)
     return Snapshot(issues, deps, comments, deleted)
+
+
+def _no_waiting_cycle(
+    issues: dict[str, Record], deps: dict[DepKey, Record], base: Snapshot
+) -> None:
+    """Break every cycle the merged parents close with the merged edges (a parent waits for
+    its children, `pensa.links`): the parent link the base lacked goes first, else an edge
+    the base lacked, else the largest link on the cycle."""
+    from pensa.cycles import find_cycles
+
+    while True:
+        parents = {(r["parent"], i) for i, r in issues.items() if r.get("parent") is not None}
+        if not parents:
+            return
+        edges: dict[str, list[str]] = {}
+        for child, parent in (*deps, *parents):
+            edges.setdefault(child, []).append(parent)
+        cycles = find_cycles(edges)
+        if not cycles:
+            return
+        cycle = cycles[0]
+        on_cycle = [(cycle[i], cycle[(i + 1) % len(cycle)]) for i in range(len(cycle))]
+        links = [e for e in on_cycle if e in parents]
+        new_links = [e for e in links if base.issues.get(e[1], {}).get("parent") != e[0]]
+        new_deps = [e for e in on_cycle if e in deps and e not in base.deps]
+        if new_links or not new_deps:
+            _, child = max(new_links or links)
+            issues[child] = {k: v for k, v in issues[child].items() if k != "parent"}
+        else:
+            del deps[max(new_deps)]
 
 
 def merge_file(kind: str, base: Snapshot, ours: Snapshot, theirs: Snapshot) -> str:

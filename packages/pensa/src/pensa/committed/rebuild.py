@@ -30,7 +30,7 @@ from pensa.committed.localwork import refuse_if_unsaved
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra
 from pensa.errors import StorageError
-from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_labels
+from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_list
 from pensa.store import Store
 
 if TYPE_CHECKING:
@@ -253,14 +253,15 @@ def _insert_table(
 
 
 def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], list[Row]]:
-    """The columns to insert and each record's values for them: the checked row (labels as
-    their JSON text), then `extra` (unknown fields as canonical JSON) if any record has one.
+    """The columns to insert and each record's values for them: the checked row (labels and
+    verify commands as their JSON text), then `extra` (unknown fields as canonical JSON) if
+    any record has one.
     """
     rows = table.rows
     for at, key in enumerate(fields):
         if key in LIST_FIELDS:
             rows = [
-                row if row[at] is None else (*row[:at], encode_labels(row[at]), *row[at + 1 :])
+                row if row[at] is None else (*row[:at], encode_list(key, row[at]), *row[at + 1 :])
                 for row in rows
             ]
     known = frozenset(fields)

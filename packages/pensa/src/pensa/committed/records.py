@@ -22,6 +22,7 @@ from pensa.models import (
     LIST_FIELDS,
     IssueType,
     Priority,
+    Size,
     Status,
     Vocabulary,
     parse_timestamp,
@@ -160,12 +161,19 @@ def _plain_object(raw: bytes) -> Record | None:
     return record if end == len(text) else None
 
 
-_VOCABULARIES: dict[str, tuple[tuple[str, type[Vocabulary], frozenset[str]], ...]] = {
+# Each file's fields that hold a vocabulary's word, with the values allowed: a field that
+# may be unset (`size`) allows None too.
+_VOCABULARIES: dict[str, tuple[tuple[str, type[Vocabulary], frozenset[str | None]], ...]] = {
     name: () for name in FIELDS
 }
 _VOCABULARIES["issues.jsonl"] = tuple(
-    (key, vocab, frozenset(m.value for m in vocab))
-    for key, vocab in (("issue_type", IssueType), ("status", Status), ("priority", Priority))
+    (key, vocab, frozenset(m.value for m in vocab) | ({None} if key == "size" else set()))
+    for key, vocab in (
+        ("issue_type", IssueType),
+        ("status", Status),
+        ("priority", Priority),
+        ("size", Size),
+    )
 )
 
 
@@ -192,7 +200,9 @@ def check_record(record: Record, name: str, where: str) -> None:
                 parse_timestamp(value)
             except ValueError as e:
                 raise InvalidData(f"{where}: {key} is not an RFC 3339 time: {value!r}") from e
-    for key, vocab, _ in _VOCABULARIES[name]:
+    for key, vocab, allowed in _VOCABULARIES[name]:
+        if record.get(key) is None and None in allowed:
+            continue
         try:
             vocab.parse(record[key], exact=True)  # files hold the canonical words
         except InvalidArgument as e:
@@ -291,7 +301,7 @@ class _Shape(NamedTuple):
     lists: tuple[int, ...]
     scalars: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # the values of the others
     times: tuple[int, ...]
-    words: tuple[tuple[int, frozenset[str]], ...]
+    words: tuple[tuple[int, frozenset[str | None]], ...]
 
 
 def _shape(name: str) -> _Shape:

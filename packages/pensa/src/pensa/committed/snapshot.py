@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.committed.disk import file_name, kind_of, ordered, shard_of
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Record, parse_file
-from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_labels
+from pensa.models import ISSUE_FIELDS, LIST_FIELDS, decode_labels, encode_list
 
 if TYPE_CHECKING:
     import sqlite3
@@ -116,8 +116,9 @@ def issue_record(row: tuple[Any, ...]) -> Record:
     """An issue row (`ISSUE_FIELDS`, then `extra`) as its JSONL record: unset fields
     omitted, labels as a list."""
     record = {k: v for k, v in zip(ISSUE_FIELDS, row, strict=False) if v is not None}
-    if "labels" in record:
-        record["labels"] = list(decode_labels(record["labels"]))
+    for key in LIST_FIELDS:
+        if key in record:
+            record[key] = list(decode_labels(record[key]))
     return with_extra(record, row[-1])
 
 
@@ -125,7 +126,7 @@ def issue_row(record: Record) -> tuple[tuple[Any, ...], str | None]:
     """The column values (`ISSUE_FIELDS` order) and `extra` text of an issue record."""
     known, extra = split_extra(record, ISSUE_FIELDS)
     values = tuple(
-        encode_labels(known.get(k)) if k in LIST_FIELDS else known.get(k) for k in ISSUE_FIELDS
+        encode_list(k, known.get(k)) if k in LIST_FIELDS else known.get(k) for k in ISSUE_FIELDS
     )
     return values, extra
 
