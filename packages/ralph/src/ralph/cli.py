@@ -21,7 +21,17 @@ import click
 from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import CheckAgent, Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
+from ralph.models import (
+    CheckAgent,
+    Config,
+    Exit,
+    Guardrails,
+    Limits,
+    ReviewMode,
+    Reviews,
+    SandboxKind,
+    Timeouts,
+)
 from ralph.render import Output
 
 # Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
@@ -244,6 +254,28 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     metavar="EXE",
     help="Check agent executable to run instead of its own (for testing).",
 )
+@env_option(
+    "--review",
+    type=click.Choice([m.value for m in ReviewMode]),
+    default=ReviewMode.OFF.value,
+    show_default=True,
+    help="After a landing completes a feature (or a task), reviewers judge its combined "
+    "change at once, and a final review runs when the plan is done; a FAIL files fix tasks "
+    "(docs/guardrails.md \"Reviews\").",
+)
+@env_option(
+    "--reviewers",
+    type=click.IntRange(1, 10),
+    default=3,
+    show_default=True,
+    help="How many reviewers review each change, concurrently.",
+)
+@env_option(
+    "--review-focus",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The reviewers' focuses: FILE's `## NAME` sections, one per reviewer in turn.",
+)
 @click.option(
     "--scenario",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -292,6 +324,9 @@ def cli(
     check_agent: str | None,
     check_model: str | None,
     check_agent_command: str | None,
+    review: str,
+    reviewers: int,
+    review_focus: Path | None,
     scenario: Path | None,
     recover: bool,
     args: tuple[str, ...],
@@ -355,6 +390,11 @@ def cli(
             CheckAgent(check_agent, model=check_model or None, command=check_agent_command or None)
             if check_agent
             else None
+        ),
+        reviews=Reviews(
+            mode=ReviewMode(review),
+            count=reviewers,
+            focus=review_focus.read_text(encoding="utf-8") if review_focus else "",
         ),
     )
     with contextlib.ExitStack() as stack:
