@@ -258,7 +258,6 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     "--review",
     type=click.Choice([m.value for m in ReviewMode]),
     default=ReviewMode.OFF.value,
-    show_default=True,
     help="After a landing completes a feature (or a task), reviewers judge its combined "
     "change at once, and a final review runs when the plan is done; a FAIL files fix tasks "
     "(docs/guardrails.md \"Reviews\").",
@@ -267,7 +266,6 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     "--reviewers",
     type=click.IntRange(1, 10),
     default=3,
-    show_default=True,
     help="How many reviewers review each change, concurrently.",
 )
 @env_option(
