@@ -260,7 +260,7 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     default=ReviewMode.OFF.value,
     help="After a landing completes a feature (or a task), reviewers judge its combined "
     "change at once, and a final review runs when the plan is done; a FAIL files fix tasks "
-    "(docs/guardrails.md \"Reviews\").",
+    '(docs/guardrails.md "Reviews").',
 )
 @env_option(
     "--reviewers",
