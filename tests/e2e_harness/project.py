@@ -155,6 +155,8 @@ def make_project(tmp: Path, env: Mapping[str, str]) -> Project:
     project.run("sgf", "init", "--stack", "python", timeout=120)
     # One image for the whole session (tests/conftest.py builds it), not one per project.
     project.set_config(network="host", docker_template=SANDBOX_IMAGE)
+    # Reviews need reviewer scripts in the scenario: a test that wants them turns them on.
+    project.set_config(review="off")
     project.git("add", "-A")
     project.run("git", "commit", "-q", "-m", "chore: sgf init")
     project.git("push", "-q", "-u", "origin", "main")

@@ -133,6 +133,8 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         check_model="scripted-1",
         agent="gemini",
         stages={"build": {"agent": "codex", "check_agent": "claude"}},
+        review=config.Review.TASK,
+        reviewers=2,
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

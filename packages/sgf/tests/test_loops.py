@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sgf.config import Config, SandboxKind
+from sgf import resources
+from sgf.config import Config, Review, SandboxKind
 from sgf.errors import SpecNotFound
 from sgf.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
 
@@ -63,8 +64,13 @@ def tail(
     return [
         "--loop-id", loop_id, "--template", template, "--auto-push", push,
         "--max-iterations", str(limit), "--sandbox", sandbox, "--checks", checks, *allowed,
-        str(n), str(PROMPT),
+        *(REVIEW if stage is Stage.BUILD else []), str(n), str(PROMPT),
     ]  # fmt: skip
+
+
+# the build loop's reviews, by default (docs/guardrails.md "Reviews")
+FOCUS = str(resources.path("prompts", "review-focus.md"))
+REVIEW = ["--review", "feature", "--reviewers", "3", "--review-focus", FOCUS]
 
 
 IMG = "springfield-sandbox:latest"
@@ -118,8 +124,8 @@ def test_config_keys_become_flags() -> None:
         network="host",
     )
     assert argv(Launch(Stage.BUILD, afk=True), config) == [
-        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:-2],
-        "--network", "host", "5", str(PROMPT),
+        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:-8],
+        "--network", "host", *REVIEW, "5", str(PROMPT),
     ]  # fmt: skip
 
 
@@ -151,9 +157,18 @@ def test_options_override_config() -> None:
         Stage.BUILD, auto_push=True, template="b", sandbox=SandboxKind.DOCKER, network="n"
     )
     assert argv(request, config)[1:] == [
-        *tail("build-20260226T143000", "b", "true", 100, 25, allow=())[:-2], "--network", "n",
-        "25", str(PROMPT),
+        *tail("build-20260226T143000", "b", "true", 100, 25, allow=())[:-8], "--network", "n",
+        *REVIEW, "25", str(PROMPT),
     ]  # fmt: skip
+
+
+def test_only_the_build_loop_reviews_and_the_config_says_how() -> None:
+    assert "--review" not in argv(Launch(Stage.VERIFY))
+    config = Config(stack="go", docker_template="a", review=Review.TASK, reviewers=2)
+    assert argv(Launch(Stage.BUILD), config)[-8:-2] == [*REVIEW[:1], "task", "--reviewers", "2",
+                                                       *REVIEW[4:]]  # fmt: skip
+    off = Config(stack="go", docker_template="a", review=Review.OFF)
+    assert argv(Launch(Stage.BUILD), off)[-4:-2] == ["--review", "off"]
 
 
 def test_the_sandbox_is_always_explicit_so_no_stray_variable_picks_it() -> None:
@@ -241,4 +256,4 @@ def test_the_stacks_registries_and_the_configs_hosts_are_the_allow_list() -> Non
     ]  # fmt: skip
     opened = Config(stack="python", docker_template="a", network="open", allow=["x.org"])
     assert "--allow" not in argv(Launch(Stage.BUILD), opened)
-    assert argv(Launch(Stage.BUILD), opened)[-4:-2] == ["--network", "open"]
+    assert argv(Launch(Stage.BUILD), opened)[-10:-8] == ["--network", "open"]

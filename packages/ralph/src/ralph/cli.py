@@ -28,6 +28,8 @@ from ralph.models import (
     Guardrails,
     Limits,
     Prompt,
+    ReviewMode,
+    Reviews,
     SandboxKind,
     Timeouts,
 )
@@ -260,6 +262,26 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     metavar="EXE",
     help="Check agent executable to run instead of its own (for testing).",
 )
+@env_option(
+    "--review",
+    type=click.Choice([m.value for m in ReviewMode]),
+    default=ReviewMode.OFF.value,
+    help="After a landing completes a feature (or a task), reviewers judge its combined "
+    "change at once, and a final review runs when the plan is done; a FAIL files fix tasks "
+    '(docs/guardrails.md "Reviews").',
+)
+@env_option(
+    "--reviewers",
+    type=click.IntRange(1, 10),
+    default=3,
+    help="How many reviewers review each change, concurrently.",
+)
+@env_option(
+    "--review-focus",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The reviewers' focuses: FILE's `## NAME` sections, one per reviewer in turn.",
+)
 @click.option(
     "--scenario",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -315,6 +337,9 @@ def cli(
     check_agent: str | None,
     check_model: str | None,
     check_agent_command: str | None,
+    review: str,
+    reviewers: int,
+    review_focus: Path | None,
     scenario: Path | None,
     recover: bool,
     check_options: bool,
@@ -381,6 +406,11 @@ def cli(
             CheckAgent(check_agent, model=check_model or None, command=check_agent_command or None)
             if check_agent
             else None
+        ),
+        reviews=Reviews(
+            mode=ReviewMode(review),
+            count=reviewers,
+            focus=review_focus.read_text(encoding="utf-8") if review_focus else "",
         ),
     )
     if check_options:

@@ -29,6 +29,7 @@ from ralph.governor import Governor, failure_of
 from ralph.models import Config, Exit, Prompt, SandboxKind
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
+from ralph.review.run import Reviewing
 from ralph.watchdog import Expiry
 
 __all__ = ["RESUME_NOTE", "Attempt", "Loop", "run", "summary_line"]
@@ -83,6 +84,11 @@ class Loop:
         )  # fmt: skip
         # tasks the loop closed whose work has not been through a landing's check yet
         self.pending: list[str] = []
+        self.reviewing = Reviewing(
+            config, sandbox, out, interrupts, self.governor, env or {}, state, self.record
+        )
+        # where the branch was when the loop began: the final review's change starts there
+        self.start_tip = home.lane.target_tip() if home else None
 
     @property
     def root(self) -> Path:
@@ -209,6 +215,9 @@ class Loop:
                 self.cut_short_since = began if attempt.interrupted else None
                 return self._stop(Exit.INTERRUPTED, "interrupted")
             if sentinel.take(self.root, loop_id):
+                if not self._final_review():
+                    self.out.note("the final review filed fix tasks: the loop goes on")
+                    continue
                 self.out.summary(f"ralph complete after {index} iteration(s)")
                 return self._stop(Exit.COMPLETE, "complete")
             if attempt.expiry is Expiry.MAX_TIME:
@@ -225,6 +234,13 @@ class Loop:
             self.out.error(f"stopping: {failed}")
             return self._stop(Exit.ERROR, failed)
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
+
+    def _final_review(self) -> bool:
+        """Whether the loop may complete: the final review passed, or had nothing to do."""
+        if self.home is None:
+            return True
+        lane = self.home.lane
+        return self.reviewing.final(lane.repo, start=self.start_tip, tip=lane.target_tip())
 
     def _given(self) -> tuple[str, str] | None:
         """The branch and commit the host gave the iteration's workspace, if it has one."""
@@ -354,6 +370,7 @@ class Loop:
             return
         contracts = self.checker.contracts(self.pending)
         lane = self.home.lane
+        closed, before = list(self.pending), lane.target_tip()
         if interrupted and self.checker.needed(contracts):  # a stop is no time for the check
             lane.keep(tip)
             self.out.note(f"the interrupted iteration's commits are on {lane.loop_branch}")
@@ -384,6 +401,8 @@ class Loop:
         )
         if self.config.auto_push:
             self._push()
+        if self.reviewing.on and closed:
+            self.reviewing.landed(lane.repo, closed, landed.tip, before=before)
 
     def _checked(self) -> None:
         """Act on the last check's verdict: the tracker, the record, the transcript."""

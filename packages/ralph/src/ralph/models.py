@@ -91,6 +91,25 @@ class CheckAgent:
     command: str | None = None  # its executable instead of the agent's own (for testing)
 
 
+class ReviewMode(StrEnum):
+    """What a landing's completed work is reviewed as (review/): nothing, each task, or each
+    feature pensa closed."""
+
+    OFF = "off"
+    TASK = "task"
+    FEATURE = "feature"
+
+
+@dataclass(frozen=True, slots=True)
+class Reviews:
+    """The reviews a build runs (review/): on what, how many reviewers, their focuses."""
+
+    mode: ReviewMode = ReviewMode.OFF
+    count: int = 3
+    focus: str = ""  # the focus file's text: `## NAME` sections (review/focus.py)
+    final: bool = True  # a final review when the plan is done (with mode not off)
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """Everything one ralph run needs; built by the CLI from flags and environment."""
@@ -123,6 +142,12 @@ class Config:
     guardrails: Guardrails = field(default_factory=Guardrails)
     settings: Path | None = None  # claude's `--settings` file with ralph's hooks (hooks.py)
     check_agent: CheckAgent | None = None  # judges the work against its task's contract
+    reviews: Reviews = field(default_factory=Reviews)
+
+    @property
+    def reviewer(self) -> CheckAgent:
+        """The reviewers' backend: the check agent's, else the doer's own."""
+        return self.check_agent or CheckAgent(self.agent, command=self.command)
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
         """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.

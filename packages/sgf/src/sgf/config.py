@@ -28,6 +28,14 @@ class Isolation(StrEnum):
     WORKTREE = "worktree"
 
 
+class Review(StrEnum):
+    """What the build loop reviews when it completes: each feature, each task, or nothing."""
+
+    FEATURE = "feature"
+    TASK = "task"
+    OFF = "off"
+
+
 class Claims(StrEnum):
     """How loops claim: in this clone's database, or published through git."""
 
@@ -79,6 +87,10 @@ class Config:
     # sets one stage's (it may be another backend than the stage's agent).
     check_agent: str | None = None
     check_model: str | None = None
+    # Reviews in the build loop (docs/guardrails.md "Reviews"): None: "feature" and 3
+    # reviewers, each with its own focus, at once; a final review when the plan is done.
+    review: Review | None = None
+    reviewers: int | None = None
     # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
     # a budget or hands a task to a human (notify.py). This file is a protected path: an
     # agent cannot change it (docs/security.md).

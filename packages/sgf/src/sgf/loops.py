@@ -9,8 +9,8 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from pathlib import Path
 
-from sgf import stacks
-from sgf.config import Config, Isolation, SandboxKind
+from sgf import resources, stacks
+from sgf.config import Config, Isolation, Review, SandboxKind
 from sgf.errors import SpecNotFound, UnknownStack
 
 STAMP = "%Y%m%dT%H%M%S"
@@ -156,6 +156,17 @@ class Launch:
         except UnknownStack:  # a stack of a newer sgf: its own defaults are not known here
             return ()
 
+    def _review_flags(self, config: Config) -> list[str]:
+        """The build loop's reviews (docs/guardrails.md "Reviews"); other stages have none."""
+        if self.stage is not Stage.BUILD:
+            return []
+        review = config.review or Review.FEATURE
+        if review is Review.OFF:
+            return ["--review", review.value]
+        focus = resources.path("prompts", "review-focus.md")
+        count = str(config.reviewers or 3)
+        return ["--review", review.value, "--reviewers", count, "--review-focus", str(focus)]
+
     def ralph_argv(
         self,
         ralph: str,
@@ -230,4 +241,5 @@ class Launch:
             argv += ["--check-agent", check_agent]
             if check_model:
                 argv += ["--check-model", check_model]
+        argv += self._review_flags(config)
         return [*argv, *extra, str(count), str(prompt.resolve())]
