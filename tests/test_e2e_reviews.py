@@ -32,7 +32,7 @@ def overlap(line: dict[str, Any]) -> bool:
     """Whether every reviewer of one review ran while every other did: the last to start
     started before the first to end ended (RFC 3339 UTC strings order as times)."""
     spans = [(r["started"], r["ended"]) for r in line["reviewers"]]
-    return max(s for s, _ in spans) < min(e for _, e in spans)
+    return bool(max(s for s, _ in spans) < min(e for _, e in spans))
 
 
 def test_a_completed_feature_gets_three_overlapping_reviewers_and_a_fail_files_a_fix_task(
