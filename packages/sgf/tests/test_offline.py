@@ -29,7 +29,8 @@ def test_the_shipped_scenarios_are_the_cycles_stages() -> None:
     for stage in SHIPPED:
         path = offline.scenario(stage, "claude")
         assert path.name == f"{stage.value}.json"
-        assert json.loads(path.read_text(encoding="utf-8"))["steps"]
+        played = json.loads(path.read_text(encoding="utf-8"))
+        assert played.get("steps") or all(s["steps"] for s in played["scripts"])
 
 
 @pytest.mark.parametrize("stage", sorted(set(Stage) - set(SHIPPED)))
