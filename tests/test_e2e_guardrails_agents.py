@@ -76,3 +76,57 @@ def test_each_backend_refuses_a_destructive_command_and_sends_a_premature_stop_b
     [loop] = status["recent"]
     assert loop["guardrails"] == "1 refused, 1 sent back"
     assert project.containers() == []
+
+
+# What an earlier iteration's agent could commit to turn its own CLI's hooks off, and where
+# that CLI's managed settings are in the container.
+TURNED_OFF = {
+    "claude": (".claude/settings.json", '{"disableAllHooks": true}\n'),
+    "codex": (".codex/config.toml", "[features]\nhooks = false\n"),
+    "opencode": ("opencode.json", '{"plugin": []}\n'),
+    "gemini": (
+        ".gemini/settings.json",
+        '{"hooksConfig": {"enabled": false, "disabled": ["ralph-pre-tool-use"]}}\n',
+    ),
+}
+MANAGED = {
+    "claude": "/etc/claude-code/managed-settings.json",
+    "codex": "/etc/codex/requirements.toml",
+    "opencode": "/etc/opencode/opencode.json",
+    "gemini": "/etc/gemini-cli/settings.json",
+}
+
+
+@pytest.mark.parametrize("agent", BACKENDS)
+def test_no_backend_s_hooks_can_be_turned_off_or_rewritten_by_the_agent(
+    agent: str, project: Project, model: Model, request: pytest.FixtureRequest
+) -> None:
+    """The project's own settings cannot turn the hooks off, and neither the CLI's managed
+    settings (root's, in the container) nor the hook program's options (the read-only guard
+    folder, beside the run's HOME) can be rewritten by the agent."""
+    image = request.getfixturevalue("sandbox_image" if agent == "claude" else f"{agent}_image")
+    path, text = TURNED_OFF[agent]
+    (project.root / path).parent.mkdir(exist_ok=True)
+    (project.root / path).write_text(text)
+    project.set_config(agent=agent, docker_template=image)
+    project.commit_all("chore: what an earlier iteration's agent committed")
+    head = project.git("rev-parse", "HEAD")
+    rewrite = f"echo '{{}}' > {MANAGED[agent]}; echo '{{}}' > \"$HOME/../guard/options.json\""
+    steps = [
+        {"text": "Rewriting the hooks.", "shell": f"{rewrite}; echo tried"},
+        {"shell": "git reset --hard HEAD~1"},
+        {"shell": 'echo "$RALPH_LOOP_ID" > .ralph-complete && echo finished'},
+        {"text": "Done."},
+    ]
+    server = model({"steps": steps}, key=FAKE_TOKEN)
+    project.env.update(endpoints(agent, server.url))
+
+    done = project.sgf("build", "-a", "1")
+
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    said = said_to_the_model(server)
+    assert said.count("Permission denied") + said.count("Read-only file system") >= 2, said
+    assert "refused: git reset --hard HEAD~1 drops commits" in said, said[-3000:]
+    assert project.git("rev-parse", "HEAD") == head
+    [iteration] = [e for e in record(project) if e["event"] == "iteration"]
+    assert [e.get("rule") for e in iteration["guardrails"]] == ["reset-hard"]
