@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import Scenario, parse_scenario
 
+from tests.e2e_harness import agents
 from tests.e2e_harness.processes import working_in
 from tests.e2e_harness.project import SANDBOX_IMAGE, Project, make_project
 from tests.e2e_harness.scenarios import FAKE_TOKEN
@@ -43,6 +44,28 @@ def sandbox_image(base_image: str, claude_bin: Path) -> str:
     )
     assert done.returncode == 0, f"sgf sandbox build failed:\n{done.stdout}\n{done.stderr}"
     return SANDBOX_IMAGE
+
+
+@pytest.fixture
+def codex_image(sandbox_image: str, codex_bin: Path, tmp_path: Path) -> str:
+    """The sandbox image with the pinned codex in it."""
+    return agents.build_image(sandbox_image, "codex", tmp_path, codex_bin)
+
+
+@pytest.fixture
+def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> str:
+    """The sandbox image with the pinned opencode in it."""
+    return agents.build_image(sandbox_image, "opencode", tmp_path, opencode_bin)
+
+
+@pytest.fixture
+def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
+    """gemini-cli is a JS bundle for node >= 20, which Debian bookworm lacks: this image is
+    `sgf sandbox build`'s, for a project whose config names gemini, with the bundle and its
+    own pinned node, and the version label ralph checks."""
+    image = agents.sgf_image(project, f"{SANDBOX_IMAGE}-gemini", "gemini", base_image, claude_bin)
+    agents.assert_image_carries(project, image, "gemini")
+    return image
 
 
 @pytest.fixture

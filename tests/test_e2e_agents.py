@@ -3,14 +3,12 @@ real sandbox, offline, driven by the scripted model in its own API's dialect.
 
 The agent claims a task with pn, writes a file, closes the task, commits and writes the
 sentinel; ralph's one-liners, summary, totals and run record show the same fields for every
-backend. Each image is the session's sandbox image plus the pinned CLI from the shared cache,
-labelled with its version as `sgf sandbox build` labels claude's.
+backend. The images are tests/conftest.py's (e2e_harness/agents.py).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 from ralph.testing.model_server import ModelServer
 
+from tests.e2e_harness.agents import assert_image_carries, endpoints
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario, scenario_json
 from tests.e2e_harness.tracker import touches_issues
@@ -30,81 +29,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.ma
 
 Model = Callable[..., ModelServer]
 WaitFor = Callable[..., None]
-PINNED = {"codex": "0.169.0", "opencode": "1.18.33", "gemini": "0.61.0"}
-
-
-def build_image(base: str, name: str, context: Path, copies: str) -> str:
-    """`base` plus one agent CLI from `context`, labelled with its pinned version."""
-    tag = f"springfield-sandbox-python:with-{name}"
-    (context / "Dockerfile").write_text(
-        f"FROM {base}\n{copies}\nLABEL springfield.agent.{name}={PINNED[name]}\n"
-    )
-    done = subprocess.run(
-        ["docker", "build", "-q", "-t", tag, str(context)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return tag
-
-
-@pytest.fixture
-def codex_image(sandbox_image: str, codex_bin: Path, tmp_path: Path) -> str:
-    shutil.copy2(codex_bin, tmp_path / "codex")
-    return build_image(sandbox_image, "codex", tmp_path, "COPY codex /usr/local/bin/codex")
-
-
-@pytest.fixture
-def opencode_image(sandbox_image: str, opencode_bin: Path, tmp_path: Path) -> str:
-    shutil.copy2(opencode_bin, tmp_path / "opencode")
-    return build_image(sandbox_image, "opencode", tmp_path, "COPY opencode /usr/local/bin/opencode")
-
-
-def assert_image_carries(project: Project, image: str, agent: str) -> None:
-    """`image` has `agent` at its pinned version: in its label and on its PATH."""
-    label = project.run(
-        "docker", "image", "inspect", "--format",
-        f'{{{{index .Config.Labels "springfield.agent.{agent}"}}}}', image,
-    ).stdout.strip()  # fmt: skip
-    assert label == PINNED[agent]
-    version = project.run("docker", "run", "--rm", "--entrypoint", agent, image, "--version")
-    assert PINNED[agent] in version.stdout
-
-
-@pytest.fixture
-def gemini_image(project: Project, base_image: str, claude_bin: Path) -> str:
-    """gemini-cli is a JS bundle for node >= 20, which Debian bookworm lacks: this image is
-    `sgf sandbox build`'s, for a project whose config names gemini, with the bundle and its
-    own pinned node, and the version label ralph checks."""
-    image = "springfield-sandbox-python:sgf-gemini"
-    config = project.root / ".sgf" / "config.toml"
-    committed = config.read_bytes()
-    project.set_config(agent="gemini")
-    built = project.sgf(
-        "sandbox", "build", "--image", image, "--base", base_image,
-        "--claude-binary", str(claude_bin), timeout=900,
-    )  # fmt: skip
-    config.write_bytes(committed)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    assert_image_carries(project, image, "gemini")
-    return image
-
-
-def endpoints(agent: str, url: str) -> dict[str, str]:
-    """Where each backend's API is: the scripted server, in that backend's variables, with
-    the one key it accepts (the claude token the model fixture sets)."""
-    if agent == "gemini":
-        return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": FAKE_TOKEN}
-    if agent == "claude":
-        return {}  # the model fixture set ANTHROPIC_BASE_URL and a token
-    # codex's own default model sends no tools to a custom provider: name the served model
-    return {
-        "OPENAI_BASE_URL": f"{url}/v1",
-        "OPENAI_API_KEY": FAKE_TOKEN,
-        "OPENAI_MODEL": "scripted-1",
-    }
 
 
 def run_ralph(

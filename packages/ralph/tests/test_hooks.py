@@ -30,10 +30,21 @@ def installed(repo: Path, tmp_path: Path, **guardrails: Any) -> Config:
     return hooks.install(config, state=state, workdir=config.project)
 
 
+def guard_folder(config: Config) -> Path:
+    assert config.hooks is not None
+    return Path(config.hooks.folder)
+
+
+def claude_settings(config: Config) -> dict[str, Any]:
+    """The settings Claude Code gets: by `--settings` on the host, managed in a container."""
+    loaded = json.loads((guard_folder(config) / "managed-settings.json").read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
 def hook(config: Config, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Run the command the settings name for `event`, as Claude Code would; its JSON."""
-    assert config.settings is not None
-    settings = json.loads(config.settings.read_text())
+    settings = claude_settings(config)
     [entry] = settings["hooks"][event]
     command = entry["hooks"][0]["command"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PN_", "RALPH_"))}
@@ -54,21 +65,20 @@ def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
     repo: Path, tmp_path: Path
 ) -> None:
     config = installed(repo, tmp_path)
-    assert config.settings is not None
-    assert config.agent_argv()[-2:] == ["--settings", str(config.settings)]
-    settings = json.loads(config.settings.read_text())
+    folder = guard_folder(config)
+    assert config.agent_argv()[-2:] == ["--settings", str(folder / "managed-settings.json")]
+    settings = claude_settings(config)
     assert set(settings["hooks"]) == {
         "SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"
     }  # fmt: skip
-    assert hooks.mounts(config.settings.parent.parent)[1][1] == hooks.MANAGED
+    assert hooks.mounts(folder.parent) == [(folder, folder)]  # read-only
     fake = Config(project=repo, prompt=Prompt("x"), command="/bin/fake-agent")
     assert hooks.install(fake, state=tmp_path, workdir=tmp_path) is fake
 
 
 def test_turned_off_guardrails_set_no_hooks(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=(), guard=False)
-    assert config.settings is not None
-    settings = json.loads(config.settings.read_text())
+    settings = claude_settings(config)
     assert set(settings["hooks"]) == {"SessionStart", "PostToolUse", "PostToolUseFailure"}
 
 
@@ -110,14 +120,13 @@ def test_what_the_guard_decides_on_is_out_of_the_agents_reach(repo: Path, tmp_pa
     """The hooks run as the agent: whatever they write, it can rewrite. The record of the
     start is ralph's, in the folder the container mounts read-only."""
     config = installed(repo, tmp_path)
-    assert config.settings is not None
     (repo / "a.txt").write_text("someone's edit\n")
     hooks.begin(config)
-    guard_folder = config.settings.parent
-    assert (guard_folder / "baseline.json").is_file()
-    assert (guard_folder, guard_folder) in hooks.mounts(guard_folder.parent)  # read-only
+    folder = guard_folder(config)
+    assert (folder / "baseline.json").is_file()
+    assert (folder, folder) in hooks.mounts(folder.parent)  # read-only
     hook(config, "SessionStart", {"source": "startup"})
-    state = guard_folder.parent / hooks.STATE
+    state = folder.parent / hooks.STATE
     for session in state.glob("session-*.json"):  # the agent rewrites its notes
         session.write_text(json.dumps({"head": "", "dirty": [], "seq": 0}))
     assert hook(config, "PreToolUse", RESET) is not None
@@ -244,8 +253,7 @@ def test_checks_parse_and_refuse_typos() -> None:
 
 def test_fired_ignores_junk_and_keeps_known_fields(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path)
-    assert config.settings is not None
-    events = config.settings.parent.parent / hooks.STATE / "events.jsonl"
+    events = guard_folder(config).parent / hooks.STATE / "events.jsonl"
     events.write_text(
         "not json\n[1]\n"
         + json.dumps({"hook": "guard", "rule": "x" * 1000, "secret": "dropped"})
@@ -260,9 +268,10 @@ def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_pat
     state = tmp_path / "docker-run"
     state.mkdir()
     docker = hooks.install(Config(project=repo, prompt=Prompt("x")), state=state, workdir=repo)
-    assert docker.settings is not None
-    assert "--settings" not in docker.agent_argv()  # managed settings, mounted
-    text = docker.settings.read_text()
+    assert "--settings" not in docker.agent_argv()  # managed settings, root's in the container
+    [(path, content)] = hooks.managed(docker)
+    assert path == "/etc/claude-code/managed-settings.json"
+    text = content.decode()
     assert text.count('"command": "python3 -I ') == 5
     assert sys.executable not in text
 

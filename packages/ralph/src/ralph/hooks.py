@@ -1,92 +1,98 @@
-"""Claude Code hooks in every run: the guardrails' settings, programs and what fired.
+"""The guardrails' hooks in every run, for every agent CLI: the program, its settings, what fired.
 
 ralph writes them per run, outside the project, so the agent cannot edit them (a project's
-`.claude/settings.json` is the agent's to write): `<run>/guard/settings.json` goes to claude
-as `--settings`, next to `hook.py` and a copy of the `ralph.inside` package it runs. Before
-each iteration ralph writes `<run>/guard/baseline.json` too (`begin`): what the repository
-held when the iteration began, which the guard decides on. The container mounts `<run>/guard`
-read-only over the read-write run directory, so none of it is the agent's to rewrite; the
-hooks write their notes in `<run>/guard-state`, which ralph reads back, bounded, after each
-iteration. Under `--sandbox none` the same files run on the host, as the agent itself does.
+`.claude/`, `.codex/`, `.gemini/` or `opencode.json` is the agent's to write): `<run>/guard/`
+holds `hook.py` and a copy of the `ralph.inside` package it runs, `options.json` (where the
+state and the project are, which checks apply) and the CLI's hook settings (agents/, `wire`).
+Before each iteration ralph writes `<run>/guard/baseline.json` too (`begin`): what the
+repository held when the iteration began, which the guard decides on. The container mounts
+`<run>/guard` read-only over the read-write run directory, and each of its containers gets the
+CLI's settings as its managed settings, files root owns (`managed`), so none of it is the
+agent's to rewrite; the hooks write their notes in `<run>/guard-state`, which ralph reads back,
+bounded, after each iteration. Under `--sandbox none` the same files run on the host, as the
+agent itself does, from the run's own user settings or a flag.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
+import secrets
 import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ralph import git, safefile
+from ralph.agents import hookset
+from ralph.agents.hookset import HookSet
 from ralph.inside import baseline
 from ralph.models import Config, SandboxKind
 
 GUARD, STATE = "guard", "guard-state"
-MANAGED = Path("/etc/claude-code/managed-settings.json")
 _EVENTS = "events.jsonl"
 _MAX_EVENTS_BYTES = 256 * 1024  # the agent can write the file: never read more than this
 _MAX_EVENTS = 50
-_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"
 _SHIM = """import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from ralph.inside.hookrun import main
 sys.exit(main())
 """
-
-
-def settings(config: Config, *, state: Path, python: str, workdir: Path) -> dict[str, object]:
-    """The `--settings` JSON: one command per hook event ralph uses."""
-    g = config.guardrails
-    base = [python, "-I", str(state / GUARD / "hook.py")]
-    options = ["--state", str(state / STATE), "--baseline", str(state / GUARD / baseline.FILE)]
-    options += ["--project", str(workdir)]
-    options += ["--checks", ",".join(g.checks), "--blocks", str(g.stop_blocks)]
-    if g.format_command:
-        options += ["--format", g.format_command]
-
-    def command(event: str) -> list[dict[str, object]]:
-        line = shlex.join([*base, event, *options])
-        return [{"type": "command", "command": line, "timeout": 120}]
-
-    hooks: dict[str, list[dict[str, object]]] = {
-        "SessionStart": [{"hooks": command("session-start")}],
-        "PostToolUse": [{"matcher": _TOOLS, "hooks": command("post-tool-use")}],
-        "PostToolUseFailure": [{"matcher": "Bash", "hooks": command("post-tool-use-failure")}],
-    }
-    if g.guard:
-        hooks["PreToolUse"] = [{"matcher": _TOOLS, "hooks": command("pre-tool-use")}]
-    if g.checks and g.stop_blocks > 0:
-        hooks["Stop"] = [{"hooks": command("stop")}]
-    return {"hooks": hooks}
+_COPIED = (".py", ".js")  # the hook program's package: its modules and opencode's plugin
 
 
 def install(config: Config, *, state: Path, workdir: Path) -> Config:
-    """Write the hook program and settings under `state`; `config` with `--settings` set.
+    """Write the hook program, its options and the CLI's hook settings under `state`;
+    `config` with its `hooks` set.
 
-    Only claude reads them: another `--command` (a test's fake agent) gets no new flag.
+    Only the agent's own CLI gets them: another `--command` (a test's fake agent) gets none.
     """
-    if Path(config.command).name != "claude":
+    if Path(config.command).name != config.agent:
         return config
+    g = config.guardrails
     # in the container, the image's python3; on the host, the agent runs as we do
     python = sys.executable if config.sandbox is SandboxKind.NONE else "python3"
-    lib = state / GUARD / "lib" / "ralph" / "inside"
+    folder = state / GUARD
+    hooks = HookSet(
+        folder=str(folder),
+        python=python,
+        agent=config.agent,
+        guard=g.guard,
+        stop=bool(g.checks) and g.stop_blocks > 0,
+    )
+    lib = folder / hookset.INSIDE
     lib.mkdir(parents=True, exist_ok=True)
     (lib.parent / "__init__.py").write_text("")
     for module in resources.files("ralph.inside").iterdir():
-        if module.name.endswith(".py"):
+        if module.name.endswith(_COPIED):
             (lib / module.name).write_text(module.read_text(encoding="utf-8"))
-    (state / GUARD / "hook.py").write_text(_SHIM)
+    (folder / hookset.PROGRAM).write_text(_SHIM)
     (state / STATE).mkdir(exist_ok=True)
-    path = state / GUARD / "settings.json"
-    path.write_text(
-        json.dumps(settings(config, state=state, python=python, workdir=workdir), indent=2)
-    )
-    return replace(config, settings=path)
+    options = {
+        "state": str(state / STATE),
+        "baseline": str(folder / baseline.FILE),
+        "project": str(workdir),
+        "checks": ",".join(g.checks),
+        "blocks": g.stop_blocks,
+        "format": g.format_command or "",
+        "guard": g.guard,
+    }
+    (folder / hookset.OPTIONS).write_text(json.dumps(options, indent=2))
+    wiring = config.backend().wire(hooks)
+    (folder / PurePosixPath(wiring.managed).name).write_bytes(wiring.content)
+    return replace(config, hooks=hooks)
+
+
+def managed(config: Config) -> list[tuple[str, bytes]]:
+    """The files one container gets as root's: the CLI's managed settings with ralph's hooks,
+    their names fresh for the container (HookSet.nonce)."""
+    if config.hooks is None:
+        return []
+    hooks = replace(config.hooks, nonce=secrets.token_hex(6))
+    wiring = config.backend().wire(hooks)
+    return [(wiring.managed, wiring.content)]
 
 
 def begin(
@@ -105,7 +111,7 @@ def begin(
     that is no repository) a git that fails leaves the paths unknown, and the guard fails
     closed.
     """
-    if config.settings is None:
+    if config.hooks is None:
         return
     if workspace is not None:
         branch, base = workspace
@@ -121,18 +127,13 @@ def begin(
             dirty=tuple(baseline.status_paths(status.stdout)) if status.ok else None,
             refs=baseline.parse_refs(refs.stdout) if refs.ok else {},
         )
-    safefile.replace(config.settings.parent / baseline.FILE, record.dumps().encode())
+    safefile.replace(Path(config.hooks.folder) / baseline.FILE, record.dumps().encode())
 
 
 def mounts(state: Path) -> list[tuple[Path, Path]]:
-    """(host path, container path) to mount read-only: the hook program, and the settings
-    as Claude Code's managed settings. Managed settings outrank every other level, and a
-    `disableAllHooks` the agent writes into the project's `.claude/` cannot turn them off
-    (it does turn off `--settings` hooks: checked with the real claude)."""
+    """(host path, container path) to mount read-only: the hook program and its settings."""
     guard = state / GUARD
-    if not guard.is_dir():
-        return []
-    return [(guard, guard), (guard / "settings.json", MANAGED)]
+    return [(guard, guard)] if guard.is_dir() else []
 
 
 def fired(config: Config) -> list[dict[str, object]]:
@@ -142,9 +143,9 @@ def fired(config: Config) -> list[dict[str, object]]:
     symlink to anything on the host. So neither is followed (O_NOFOLLOW at each step), at
     most a bounded prefix is read, and only known fields of well-formed lines are kept.
     """
-    if config.settings is None:
+    if config.hooks is None:
         return []
-    state = config.settings.parent.parent
+    state = Path(config.hooks.folder).parent
     flags = os.O_RDONLY | os.O_NOFOLLOW
     try:
         folder = os.open(state / STATE, flags | os.O_DIRECTORY)

@@ -8,6 +8,7 @@ from enum import IntEnum, StrEnum
 from pathlib import Path
 
 from ralph import agents
+from ralph.agents.hookset import HookSet
 from ralph.egress import policy
 from ralph.egress.policy import Allowed
 from ralph.governor import Budgets
@@ -58,7 +59,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Guardrails:
-    """Claude Code hooks ralph sets in every run (hooks.py; docs/guardrails.md)."""
+    """The hooks ralph sets in every run, for every agent CLI (hooks.py; docs/guardrails.md)."""
 
     # the stop checklist's lines (inside/checklist.py); () turns the Stop hook off
     checks: tuple[str, ...] = ("task", "clean", "backpressure", "bugs")
@@ -140,7 +141,7 @@ class Config:
     # Paths the agent's commits must not touch, beyond protect.DEFAULTS (quarantine.py).
     protect: tuple[str, ...] = ()
     guardrails: Guardrails = field(default_factory=Guardrails)
-    settings: Path | None = None  # claude's `--settings` file with ralph's hooks (hooks.py)
+    hooks: HookSet | None = None  # the run's hook program, once installed (hooks.py)
     check_agent: CheckAgent | None = None  # judges the work against its task's contract
     reviews: Reviews = field(default_factory=Reviews)
 
@@ -176,11 +177,11 @@ class Config:
     def backend(self, env: Mapping[str, str] | None = None) -> agents.Backend:
         return agents.get(self.agent, env)
 
-    def _agent_args(self) -> list[str]:
-        # In the container the settings are Claude Code's managed settings (hooks.py), which
-        # a project's `disableAllHooks` cannot turn off; on the host they can only be a flag.
+    def _agent_args(self, env: Mapping[str, str] | None) -> list[str]:
+        # In the container the hooks are the CLI's managed settings (hooks.py), which no
+        # project file turns off; on the host some CLIs need a flag to run them.
         host = self.sandbox is SandboxKind.NONE
-        own = ["--settings", str(self.settings)] if self.settings and host else []
+        own = self.backend(env).wire(self.hooks).host_args if self.hooks and host else ()
         return [*own, *self.agent_args]
 
     def agent_argv(
@@ -189,8 +190,9 @@ class Config:
         """The agent's argv: AFK gets its event-stream flags; interactive a hint."""
         if self.afk:
             return self.agent_run(env)[0]
-        return self.backend(env).interactive(self.command, prompt_hint, self._agent_args())
+        return self.backend(env).interactive(self.command, prompt_hint, self._agent_args(env))
 
     def agent_run(self, env: Mapping[str, str] | None = None) -> tuple[list[str], bytes]:
         """The AFK argv and the agent's stdin (the prompt, for agents that read it there)."""
-        return self.backend(env).afk(self.command, self.prompt.data, self._agent_args())
+        backend = self.backend(env)
+        return backend.afk(self.command, self.prompt.data, self._agent_args(env), self.hooks)

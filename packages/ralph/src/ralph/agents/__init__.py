@@ -4,7 +4,8 @@ Each module says how to run its CLI headless (AFK) and on the user's terminal, w
 variables it needs in the run's HOME (written by ralph, outside the project, so the agent cannot
 change the configuration of its next run there), and how to read its event stream into
 stream.py's events. Everything else (formatter, budgets, run record, watchdog, usage-limit waits,
-sentinel) only sees those events, so it works the same for every backend.
+sentinel) only sees those events, so it works the same for every backend. Each also says how
+its CLI runs ralph's hooks (hookset.py): the guardrails hold for every backend.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from ralph.agents.hookset import HookSet, Wiring
 from ralph.stream import Reader
 
 
@@ -21,16 +23,26 @@ class Backend(Protocol):
 
     name: str
 
-    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
-        """The headless argv and what goes to its stdin (the prompt, or nothing)."""
+    def afk(
+        self, command: str, prompt: bytes, extra: Sequence[str], hooks: HookSet | None = None
+    ) -> tuple[list[str], bytes]:
+        """The headless argv and what goes to its stdin (the prompt, or nothing); run through
+        the hook program where the CLI needs it to (`hooks`: the run's, if any)."""
         ...
 
     def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
         """The argv for a session on the user's terminal, opened with `hint`."""
         ...
 
-    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
-        """Write the CLI's configuration under `home` (the run's HOME); return its variables."""
+    def setup(
+        self, home: Path, host: Mapping[str, str], hooks: HookSet | None = None
+    ) -> dict[str, str]:
+        """Write the CLI's configuration under `home` (the run's HOME), with `hooks` in it on
+        the host where no flag names them; return its variables."""
+        ...
+
+    def wire(self, hooks: HookSet) -> Wiring:
+        """How the CLI runs `hooks`: its managed settings in the container, its host flags."""
         ...
 
     def reader(self) -> Reader:

@@ -4,6 +4,12 @@ codex's built-in OpenAI provider speaks the Responses API over a WebSocket; a cu
 with `wire_api = "responses"` speaks it over HTTP streaming, so any compatible server (a proxy,
 a local model, the scripted server) can stand behind OPENAI_BASE_URL. Its configuration lives in
 `CODEX_HOME` in the run's HOME: the project's own `.codex/` is agent-written.
+
+Its hooks take Claude Code's JSON both ways. In the container they are managed requirements
+(`/etc/codex/requirements.toml`): codex runs managed hooks without asking to trust them,
+keeps them on whatever a user or project layer says, and the requirement `features.hooks`
+pins the feature on. On the host they go into the run's `config.toml`, which codex trusts
+only with `--dangerously-bypass-hook-trust`.
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from ralph import safefile
-from ralph.agents import common, prices
+from ralph.agents import common, hookset, prices
+from ralph.agents.hookset import HookSet, Wiring
 from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
 _BYPASS = "--dangerously-bypass-approvals-and-sandbox"  # the container is the sandbox
+MANAGED = "/etc/codex/requirements.toml"
+_TOOLS = "^(Bash|apply_patch)$"  # its shell and its file edits, by the names its hooks see
+_TRUST = "--dangerously-bypass-hook-trust"  # on the host: the run's own config.toml's hooks
 
 
 @dataclass
@@ -26,23 +36,33 @@ class Codex:
     model: str | None = None
     name: str = "codex"
 
-    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
+    def afk(
+        self, command: str, prompt: bytes, extra: Sequence[str], hooks: HookSet | None = None
+    ) -> tuple[list[str], bytes]:
         flags = ["exec", "--json", "--skip-git-repo-check", _BYPASS]
         return [command, *flags, *extra, "-"], prompt  # `-`: the prompt is read from stdin
 
     def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
         return [command, _BYPASS, *extra, *([hint] if hint else [])]
 
-    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
+    def setup(
+        self, home: Path, host: Mapping[str, str], hooks: HookSet | None = None
+    ) -> dict[str, str]:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
-        safefile.replace(codex_home / "config.toml", config_toml(self.model, host))
+        safefile.replace(codex_home / "config.toml", config_toml(self.model, host, hooks))
         # codex refuses to put its helper binaries in a CODEX_HOME under the temporary
         # directory and says so on stderr every run ("could not create PATH aliases"); the run's
         # HOME is under /tmp, so the temporary directory moves into it instead
         scratch = home / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
         return {"CODEX_HOME": str(codex_home), "TMPDIR": str(scratch)}
+
+    def wire(self, hooks: HookSet) -> Wiring:
+        import tomli_w
+
+        requirements = {"features": {"hooks": True}, "hooks": hook_events(hooks)}
+        return Wiring(MANAGED, tomli_w.dumps(requirements).encode(), (_TRUST,))
 
     def reader(self) -> Reader:
         return CodexReader(self.model)
@@ -53,10 +73,28 @@ class Codex:
         return common.unnamed_model("codex", "its own default model", self.model, host)
 
 
-def config_toml(model: str | None, host: Mapping[str, str]) -> bytes:
-    """codex's `config.toml`: the model, and a provider for OPENAI_BASE_URL when it is set.
-    Written by tomli-w, so any model name or URL (quotes, backslashes, control characters,
-    emoji) reads back as it was given."""
+def hook_events(hooks: HookSet) -> dict[str, list[dict[str, Any]]]:
+    """The `[hooks]` table: one command per event ralph uses."""
+
+    def group(event: str, matcher: str | None = None) -> dict[str, Any]:
+        command = {"type": "command", "command": hooks.line(event), "timeout": 120}
+        return {"hooks": [command], **({"matcher": matcher} if matcher else {})}
+
+    events = {
+        "SessionStart": [group(hookset.SESSION_START)],
+        "PostToolUse": [group(hookset.POST_TOOL_USE, _TOOLS)],
+    }
+    if hooks.guard:
+        events["PreToolUse"] = [group(hookset.PRE_TOOL_USE, _TOOLS)]
+    if hooks.stop:
+        events["Stop"] = [group(hookset.STOP)]
+    return events
+
+
+def config_toml(model: str | None, host: Mapping[str, str], hooks: HookSet | None = None) -> bytes:
+    """codex's `config.toml`: the model, a provider for OPENAI_BASE_URL when it is set, and
+    ralph's hooks on the host. Written by tomli-w, so any model name or URL (quotes,
+    backslashes, control characters, emoji) reads back as it was given."""
     import tomli_w
 
     config: dict[str, Any] = {}
@@ -74,6 +112,9 @@ def config_toml(model: str | None, host: Mapping[str, str]) -> bytes:
             }
         }
     config["analytics"] = {"enabled": False}
+    if hooks is not None:
+        config["features"] = {"hooks": True}
+        config["hooks"] = hook_events(hooks)
     return tomli_w.dumps(config).encode()
 
 

@@ -1,5 +1,14 @@
 """Gemini CLI: `gemini --output-format stream-json -p PROMPT`, the endpoint from
-GOOGLE_GEMINI_BASE_URL, settings in its own GEMINI_CLI_HOME outside the project."""
+GOOGLE_GEMINI_BASE_URL, settings in its own GEMINI_CLI_HOME outside the project.
+
+Its hooks (BeforeTool, AfterTool, AfterAgent, SessionStart) are in its system settings in the
+container (`/etc/gemini-cli/settings.json`), which it merges last, over the user's and the
+project's; it reads them only from a file root owns and nobody else can write, which ralph
+puts into each container as root. A project can still turn a hook off by its name
+(`hooksConfig.disabled`, a union of every level), so each container's hooks have names of
+their own (HookSet.nonce), which an agent cannot know before its container starts. On the host
+they go into the run's user settings.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ralph import safefile
-from ralph.agents import common, prices
+from ralph.agents import common, hookset, prices
+from ralph.agents.hookset import HookSet, Wiring
 from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
 # --skip-trust: otherwise it exits in a folder it was never told to trust
@@ -29,6 +39,8 @@ _BANNERS = (
     "Ripgrep is not available",
     "[STARTUP] ",
 )
+MANAGED = "/etc/gemini-cli/settings.json"
+_TOOLS = "^(run_shell_command|write_file|replace)$"  # its shell and its file edits
 _SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
@@ -45,7 +57,9 @@ class Gemini:
     def _model(self) -> list[str]:
         return ["-m", self.model] if self.model else []
 
-    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
+    def afk(
+        self, command: str, prompt: bytes, extra: Sequence[str], hooks: HookSet | None = None
+    ) -> tuple[list[str], bytes]:
         text = prompt.decode(errors="replace")
         flags = [*_FLAGS, "--output-format", "stream-json", *self._model()]
         return [command, *flags, *extra, "-p", text], b""
@@ -53,7 +67,9 @@ class Gemini:
     def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
         return [command, *_FLAGS, *self._model(), *extra, *(["-i", hint] if hint else [])]
 
-    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
+    def setup(
+        self, home: Path, host: Mapping[str, str], hooks: HookSet | None = None
+    ) -> dict[str, str]:
         # its own home, so the user's ~/.gemini stays untouched under --sandbox none; a system
         # settings file would be skipped under /tmp (it refuses world-writable parents)
         cli_home = home / "gemini"
@@ -61,7 +77,8 @@ class Gemini:
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch = home / "tmp"  # where it writes its error reports
         scratch.mkdir(parents=True, exist_ok=True)
-        safefile.replace(path, json.dumps(_SETTINGS, indent=2).encode())
+        settings = {**_SETTINGS, **(hook_settings(hooks) if hooks is not None else {})}
+        safefile.replace(path, json.dumps(settings, indent=2).encode())
         return {
             "GEMINI_CLI_HOME": str(cli_home),
             "TMPDIR": str(scratch),
@@ -71,11 +88,36 @@ class Gemini:
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
 
+    def wire(self, hooks: HookSet) -> Wiring:
+        return Wiring(MANAGED, json.dumps(hook_settings(hooks), indent=2).encode())
+
     def reader(self) -> Reader:
         return GeminiReader(self.model)
 
     def warnings(self, host: Mapping[str, str]) -> list[str]:
         return []  # without GEMINI_MODEL its `auto` router picks among Gemini's own names
+
+
+def hook_settings(hooks: HookSet) -> dict[str, object]:
+    """The settings that turn hooks on and run ralph's for each event it uses."""
+
+    def group(event: str, matcher: str | None = None) -> dict[str, object]:
+        name = f"ralph-{event}" + (f"-{hooks.nonce}" if hooks.nonce else "")
+        command = {"type": "command", "name": name, "command": hooks.line(event)}
+        return {
+            "hooks": [{**command, "timeout": 120_000}],
+            **({"matcher": matcher} if matcher else {}),
+        }
+
+    events = {
+        "SessionStart": [group(hookset.SESSION_START)],
+        "AfterTool": [group(hookset.POST_TOOL_USE, _TOOLS)],
+    }
+    if hooks.guard:
+        events["BeforeTool"] = [group(hookset.PRE_TOOL_USE, _TOOLS)]
+    if hooks.stop:
+        events["AfterAgent"] = [group(hookset.STOP)]
+    return {"hooksConfig": {"enabled": True}, "hooks": events}
 
 
 @dataclass

@@ -1,5 +1,12 @@
 """opencode: `opencode run --format json PROMPT`, an OpenAI-compatible provider from
-OPENAI_BASE_URL (chat completions), configured by a file outside the project."""
+OPENAI_BASE_URL (chat completions), configured by a file outside the project.
+
+Its hooks are a plugin (inside/opencode_plugin.js) named in its managed settings in the
+container (`/etc/opencode/opencode.json`), which it reads last, over the user's and the
+project's; on the host in the run's own config. It has no event for the end of a turn, so the
+stop checklist runs it instead (inside/rerun.py): AFK, `opencode run` is started by ralph's
+hook program, which asks it again on the same session while the checklist sends it back.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ralph import safefile
-from ralph.agents import common, prices
+from ralph.agents import common, hookset, prices
+from ralph.agents.hookset import HookSet, Wiring
 from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
+MANAGED = "/etc/opencode/opencode.json"
+PLUGIN = "opencode_plugin.js"
 _SHELLS = {"bash"}
 # opencode's `run --format json` prints nothing while it retries a failed API call (five
 # times, about a minute): its ERROR log on stderr is the only place a retry shows
@@ -31,14 +41,21 @@ class Opencode:
     model: str | None = None
     name: str = "opencode"
 
-    def afk(self, command: str, prompt: bytes, extra: Sequence[str]) -> tuple[list[str], bytes]:
+    def afk(
+        self, command: str, prompt: bytes, extra: Sequence[str], hooks: HookSet | None = None
+    ) -> tuple[list[str], bytes]:
         text = prompt.decode(errors="replace")
-        return [command, "run", "--format", "json", *_LOGS, *extra, text], b""
+        argv = [command, "run", "--format", "json", *_LOGS, *extra, text]
+        if hooks is not None and hooks.stop:
+            return [*hooks.argv(hookset.RERUN), "--", *argv], b""
+        return argv, b""
 
     def interactive(self, command: str, hint: str | None, extra: Sequence[str]) -> list[str]:
         return [command, *extra, *(["--prompt", hint] if hint else [])]
 
-    def setup(self, home: Path, host: Mapping[str, str]) -> dict[str, str]:
+    def setup(
+        self, home: Path, host: Mapping[str, str], hooks: HookSet | None = None
+    ) -> dict[str, str]:
         model = self.model or prices.DEFAULT["opencode"]
         config: dict[str, Any] = {
             "autoupdate": False,
@@ -59,6 +76,8 @@ class Opencode:
                     }
                 },
             }
+        if hooks is not None:
+            config |= plugins(hooks)
         path = home / ".config" / "ralph-opencode.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         safefile.replace(path, json.dumps(config, indent=2).encode())
@@ -68,12 +87,21 @@ class Opencode:
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
         }
 
+    def wire(self, hooks: HookSet) -> Wiring:
+        return Wiring(MANAGED, json.dumps(plugins(hooks), indent=2).encode())
+
     def reader(self) -> Reader:
         return OpencodeReader(self.model)
 
     def warnings(self, host: Mapping[str, str]) -> list[str]:
         asked = f"the model {prices.DEFAULT['opencode']}"
         return common.unnamed_model("opencode", asked, self.model, host)
+
+
+def plugins(hooks: HookSet) -> dict[str, object]:
+    """The config that loads ralph's plugin, with the hook program's argv as its option."""
+    options = {"argv": hooks.program(), "guard": hooks.guard}
+    return {"plugin": [[f"file://{hooks.inside(PLUGIN)}", options]]}
 
 
 @dataclass

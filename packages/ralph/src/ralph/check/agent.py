@@ -112,7 +112,7 @@ def checker_config(config: Config, checker: CheckAgent, prompt: str) -> Config:
         command=checker.command or checker.agent,
         prompt=Prompt(prompt),
         agent_args=args,
-        settings=None,
+        hooks=None,
         afk=True,
     )
 

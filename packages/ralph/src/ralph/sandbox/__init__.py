@@ -42,7 +42,7 @@ def make(config: Config, *, env: Mapping[str, str], state: Path, place: Place | 
     home.mkdir(parents=True, exist_ok=True)
     write_script(state)
     if config.sandbox is SandboxKind.NONE:
-        agent_vars = config.backend(env).setup(home, env)
+        agent_vars = config.backend(env).setup(home, env, config.hooks)  # hooks: no managed file
         return HostSandbox(config, env, state, place=place, agent_vars=agent_vars)
     box = DockerSandbox(config, env, state, place=place)
     # the guard binds the key proxy now: the agent's files name its URLs and placeholders

@@ -8,12 +8,15 @@ decides what each container sees; this module is how one runs and ends.
 
 from __future__ import annotations
 
+import io
+import tarfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ralph import credentials, proc
+from ralph.errors import SandboxFailed
 from ralph.sandbox.limits import Limits, folders
 
 if TYPE_CHECKING:
@@ -90,6 +93,48 @@ class DockerRun:
             return status
         finally:
             self.removed(self.container)
+
+
+def give_root_files(container: Container, files: list[tuple[str, bytes]]) -> None:
+    """Put `files` (absolute path, content) into a created container as root's, readable by
+    all and writable by none but root, in folders likewise: the agent CLI's managed settings
+    (hooks.managed). gemini-cli reads its system settings only from such a file, which no
+    bind mount from a ralph run by a user could be; here the agent's user cannot change it."""
+    from docker.errors import DockerException
+
+    if not files:
+        return
+    try:
+        given = container.put_archive("/", root_archive(files))
+        why = "the engine did not take the archive"
+    except DockerException as e:
+        given, why = False, (str(e).splitlines() or [type(e).__name__])[0][:200]
+    if not given:
+        raise SandboxFailed(f"cannot give the container the agent's hook settings: {why}")
+
+
+def root_archive(files: list[tuple[str, bytes]]) -> bytes:
+    """A tar of `files` and their folders below `/`, owned by root: folders 0755, files 0644."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        folders: set[str] = set()
+        for path, content in files:
+            relative = PurePosixPath(path).relative_to("/")
+            for parent in reversed(relative.parents[:-1]):
+                if str(parent) not in folders:
+                    folders.add(str(parent))
+                    tar.addfile(_root_entry(str(parent), tarfile.DIRTYPE, 0o755))
+            entry = _root_entry(str(relative), tarfile.REGTYPE, 0o644)
+            entry.size = len(content)
+            tar.addfile(entry, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def _root_entry(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    entry = tarfile.TarInfo(name)
+    entry.type, entry.mode, entry.uid, entry.gid = kind, mode, 0, 0
+    entry.uname = entry.gname = "root"
+    return entry
 
 
 def cgroups(container: Container) -> dict[str, Path]:

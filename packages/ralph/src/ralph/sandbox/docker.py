@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, pids, proc, terminal
+from ralph import agents, hooks, pids, proc, terminal
 from ralph.egress import sidecar
 from ralph.egress.guard import OPEN, Guard
 from ralph.egress.refusals import Refusal
@@ -41,6 +41,7 @@ from ralph.sandbox.container import (
     SCRATCH,
     DockerRun,
     cid,
+    give_root_files,
     remote_engine,
     sandbox_user,
     short,
@@ -233,7 +234,7 @@ class DockerSandbox:
         return self.guard.network if self.guard else self.config.network
 
     def _agent_container(self, argv: Sequence[str], *, tty: bool) -> Container:
-        return self._create(
+        container = self._create(
             argv,
             tty=tty,
             env=self.view.agent_env(tty=tty, extra=self._agent_vars()),
@@ -241,6 +242,12 @@ class DockerSandbox:
             network=self.network,
             workdir=str(self.workdir),
         )
+        try:
+            give_root_files(container, hooks.managed(self.config))
+        except SandboxFailed:
+            self._remove(container)
+            raise
+        return container
 
     def _signaller(self, container: Container) -> proc.Signaller:
         from docker.errors import APIError
