@@ -8,7 +8,7 @@ apart from the tracker because the work loop runs it every iteration: start-up c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
 from pensa.store import fetch_issue, log_event
@@ -16,7 +16,7 @@ from pensa.views import HUMAN, READY, Filters
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from datetime import datetime
 
     from pensa.store import Store
@@ -39,35 +39,119 @@ def claim_next(
     `stuck_after`, an issue already claimed that many times since it was last closed, marked
     stuck or handed back by a human is taken out of the queue instead (`mark_stuck`) and the
     next one is claimed: a task an agent gives up on every iteration stops eating them."""
-    types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
-    one = types[0] if types and len(types) == 1 else None
-    clauses, params = Filters(priority=priority, issue_type=one, spec=spec, labels=labels).where()
-    if types and len(types) > 1:
-        clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
-        params.extend(t.value for t in types)
-    where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
+    asked = Asked(actor, priority, issue_type, spec, labels)
     stamp = timestamp(now())
     with store.write() as conn:
+        chosen = _choose(conn, asked, stuck_after=stuck_after, at=stamp)
+        return None if chosen is None else _take(conn, chosen, actor=actor, at=stamp)
+
+
+class Asked(NamedTuple):
+    """What a claim asks for: whose it is and the filters of `pn claim-next`."""
+
+    actor: str
+    priority: Priority | None = None
+    issue_type: IssueType | tuple[IssueType, ...] | None = None
+    spec: str | None = None
+    labels: tuple[str, ...] = ()
+
+    def where(self, *first: str) -> tuple[str, list[object]]:
+        """The WHERE clause (after `first`) and its parameters for issues of these filters."""
+        types = (self.issue_type,) if isinstance(self.issue_type, IssueType) else self.issue_type
+        one = types[0] if types and len(types) == 1 else None
+        filters = Filters(priority=self.priority, issue_type=one, spec=self.spec, labels=self.labels)
+        clauses, params = filters.where()
+        if types and len(types) > 1:
+            clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
+            params.extend(t.value for t in types)
+        return " AND ".join([*first, *clauses]), params
+
+
+def pick(
+    store: Store,
+    asked: Asked,
+    *,
+    now: Callable[[], datetime] = utcnow,
+    stuck_after: int | None = None,
+    skip: Collection[str] = (),
+    keep_held: bool = False,
+) -> Issue | None:
+    """The issue `claim_next` would claim, not claimed yet (`take` does that); stuck issues
+    met on the way are handed to a human as `claim_next` does. `skip`: ids no one may take
+    here (others hold them elsewhere). With `keep_held`, an issue the actor already holds
+    comes first: one claim per agent (`pensa.gitclaims`)."""
+    with store.write() as conn:
+        chosen = _choose(
+            conn, asked, stuck_after=stuck_after, at=timestamp(now()), skip=skip, keep_held=keep_held
+        )
+        return None if chosen is None else Issue.from_row(fetch_issue(conn, chosen))
+
+
+def take(store: Store, issue_id: str, *, actor: str, at: str) -> Issue | None:
+    """Claim the issue `pick` chose, stamped `at`; None when it was closed meanwhile."""
+    with store.write() as conn:
+        row = conn.execute("SELECT status FROM issues WHERE id = ?", (issue_id,)).fetchone()
+        if row is None or row[0] == "closed":
+            return None
+        return _take(conn, issue_id, actor=actor, at=at)
+
+
+def held(store: Store, asked: Asked) -> Issue | None:
+    """The issue the actor holds in progress that `pick(keep_held=True)` would keep, or None:
+    `pn claim-next` of an agent whose loop claims for it (PN_CLAIMS=held)."""
+    where, params = asked.where("status = 'in_progress'", "assignee = ?")
+    with store.snapshot() as conn:
+        row = conn.execute(
+            f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
+            [asked.actor, *params],
+        ).fetchone()
+        return None if row is None else Issue.from_row(fetch_issue(conn, row[0]))
+
+
+def _choose(
+    conn: sqlite3.Connection,
+    asked: Asked,
+    *,
+    stuck_after: int | None,
+    at: str,
+    skip: Collection[str] = (),
+    keep_held: bool = False,
+) -> str | None:
+    """The id to claim, inside the caller's write transaction (stuck ones marked meanwhile)."""
+    outside: list[str] = []
+    excluded: list[object] = []
+    if skip:
+        import json
+
+        outside, excluded = ["id NOT IN (SELECT value FROM json_each(?))"], [json.dumps(sorted(skip))]
+    queries = []
+    if keep_held:
+        queries.append(asked.where("status = 'in_progress'", "assignee = ?", *outside))
+    queries.append(asked.where(READY, "(assignee IS NULL OR assignee = ?)", *outside))
+    for where, params in queries:
         while True:
             row = conn.execute(
                 f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
-                [actor, *params],
+                [asked.actor, *excluded, *params],
             ).fetchone()
             if row is None:
-                return None
+                break
             holders = claims_since_reset(conn, row[0])
             if stuck_after is None or len(holders) < stuck_after:
-                break
-            mark_stuck(conn, row[0], holders, at=stamp)
-        conn.execute(
-            "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? "
-            "WHERE id = ? AND status = 'open'",
-            (actor, stamp, row[0]),
-        )
-        log_event(conn, row[0], "claimed", actor=actor, detail="claim-next", at=stamp)
-        claimed = fetch_issue(conn, row[0])
-        assert claimed is not None  # we hold the write lock: it cannot have vanished
-        return Issue.from_row(claimed)
+                return str(row[0])
+            mark_stuck(conn, row[0], holders, at=at)
+    return None
+
+
+def _take(conn: sqlite3.Connection, issue_id: str, *, actor: str, at: str) -> Issue:
+    conn.execute(
+        "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? WHERE id = ?",
+        (actor, at, issue_id),
+    )
+    log_event(conn, issue_id, "claimed", actor=actor, detail="claim-next", at=at)
+    claimed = fetch_issue(conn, issue_id)
+    assert claimed is not None  # we hold the write lock: it cannot have vanished
+    return Issue.from_row(claimed)
 
 
 # Who takes a stuck task: HUMAN, an assignee no loop is, so claim-next (which skips issues

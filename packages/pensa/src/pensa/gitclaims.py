@@ -1,28 +1,35 @@
 """Claims published through git: loops on many machines, one backlog.
 
-With `PN_CLAIMS=git` (sgf sets it for `claims = "git"`), `pn claim-next` publishes every
-claim before the agent starts, as a compare-and-swap on the branch's upstream:
+`PN_CLAIMS` says how `pn claim-next` claims:
 
-1. fetch the remote branch, once: its tip T is what the claim is decided on;
-2. claim in the database (atomic between this clone's loops) and check the issue against
-   T's own copy of it (its shard of `issues-*.jsonl`): held by someone else or closed there,
-   take T's record as it is and claim the next ready issue, against the same T;
-3. commit T's files with that one record changed, as a child of T (the working tree plays
-   no part), and push it without force.
+- unset (or `local`): in this database only, atomic between the loops that share it;
+- `git`: published first on the remote's claims ref (`pensa.gitremote`), which the code
+  branch never carries. ralph sets it for its own `pn claim-next` on the host, before each
+  iteration, when sgf runs the loop with `claims = "git"`;
+- `held`: the agent's `pn` in that loop's sandbox. Its loop claimed for it, so claim-next
+  answers with the task the actor holds and never claims one itself: the sandbox needs
+  neither the remote nor credentials for it, and cannot publish a claim past the host.
 
-The push only lands while the remote still points at T, so the remote holds exactly what
-was decided. Rejected means someone published first: fetch again and decide again against
-the new tip, at most PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds doubled (capped
-at MAX_WAIT), jittered. Once published, the branch catches up with that commit (a
-fast-forward, or a rebase of local commits) and the files are merged into the database.
-With nothing ready, the branch catches up with T first, so issues published elsewhere count
-before the answer is "nothing to claim".
+A `git` claim, under this clone's claim lock (its loops publish one at a time):
 
-An earlier version checked the remote with one fetch and pulled with a second: a claim
-published in between was overwritten by the later `updated_at`, the merge's rule for
-everything else, and two machines did the same task (bench/bench_git_claims.py counts
-double claims). Closes travel with the work's commit (ralph's auto-push). Guarantees and
-their limits are in the README, "Running many loops".
+1. fetch the claims ref, once (`Board`): that tip is what the claim is decided on;
+2. reconcile it with the database (`reconcile`): another actor's claim there becomes theirs
+   here too (so `pn list` shows it and `pn doctor --fix` can free it once stale); what this
+   clone knows newer than the board (a close, a release) is to be published; ids others hold
+   or closed are skipped;
+3. choose in the database (`claims.pick`, the actor's held task first: one claim per agent),
+   commit the board's tree with that entry and the reconciled ones as a child of the tip, and
+   push it without force: the remote takes it only while the ref still points at the tip;
+4. taken, the database records the claim (`claims.take`); rejected (someone published
+   first), nothing was written here: fetch the ref again and decide again, at most
+   PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds doubled (capped at MAX_WAIT),
+   jittered.
+
+No step touches the code branch, the checkout or its index, and no hook runs. The close
+travels with the code (the issue's shard in the work's commit) and reaches the board with the
+actor's next claim or its loop's end (`publish`, run by `pn release` with PN_CLAIMS=git), so
+from the close on no machine hands the task out again, even while the code's push waits.
+Guarantees and their limits are in the README, "Running many loops".
 """
 
 from __future__ import annotations
@@ -32,34 +39,35 @@ import os
 from typing import TYPE_CHECKING
 
 from pensa import git, gitremote
-from pensa.errors import GitFailed, PensaError
-from pensa.gitremote import Tip, Upstream, checkout, upstream
+from pensa.errors import PensaError
+from pensa.gitremote import Board, Entry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    import sqlite3
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
-    from pensa.committed.records import Record
     from pensa.models import Issue
     from pensa.project import Project
     from pensa.store import Store
 
 ENV = "PN_CLAIMS"
-# Three clones with sixteen claimers each lose a race now and then several times in a row:
-# enough tries that none runs out (bench/bench_git_claims.py), each round short.
+MODES = ("local", "git", "held")
+# Five clones with a claimer each, or three with sixteen, lose a race now and then several
+# times in a row: enough tries that none runs out (bench/bench_git_claims.py), each round short.
 TRIES = 40
 BACKOFF = 0.05
 MAX_WAIT = 1.0
-# A non-fast-forward found before sending (the first three), or a ref that moved while the
-# remote was taking the push (the others): both mean another claim landed first.
-_REJECTED = (
-    "rejected",
-    "fetch first",
-    "non-fast-forward",
-    "cannot lock ref",
-    "failed to update ref",
-    "failed to lock",
-)
-_CLAIM_FIELDS = ("status", "assignee")
+# Events by which this clone gave a claim up after it was made: a claim the board still shows
+# is released on it when one of these is newer.
+_FREED = ("released", "returned", "interrupted", "stuck", "reopened")
+
+
+def mode(env: Mapping[str, str]) -> str:
+    """How claim-next claims (PN_CLAIMS): `local`, `git` or `held`; a clear error otherwise."""
+    value = env.get(ENV) or "local"
+    if value not in MODES:
+        raise PensaError(f"{ENV} must be one of {', '.join(MODES)}; it is {value!r}")
+    return value
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -73,47 +81,159 @@ def claim_next(
     *,
     actor: str,
     env: Mapping[str, str],
-    claim: Callable[[], Issue | None],
+    pick: Callable[[Collection[str]], Issue | None],
+    take: Callable[[str, str], Issue | None],
+    stamp: Callable[[], str],
     sleep: Callable[[float], None] | None = None,
 ) -> Issue | None:
-    """`claim()` an issue the remote leaves free and publish it on the tip it was decided on."""
+    """Claim an issue the board leaves free, published on the tip it was decided on.
+
+    `pick(skip)` chooses without claiming; `take(id, at)` claims once the board has it."""
+    return _run(store, project, actor=actor, env=env, pick=pick, take=take, stamp=stamp, sleep=sleep)
+
+
+def publish(
+    store: Store,
+    project: Project,
+    *,
+    actor: str,
+    env: Mapping[str, str],
+    stamp: Callable[[], str],
+    sleep: Callable[[float], None] | None = None,
+) -> None:
+    """Publish what this clone knows newer than the board (closes, releases), claiming
+    nothing: `pn release` with PN_CLAIMS=git, a loop's end."""
+    _run(store, project, actor=actor, env=env, pick=None, take=None, stamp=stamp, sleep=sleep)
+
+
+def _run(
+    store: Store,
+    project: Project,
+    *,
+    actor: str,
+    env: Mapping[str, str],
+    pick: Callable[[Collection[str]], Issue | None] | None,
+    take: Callable[[str, str], Issue | None] | None,
+    stamp: Callable[[], str],
+    sleep: Callable[[float], None] | None,
+) -> Issue | None:
     import time
 
     if env.get("PN_SHARED_DB"):
         raise PensaError(
-            f"{ENV}=git publishes this clone's claims; loops sharing another checkout's "
-            "database (PN_SHARED_DB, sgf's worktree loops) cannot: run one loop per clone"
+            f"{ENV}=git publishes claims from the checkout whose database it is; a loop's "
+            f"agent on a shared database (PN_SHARED_DB) has its loop claim for it: {ENV}=held"
         )
-    top = checkout(project, env)
+    top = gitremote.checkout(project.dir, env)
     tries = int(_number(env, "PN_CLAIM_TRIES", TRIES, minimum=1))
     wait = _number(env, "PN_CLAIM_BACKOFF", BACKOFF, minimum=0)
     pause = sleep or time.sleep
+    chosen: Issue | None = None
     with _locked(top, env):
-        where = upstream(project, top, env)
-        held: Issue | None = None
-        try:
-            for attempt in range(tries):
-                tip = gitremote.fetch(where, env)
-                held = _choose(where, store, project, tip, held, claim, actor, env)
-                if held is None:
+        remote = gitremote.remote_of(top, env)
+        for attempt in range(tries):
+            board = gitremote.fetch(remote, env)
+            with store.write() as conn:
+                changes, skip = reconcile(conn, board, actor)
+            chosen = pick(skip) if pick is not None else None
+            at = stamp()
+            if chosen is not None:
+                changes[chosen.id] = Entry("claimed", actor, at)
+            if not changes:
+                return None
+            if gitremote.publish(remote, board, changes, _message(changes, actor), env):
+                if chosen is None or take is None:
                     return None
-                published = _publish(where, store, tip, held, actor, env)
-                if published is not None:
-                    claimed, held = held, None  # on the remote now: never given back here
-                    _catch_up(where, store, project, published, env)
-                    return claimed
-                pause(min(wait * 2**attempt, MAX_WAIT) * (0.5 + _jitter()))
-            assert held is not None
-            raise PensaError(
-                f"could not publish the claim of {held.id} in {tries} tries: other machines "
-                f"kept pushing to {where.remote}/{where.branch} first; try again"
-            )
-        except PensaError as e:
-            # never left holding what no other machine can see: the work must not start
-            if held is not None:
-                _give_back(store, held.id, actor)
-                raise type(e)(f"{e}; released {held.id}") from e
-            raise
+                taken = take(chosen.id, at)
+                if taken is not None:
+                    return taken
+                continue  # closed here meanwhile: the next round publishes that and goes on
+            pause(min(wait * 2**attempt, MAX_WAIT) * (0.5 + _jitter()))
+    what = f"the claim of {chosen.id}" if chosen is not None else "closes and releases"
+    raise PensaError(
+        f"could not publish {what} in {tries} tries: other machines kept publishing to "
+        f"{remote.name} {gitremote.REF} first; try again"
+    )
+
+
+def reconcile(
+    conn: sqlite3.Connection, board: Board, actor: str
+) -> tuple[dict[str, Entry], set[str]]:
+    """Bring the board into the database and the database's news onto the board: the entries
+    to publish (closes and releases this clone knows of), and the ids no one may claim here.
+
+    Ordering is by time stamps, as the merge of the committed files orders edits: a close
+    here after the claim closes it on the board; a release here (of any kind, `_FREED`) after
+    it releases it; another actor's claim with no such answer here is theirs here too."""
+    import json
+
+    if not board.entries:
+        return {}, set()
+    ids = json.dumps(sorted(board.entries))
+    rows = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            "SELECT id, status, assignee, updated_at FROM issues "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+    }
+    marks = ", ".join(f"'{name}'" for name in _FREED)
+    freed = dict(
+        conn.execute(
+            "SELECT issue_id, max(created_at) FROM events WHERE event_type IN "
+            f"({marks}) AND issue_id IN (SELECT value FROM json_each(?)) GROUP BY issue_id",
+            (ids,),
+        ).fetchall()
+    )
+    changes: dict[str, Entry] = {}
+    skip: set[str] = set()
+    for issue_id, entry in board.entries.items():
+        row = rows.get(issue_id)
+        if row is None:  # not in this database (yet): nothing here to claim or to say
+            continue
+        status, assignee, updated = row
+        holds = status == "in_progress" and assignee == entry.actor
+        after = str(freed.get(issue_id) or "")
+        if entry.state == "closed":
+            if status != "closed" and after > entry.at:  # reopened here since
+                changes[issue_id] = Entry("released", entry.actor, after)
+            else:
+                skip.add(issue_id)
+        elif status == "closed" and updated >= entry.at:
+            changes[issue_id] = Entry("closed", entry.actor, updated)
+        elif entry.state == "released":
+            if holds and updated <= entry.at:
+                _set(conn, issue_id, "open", None, entry.at)
+        elif after > entry.at and not holds:
+            changes[issue_id] = Entry("released", entry.actor, after)
+        elif entry.actor != actor:
+            skip.add(issue_id)
+            if status != "closed" and not holds:
+                _set(conn, issue_id, "in_progress", entry.actor, max(updated, entry.at))
+    return changes, skip
+
+
+def _set(
+    conn: sqlite3.Connection, issue_id: str, status: str, assignee: str | None, at: str
+) -> None:
+    """Take the board's word for an issue's claim: no event, as for a merged edit."""
+    conn.execute(
+        "UPDATE issues SET status = ?, assignee = ?, updated_at = ? WHERE id = ?",
+        (status, assignee, at, issue_id),
+    )
+
+
+def _message(changes: Mapping[str, Entry], actor: str) -> str:
+    """`pn: claim ID by ACTOR` (or what else changed), then one line per entry."""
+    verbs = {"claimed": "claim", "released": "release", "closed": "close"}
+    claimed = [i for i, e in changes.items() if e.state == "claimed" and e.actor == actor]
+    if claimed:
+        subject = f"pn: claim {claimed[0]} by {actor}"
+    else:
+        subject = "pn: " + ", ".join(f"{verbs[e.state]} {i}" for i, e in sorted(changes.items()))
+    body = "\n".join(f"{e.state} {i} ({e.actor}, {e.at})" for i, e in sorted(changes.items()))
+    return f"{subject}\n\n{body}\n"
 
 
 def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
@@ -130,47 +250,6 @@ def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float
     return value
 
 
-def _choose(
-    where: Upstream,
-    store: Store,
-    project: Project,
-    tip: Tip,
-    held: Issue | None,
-    claim: Callable[[], Issue | None],
-    actor: str,
-    env: Mapping[str, str],
-) -> Issue | None:
-    """The issue to publish on `tip`: `_decide`'s, unless `tip` deleted it. With nothing
-    ready (or only deleted issues), catch up with `tip` once and decide again, so issues
-    and deletions published elsewhere count before the answer is "nothing"."""
-    for caught_up in (False, True):
-        held = _decide(store, held, tip, claim, actor)
-        if held is not None and (tip.issue(held.id) is not None or not tip.deleted(held.id)):
-            return held
-        if held is not None:  # published as deleted: the catch-up's merge removes it here
-            _give_back(store, held.id, actor)
-            held = None
-        if not caught_up:
-            _catch_up(where, store, project, tip.commit, env)
-    return None
-
-
-def _decide(
-    store: Store, held: Issue | None, tip: Tip, claim: Callable[[], Issue | None], actor: str
-) -> Issue | None:
-    """`held` while `tip` leaves it free, else the next issue claimed that `tip` leaves free."""
-    while True:
-        if held is None:
-            held = claim()
-            if held is None:
-                return None
-        theirs = tip.issue(held.id)
-        if theirs is None or not _lost(theirs, actor):
-            return held
-        _adopt(store, held.id, theirs, actor)
-        held = None
-
-
 def _jitter() -> float:
     import random
 
@@ -179,13 +258,13 @@ def _jitter() -> float:
 
 @contextlib.contextmanager
 def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
-    """This clone's loops publish one at a time: racing each other through the remote would
-    only add rejected rounds."""
+    """This clone's claimers publish one at a time: racing each other through the remote
+    would only add rejected rounds."""
     import fcntl
 
     from pensa.committed.files import open_lock
 
-    # the sandboxed agent can write the git directory's top: never a link, FIFO or device
+    # never through a link, FIFO or device planted at the git directory's top
     fd = open_lock(os.path.join(_common_dir(top, env), "pensa-claims.lock"))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -197,78 +276,3 @@ def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
 def _common_dir(top: str, env: Mapping[str, str]) -> str:
     common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=top, env=env)
     return common.out.strip() or top
-
-
-def _lost(theirs: Record, actor: str) -> bool:
-    """Whether the remote gives the issue to someone else (held by another, or closed)."""
-    return theirs.get("status") == "closed" or theirs.get("assignee") not in (None, actor)
-
-
-def _publish(
-    where: Upstream, store: Store, tip: Tip, held: Issue, actor: str, env: Mapping[str, str]
-) -> str | None:
-    """Push a child of the tip claiming `held`; its commit, or None when the remote moved."""
-    from pensa.committed.snapshot import canonical, read_issues
-    from pensa.models import ISSUE_FIELDS
-
-    with store.snapshot() as conn:
-        ours = read_issues(conn, {held.id})[held.id]
-    record = ours
-    theirs = tip.issue(held.id)
-    if theirs is not None:
-        stamp = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
-        record = {**theirs, **{k: ours.get(k) for k in _CLAIM_FIELDS}, "updated_at": stamp}
-        record = {k: v for k, v in record.items() if v is not None}
-    files = tip.with_line(held.id, canonical(record, ISSUE_FIELDS))
-    commit = gitremote.commit_on(where, tip.commit, files, f"pn: claim {held.id} by {actor}", env)
-    pushed = where.git("push", "-q", where.remote, f"{commit}:refs/heads/{where.branch}", env=env)
-    if pushed.code != 0:
-        # a hook that declines the push is no race: trying again would not help
-        if any(word in pushed.err for word in _REJECTED) and "declined" not in pushed.err:
-            return None
-        raise GitFailed(f"cannot publish the claim of {held.id}: {gitremote.last_line(pushed.err)}")
-    if record != ours:
-        _adopt(store, held.id, record, actor, lost=False)
-    return commit
-
-
-def _catch_up(
-    where: Upstream, store: Store, project: Project, commit: str, env: Mapping[str, str]
-) -> None:
-    """Bring the branch onto `commit` (local commits rebased, the JSONL through the driver)
-    and merge the files into the database.
-
-    A rebase that fails is undone and the branch left where it was: the claim is published
-    either way, and ralph's push after the work pulls with rebase and stops on a conflict."""
-    from pensa.committed import sync
-
-    # A fast-forward (the usual case: nothing local to replay) never detaches HEAD
-    forward = where.git("merge", "-q", "--ff-only", commit, env=env)
-    if forward.code != 0 and where.git("rebase", "-q", "--autostash", commit, env=env).code != 0:
-        where.git("rebase", "--abort", env=env)
-    sync.sync(store, project, env)  # what came in, against what HEAD now holds
-
-
-def _adopt(store: Store, issue_id: str, theirs: Record, actor: str, *, lost: bool = True) -> None:
-    """Make the database's copy of the issue the remote's, as it is.
-
-    A lost race also takes back its `claimed` event: the claim never took effect, and
-    `--stuck-after` counts claims, so lost races would hand a task to a human."""
-    from pensa.committed.apply import apply
-    from pensa.committed.snapshot import Snapshot, read_issues
-
-    with store.write() as conn:
-        ours = Snapshot(read_issues(conn, {issue_id}), {}, {}, {})
-        apply(conn, ours, Snapshot({issue_id: theirs}, {}, {}, {}))
-        if lost:
-            conn.execute(
-                "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events "
-                "WHERE issue_id = ? AND event_type = 'claimed' AND actor = ?)",
-                (issue_id, actor),
-            )
-
-
-def _give_back(store: Store, issue_id: str, actor: str) -> None:
-    from pensa.tracker import Tracker
-
-    Tracker(store).release(issue_id, actor=actor)

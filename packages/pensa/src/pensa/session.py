@@ -29,7 +29,7 @@ from pensa import project as projects
 from pensa.models import utcnow
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
@@ -236,14 +236,19 @@ class Session:
         labels: tuple[str, ...] = (),
         stuck_after: int | None = None,
     ) -> Issue | None:
-        """Claim the first ready issue for the actor, or None. With `PN_CLAIMS=git` the claim
-        is published through the remote before the work starts (`pensa.gitclaims`)."""
+        """Claim the first ready issue for the actor, or None. PN_CLAIMS chooses how
+        (`pensa.gitclaims`): here, published through the remote first (`git`), or the one
+        the actor's loop already claimed for it (`held`)."""
         self.expect_actor()
         from pensa import claims, gitclaims
+        from pensa.models import timestamp
 
+        how = gitclaims.mode(self.environ)
         store = self.store(write=True)
-
-        def claim() -> Issue | None:
+        asked = claims.Asked(self.actor, priority, issue_types or None, spec, labels)
+        if how == "held":
+            return claims.held(store, asked)
+        if how == "local":
             return claims.claim_next(
                 store,
                 actor=self.actor,
@@ -254,13 +259,67 @@ class Session:
                 stuck_after=stuck_after,
                 labels=labels,
             )
+        project = self.project(create=True)
+        assert project is not None
 
-        project = self.project(create=True) if gitclaims.enabled(self.environ) else None
-        if project is not None:
-            return gitclaims.claim_next(
-                store, project, actor=self.actor, env=self.environ, claim=claim
+        def pick(skip: Collection[str]) -> Issue | None:
+            return claims.pick(
+                store, asked, now=self.now, stuck_after=stuck_after, skip=skip, keep_held=True
             )
-        return claim()
+
+        def take(issue_id: str, at: str) -> Issue | None:
+            return claims.take(store, issue_id, actor=self.actor, at=at)
+
+        return gitclaims.claim_next(
+            store,
+            project,
+            actor=self.actor,
+            env=self.environ,
+            pick=pick,
+            take=take,
+            stamp=lambda: timestamp(self.now()),
+        )
+
+    def release(
+        self,
+        issue_id: str | None = None,
+        *,
+        held_by: str | None = None,
+        reason: str | None = None,
+        cut_short_since: datetime | None = None,
+    ) -> list[Issue]:
+        """Give back the issue, or every issue `held_by` holds (a loop that ended). With
+        PN_CLAIMS=git the board then learns this clone's releases and closes
+        (`gitclaims.publish`); one that cannot reach the remote is said, and the next
+        claim or release publishes it."""
+        tracker = self.tracker(write=True)
+        if held_by is not None:
+            released = tracker.release_held(
+                held_by, actor=self.actor, reason=reason, cut_short_since=cut_short_since
+            )
+        else:
+            assert issue_id is not None
+            released = [tracker.release(issue_id, actor=self.actor)]
+        from pensa import gitclaims
+
+        if gitclaims.enabled(self.environ):
+            from pensa.errors import PensaError
+            from pensa.inert import inert
+            from pensa.models import timestamp
+
+            project = self.project(create=True)
+            assert project is not None
+            try:
+                gitclaims.publish(
+                    self.store(write=True),
+                    project,
+                    actor=self.actor,
+                    env=self.environ,
+                    stamp=lambda: timestamp(self.now()),
+                )
+            except PensaError as e:  # released here all the same; the board learns it later
+                self.say(inert(f"pn: warning: not published to the claims ref: {e}"))
+        return released
 
     def export(self, *, stage: bool = False) -> Summary | None:
         """Write `.pensa/*.jsonl` from the database (None without a project), staged when
