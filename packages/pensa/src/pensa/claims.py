@@ -59,7 +59,9 @@ class Asked(NamedTuple):
         """The WHERE clause (after `first`) and its parameters for issues of these filters."""
         types = (self.issue_type,) if isinstance(self.issue_type, IssueType) else self.issue_type
         one = types[0] if types and len(types) == 1 else None
-        filters = Filters(priority=self.priority, issue_type=one, spec=self.spec, labels=self.labels)
+        filters = Filters(
+            priority=self.priority, issue_type=one, spec=self.spec, labels=self.labels
+        )
         clauses, params = filters.where()
         if types and len(types) > 1:
             clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
@@ -82,9 +84,14 @@ def pick(
     comes first: one claim per agent (`pensa.gitclaims`)."""
     with store.write() as conn:
         chosen = _choose(
-            conn, asked, stuck_after=stuck_after, at=timestamp(now()), skip=skip, keep_held=keep_held
+            conn,
+            asked,
+            stuck_after=stuck_after,
+            at=timestamp(now()),
+            skip=skip,
+            keep_held=keep_held,
         )
-        return None if chosen is None else Issue.from_row(fetch_issue(conn, chosen))
+        return None if chosen is None else _issue(conn, chosen)
 
 
 def take(store: Store, issue_id: str, *, actor: str, at: str) -> Issue | None:
@@ -105,7 +112,7 @@ def held(store: Store, asked: Asked) -> Issue | None:
             f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
             [asked.actor, *params],
         ).fetchone()
-        return None if row is None else Issue.from_row(fetch_issue(conn, row[0]))
+        return None if row is None else _issue(conn, row[0])
 
 
 def _choose(
@@ -123,7 +130,10 @@ def _choose(
     if skip:
         import json
 
-        outside, excluded = ["id NOT IN (SELECT value FROM json_each(?))"], [json.dumps(sorted(skip))]
+        outside, excluded = (
+            ["id NOT IN (SELECT value FROM json_each(?))"],
+            [json.dumps(sorted(skip))],
+        )
     queries = []
     if keep_held:
         queries.append(asked.where("status = 'in_progress'", "assignee = ?", *outside))
@@ -143,15 +153,19 @@ def _choose(
     return None
 
 
+def _issue(conn: sqlite3.Connection, issue_id: str) -> Issue:
+    row = fetch_issue(conn, issue_id)
+    assert row is not None  # chosen inside this very transaction
+    return Issue.from_row(row)
+
+
 def _take(conn: sqlite3.Connection, issue_id: str, *, actor: str, at: str) -> Issue:
     conn.execute(
         "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? WHERE id = ?",
         (actor, at, issue_id),
     )
     log_event(conn, issue_id, "claimed", actor=actor, detail="claim-next", at=at)
-    claimed = fetch_issue(conn, issue_id)
-    assert claimed is not None  # we hold the write lock: it cannot have vanished
-    return Issue.from_row(claimed)
+    return _issue(conn, issue_id)  # we hold the write lock: it cannot have vanished
 
 
 # Who takes a stuck task: HUMAN, an assignee no loop is, so claim-next (which skips issues

@@ -60,6 +60,11 @@ MAX_WAIT = 1.0
 # Events by which this clone gave a claim up after it was made: a claim the board still shows
 # is released on it when one of these is newer.
 _FREED = ("released", "returned", "interrupted", "stuck", "reopened")
+_FREED_SQL = (
+    "SELECT issue_id, max(created_at) FROM events WHERE event_type IN "  # noqa: S608 - constants
+    f"({', '.join(repr(name) for name in _FREED)}) "
+    "AND issue_id IN (SELECT value FROM json_each(?)) GROUP BY issue_id"
+)
 
 
 def mode(env: Mapping[str, str]) -> str:
@@ -89,7 +94,9 @@ def claim_next(
     """Claim an issue the board leaves free, published on the tip it was decided on.
 
     `pick(skip)` chooses without claiming; `take(id, at)` claims once the board has it."""
-    return _run(store, project, actor=actor, env=env, pick=pick, take=take, stamp=stamp, sleep=sleep)
+    return _run(
+        store, project, actor=actor, env=env, pick=pick, take=take, stamp=stamp, sleep=sleep
+    )
 
 
 def publish(
@@ -178,14 +185,7 @@ def reconcile(
             (ids,),
         )
     }
-    marks = ", ".join(f"'{name}'" for name in _FREED)
-    freed = dict(
-        conn.execute(
-            "SELECT issue_id, max(created_at) FROM events WHERE event_type IN "
-            f"({marks}) AND issue_id IN (SELECT value FROM json_each(?)) GROUP BY issue_id",
-            (ids,),
-        ).fetchall()
-    )
+    freed = dict(conn.execute(_FREED_SQL, (ids,)).fetchall())
     changes: dict[str, Entry] = {}
     skip: set[str] = set()
     for issue_id, entry in board.entries.items():

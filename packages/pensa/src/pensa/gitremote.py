@@ -100,7 +100,9 @@ class Remote(NamedTuple):
         done = started.wait()
         return done._replace(out=started.raw_out.decode(errors="replace"))
 
-    def must(self, *args: str, env: Mapping[str, str], doing: str, data: bytes | None = None) -> str:
+    def must(
+        self, *args: str, env: Mapping[str, str], doing: str, data: bytes | None = None
+    ) -> str:
         """`git()` that raises GitFailed naming `doing` unless it succeeds; its stdout."""
         done = self.git(*args, env=env, data=data)
         if done.code != 0:
@@ -161,7 +163,12 @@ def fetch(remote: Remote, env: Mapping[str, str]) -> Board:
         remote.git("update-ref", "-d", remote.tracking, env=env)
         return Board(None, {})  # nothing published yet: the first claim makes the ref
     tip = remote.must(
-        "rev-parse", "--verify", "-q", f"{remote.tracking}^{{commit}}", env=env, doing="git rev-parse"
+        "rev-parse",
+        "--verify",
+        "-q",
+        f"{remote.tracking}^{{commit}}",
+        env=env,
+        doing="git rev-parse",
     ).strip()
     return Board(tip, read(remote, tip, env))
 
@@ -235,7 +242,11 @@ def _commit(
             for issue_id, blob in zip(changes, blobs, strict=True)
         )
         remote.must(
-            "update-index", "--index-info", env=private, doing="git update-index", data=info.encode()
+            "update-index",
+            "--index-info",
+            env=private,
+            doing="git update-index",
+            data=info.encode(),
         )
         tree = remote.must("write-tree", env=private, doing="git write-tree").strip()
         parent = ["-p", board.tip] if board.tip is not None else []

@@ -13,7 +13,9 @@ own repository, by the host:
   edits are out of the way (or the human merges the branch). A target checked out nowhere
   moves by `update-ref`, only from the commit it was read at;
 - pensa's exports arrive with the commits: `pn sync` before the checkout moves and `pn sync
-  --adopt` after (the files are exports of the one database every loop claims from).
+  --adopt` after (the files are exports of the one database every loop claims from); after
+  a replay onto the remote's tip (publish.py) a plain `pn sync`, which merges what other
+  machines pushed.
 
 Loops land one at a time (a lock in the repository's git directory, which no sandbox sees),
 so a landing only has to replay when a human committed meanwhile. ralph never runs
@@ -239,7 +241,9 @@ class Lane:
         if not git.set_ref(self.repo, self.ref, new, old=old, env=self.env):
             git.command(self.repo, "read-tree", "-m", "-u", new, old, env=self.env)
             return f"{self.target} moved meanwhile"
-        self.pn("sync", "--adopt")
+        # merged, not adopted: the files hold other machines' work now (their closes, their
+        # new issues), which the database must learn before a loop exports it again
+        self.pn("sync")
         return None
 
     def pn(self, *args: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import crossing, format, gate, hooks, proc, safefile, sentinel
+from ralph import crossing, format, gate, hooks, preclaim, proc, safefile, sentinel
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
 from ralph.ding import Ding
@@ -119,7 +119,7 @@ class Loop:
                 self.out.warning(line.removeprefix("warning: "))
             else:
                 self.out.note(line)
-        if ended is Exit.COMPLETE:
+        if ended is not Exit.INTERRUPTED:  # a push that failed before goes now, closes with it
             self.push_pending()
 
     def _holding(self) -> dict[str, str] | None:
@@ -170,6 +170,8 @@ class Loop:
             if over := self.governor.over_budget():
                 self.out.warning(f"stopping before iteration {index}: {over}")
                 return self._stop(Exit.EXHAUSTED, over)
+            if self.config.claim is not None and not self._claim(index):
+                return self._stop(Exit.COMPLETE, "complete")
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             if self.home is not None:
@@ -213,6 +215,18 @@ class Loop:
             self.out.error(f"stopping: {failed}")
             return self._stop(Exit.ERROR, failed)
         return self._stop(Exit.EXHAUSTED, "iterations exhausted")
+
+    def _claim(self, index: int) -> bool:
+        """Claim the iteration's task on the host (preclaim.py); False when none is ready:
+        the agent would only find that out and stop."""
+        task = preclaim.claim(self.config, self.env or {})
+        if task is None:
+            self.out.summary(
+                f"ralph complete after {index - 1} iteration(s): nothing left to claim"
+            )
+            return False
+        self.out.note(f"claimed {task} for iteration {index}")
+        return True
 
     def _given(self) -> tuple[str, str] | None:
         """The branch and commit the host gave the iteration's workspace, if it has one."""

@@ -157,7 +157,7 @@ def prepare(
     report = recovery.prepare(
         root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
     )
-    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
+    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id))
     extra = ["--scenario", str(played)] if played else []
     argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))

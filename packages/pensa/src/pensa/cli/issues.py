@@ -313,9 +313,7 @@ def release(
     if interrupted_since is not None and held_by is None:
         raise InvalidArgument("--interrupted-since goes with --held-by")
     since = None if interrupted_since is None else parse_since(interrupted_since)
-    released = env.session.release(
-        issue_id, held_by=held_by, reason=reason, cut_short_since=since
-    )
+    released = env.session.release(issue_id, held_by=held_by, reason=reason, cut_short_since=since)
     if held_by is not None:
         env.out.issues(released)
     else:

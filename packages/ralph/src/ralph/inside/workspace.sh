@@ -56,6 +56,10 @@ create() {
   fi
   # the loop's sentinels are messages to ralph, never part of the work
   printf '.ralph-complete\n.ralph-ding\n' >>.git/info/exclude
+  # pensa's export before each commit, as `pn init` sets it up in the project: the agent's
+  # commit carries its tracker changes (the close travels with the work), never pn's marker
+  printf '%s\n' '#!/bin/sh' '[ -d .pensa ] && command -v pn >/dev/null 2>&1 || exit 0' \
+    'exec pn export >/dev/null' >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
   if [ -n "$RALPH_BASE" ]; then
     g update-ref "refs/heads/$RALPH_BRANCH" "$RALPH_BASE" && g reset -q --hard
   fi
