@@ -13,10 +13,10 @@
 A `git` claim, under this clone's claim lock (its loops publish one at a time):
 
 1. fetch the claims ref, once (`Board`): that tip is what the claim is decided on;
-2. reconcile it with the database (`reconcile`): another actor's claim there becomes theirs
-   here too (so `pn list` shows it and `pn doctor --fix` can free it once stale); what this
-   clone knows newer than the board (a close, a release) is to be published; ids others hold
-   or closed are skipped;
+2. take it into the database (`adopt`): another actor's claim there becomes theirs here too
+   (so `pn list` shows it and `pn doctor --fix` can free it once stale), and the ids others
+   hold or closed are skipped; what this clone knows newer than the board (a close, a
+   release: `news`) is published with the claim;
 3. choose in the database (`claims.pick`, the actor's held task first: one claim per agent),
    commit the board's tree with that entry and the reconciled ones as a child of the tip, and
    push it without force: the remote takes it only while the ref still points at the tip;
@@ -39,7 +39,7 @@ import os
 from typing import TYPE_CHECKING
 
 from pensa import git, gitremote
-from pensa.errors import PensaError
+from pensa.errors import GitFailed, PensaError
 from pensa.gitremote import Board, Entry
 
 if TYPE_CHECKING:
@@ -141,14 +141,23 @@ def _run(
         for attempt in range(tries):
             board = gitremote.fetch(remote, env)
             with store.write() as conn:
-                changes, skip = reconcile(conn, board, actor)
+                skip = adopt(conn, board, actor)
             chosen = pick(skip) if pick is not None else None
+            with store.snapshot() as conn:  # after the pick: a task it handed to a human too
+                changes = news(conn, board)
             at = stamp()
             if chosen is not None:
                 changes[chosen.id] = Entry("claimed", actor, at)
             if not changes:
                 return None
-            if gitremote.publish(remote, board, changes, _message(changes, actor), env):
+            try:
+                published = gitremote.publish(remote, board, changes, _message(changes, actor), env)
+            except GitFailed as e:  # no race: the remote refused, or is out of reach
+                what = f"the claim of {chosen.id}" if chosen is not None else "closes and releases"
+                raise GitFailed(
+                    f"cannot publish {what} to {remote.name} {gitremote.REF}: {e}"
+                ) from e
+            if published:
                 if chosen is None or take is None:
                     return None
                 taken = take(chosen.id, at)
@@ -163,22 +172,60 @@ def _run(
     )
 
 
-def reconcile(
-    conn: sqlite3.Connection, board: Board, actor: str
-) -> tuple[dict[str, Entry], set[str]]:
-    """Bring the board into the database and the database's news onto the board: the entries
-    to publish (closes and releases this clone knows of), and the ids no one may claim here.
+def adopt(conn: sqlite3.Connection, board: Board, actor: str) -> set[str]:
+    """Take the board's word into the database; the ids no one may claim here.
 
-    Ordering is by time stamps, as the merge of the committed files orders edits: a close
-    here after the claim closes it on the board; a release here (of any kind, `_FREED`) after
-    it releases it; another actor's claim with no such answer here is theirs here too."""
+    Another actor's claim that this clone has not answered since (`_freed`) is theirs here
+    too, and blocks the task; so does a close not undone here since. A release the database
+    has not seen frees the task here."""
+    skip: set[str] = set()
+    for issue_id, entry, (status, assignee, updated), after in _known(conn, board):
+        holds = status == "in_progress" and assignee == entry.actor
+        if entry.state == "closed":
+            if not (status != "closed" and after > entry.at):
+                skip.add(issue_id)
+        elif entry.state == "released":
+            if holds and updated <= entry.at:
+                _set(conn, issue_id, "open", None, entry.at)
+        elif entry.actor != actor and not (after > entry.at and not holds):
+            skip.add(issue_id)
+            if status != "closed" and not holds:
+                _set(conn, issue_id, "in_progress", entry.actor, max(updated, entry.at))
+    return skip
+
+
+def news(conn: sqlite3.Connection, board: Board) -> dict[str, Entry]:
+    """What this clone knows newer than the board: the entries to publish.
+
+    Ordered by time stamps, as the merge of the committed files orders edits: a close here
+    after the claim closes it on the board; a release here (of any kind, `_FREED`: `pn
+    release`, `pn doctor --fix`, a task handed to a human as stuck) after it releases it; a
+    reopen here after a close frees it again."""
+    changes: dict[str, Entry] = {}
+    for issue_id, entry, (status, assignee, updated), after in _known(conn, board):
+        holds = status == "in_progress" and assignee == entry.actor
+        if entry.state == "closed":
+            if status != "closed" and after > entry.at:
+                changes[issue_id] = Entry("released", entry.actor, after)
+        elif status == "closed" and updated >= entry.at:
+            changes[issue_id] = Entry("closed", entry.actor, updated)
+        elif entry.state == "claimed" and after > entry.at and not holds:
+            changes[issue_id] = Entry("released", entry.actor, after)
+    return changes
+
+
+def _known(
+    conn: sqlite3.Connection, board: Board
+) -> Iterator[tuple[str, Entry, tuple[str, str | None, str], str]]:
+    """The board's entries of issues this database holds: id, entry, (status, assignee,
+    updated_at) and the time this clone last gave a claim of it up ("" if never)."""
     import json
 
     if not board.entries:
-        return {}, set()
+        return
     ids = json.dumps(sorted(board.entries))
     rows = {
-        row[0]: row[1:]
+        row[0]: (str(row[1]), row[2], str(row[3]))
         for row in conn.execute(
             "SELECT id, status, assignee, updated_at FROM issues "
             "WHERE id IN (SELECT value FROM json_each(?))",
@@ -186,32 +233,9 @@ def reconcile(
         )
     }
     freed = dict(conn.execute(_FREED_SQL, (ids,)).fetchall())
-    changes: dict[str, Entry] = {}
-    skip: set[str] = set()
     for issue_id, entry in board.entries.items():
-        row = rows.get(issue_id)
-        if row is None:  # not in this database (yet): nothing here to claim or to say
-            continue
-        status, assignee, updated = row
-        holds = status == "in_progress" and assignee == entry.actor
-        after = str(freed.get(issue_id) or "")
-        if entry.state == "closed":
-            if status != "closed" and after > entry.at:  # reopened here since
-                changes[issue_id] = Entry("released", entry.actor, after)
-            else:
-                skip.add(issue_id)
-        elif status == "closed" and updated >= entry.at:
-            changes[issue_id] = Entry("closed", entry.actor, updated)
-        elif entry.state == "released":
-            if holds and updated <= entry.at:
-                _set(conn, issue_id, "open", None, entry.at)
-        elif after > entry.at and not holds:
-            changes[issue_id] = Entry("released", entry.actor, after)
-        elif entry.actor != actor:
-            skip.add(issue_id)
-            if status != "closed" and not holds:
-                _set(conn, issue_id, "in_progress", entry.actor, max(updated, entry.at))
-    return changes, skip
+        if issue_id in rows:  # else not here (yet): nothing to claim or to say
+            yield issue_id, entry, rows[issue_id], str(freed.get(issue_id) or "")
 
 
 def _set(

@@ -176,12 +176,12 @@ def fetch(remote: Remote, env: Mapping[str, str]) -> Board:
 def read(remote: Remote, tip: str, env: Mapping[str, str]) -> dict[str, Entry]:
     """The entries of the tree at `tip`: one listing, then one batch read of their blobs."""
     listed = remote.must("ls-tree", "-r", "-z", tip, env=env, doing="git ls-tree")
-    blobs: list[tuple[str, str]] = []  # (issue id, blob)
+    blobs: list[tuple[str, str]] = []  # (path, blob)
     for item in filter(None, listed.split("\0")):
         meta, _, name = item.partition("\t")
         kind, sha = meta.split()[1:3]
         if kind == "blob":
-            blobs.append((name.rsplit("/", 1)[-1], sha))
+            blobs.append((name, sha))
     if not blobs:
         return {}
     data = "".join(f"{sha}\n" for _, sha in blobs).encode()
@@ -189,12 +189,12 @@ def read(remote: Remote, tip: str, env: Mapping[str, str]) -> dict[str, Entry]:
     if started.wait().code != 0:
         raise GitFailed(f"git cat-file of {REF} failed: {last_line(started.wait().err)}")
     raw, entries, at = started.raw_out, {}, 0
-    for issue_id, _ in blobs:
+    for name, _ in blobs:
         header_end = raw.index(b"\n", at)
         size = int(raw[at:header_end].split()[2])
         text = raw[header_end + 1 : header_end + 1 + size]
         at = header_end + 1 + size + 1
-        entries[issue_id] = Entry.parse(text, f"{REF}:{path(issue_id)}")
+        entries[name.rsplit("/", 1)[-1]] = Entry.parse(text, f"{REF}:{name}")
     return entries
 
 
@@ -210,7 +210,9 @@ def publish(
         # a hook that declines the push is no race: trying again would not help
         if any(word in said for word in _RACED) and "declined" not in said:
             return None
-        raise GitFailed(f"cannot publish to {remote.name} {REF}: {last_line(pushed.err or said)}")
+        # --porcelain says why a ref was refused on stdout: `!<tab>src:dst<tab>[why] (detail)`
+        refused = [line.split("\t")[-1] for line in pushed.out.splitlines() if line[:1] == "!"]
+        raise GitFailed(refused[0] if refused else last_line(pushed.err or said))
     remote.git("update-ref", remote.tracking, commit, env=env)  # the next fetch starts here
     return commit
 
