@@ -38,7 +38,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
-from pensa import git, gitremote
+from pensa import gitremote
 from pensa.errors import GitFailed, PensaError
 from pensa.gitremote import Board, Entry
 
@@ -131,13 +131,12 @@ def _run(
             f"{ENV}=git publishes claims from the checkout whose database it is; a loop's "
             f"agent on a shared database (PN_SHARED_DB) has its loop claim for it: {ENV}=held"
         )
-    top = gitremote.checkout(project.dir, env)
     tries = int(_number(env, "PN_CLAIM_TRIES", TRIES, minimum=1))
     wait = _number(env, "PN_CLAIM_BACKOFF", BACKOFF, minimum=0)
     pause = sleep or time.sleep
     chosen: Issue | None = None
-    with _locked(top, env):
-        remote = gitremote.remote_of(top, env)
+    remote = gitremote.locate(project.dir, env)
+    with _locked(remote.common):
         for attempt in range(tries):
             board = gitremote.fetch(remote, env)
             with store.write() as conn:
@@ -151,7 +150,8 @@ def _run(
             if not changes:
                 return None
             try:
-                published = gitremote.publish(remote, board, changes, _message(changes, actor), env)
+                message = _message(changes, actor)
+                published = gitremote.publish(remote, board, changes, message, env, committer=actor)
             except GitFailed as e:  # no race: the remote refused, or is out of reach
                 what = f"the claim of {chosen.id}" if chosen is not None else "closes and releases"
                 raise GitFailed(
@@ -281,7 +281,7 @@ def _jitter() -> float:
 
 
 @contextlib.contextmanager
-def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
+def _locked(common: str) -> Iterator[None]:
     """This clone's claimers publish one at a time: racing each other through the remote
     would only add rejected rounds."""
     import fcntl
@@ -289,14 +289,9 @@ def _locked(top: str, env: Mapping[str, str]) -> Iterator[None]:
     from pensa.committed.files import open_lock
 
     # never through a link, FIFO or device planted at the git directory's top
-    fd = open_lock(os.path.join(_common_dir(top, env), "pensa-claims.lock"))
+    fd = open_lock(os.path.join(common, "pensa-claims.lock"))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
-
-
-def _common_dir(top: str, env: Mapping[str, str]) -> str:
-    common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=top, env=env)
-    return common.out.strip() or top

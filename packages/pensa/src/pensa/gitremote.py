@@ -16,7 +16,6 @@ the remote and nothing else.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import git
@@ -26,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 REF = "refs/pensa/claims"
+# Where a claim's commit is made before it is pushed (this clone's own; never pushed by name).
+PUBLISHING = "refs/pensa/publishing"
 STATES = ("claimed", "released", "closed")
 # A push refused because the ref moved (a non-fast-forward found before sending), or because
 # it moved while the remote was taking the push: both mean another claim landed first.
@@ -65,8 +66,8 @@ class Entry(NamedTuple):
 
 
 class Board(NamedTuple):
-    """The claims ref as one fetch found it: its commit (None: no claim published yet) and
-    its entries by issue id."""
+    """The claims ref as one fetch found it: its tip (a revision; None: no claim published
+    yet) and its entries by issue id."""
 
     tip: str | None
     entries: dict[str, Entry]
@@ -81,9 +82,10 @@ def path(issue_id: str) -> str:
 
 
 class Remote(NamedTuple):
-    """The checkout claims are published from, and the name of its remote."""
+    """The checkout claims are published from, its git directory, and its remote's name."""
 
     top: str
+    common: str  # the git directory shared by its worktrees: where this clone's lock is
     name: str
 
     @property
@@ -110,27 +112,29 @@ class Remote(NamedTuple):
         return done.out
 
 
-def checkout(project_dir: str, env: Mapping[str, str]) -> str:
-    """The top of the git checkout holding the project; a clear error when there is none."""
-    top = git.toplevel(project_dir, env)
-    if top is None:
+def locate(project_dir: str, env: Mapping[str, str]) -> Remote:
+    """The checkout holding the project and the remote its claims go to: the checked-out
+    branch's upstream's, else `origin`. One clear error when there is no checkout or remote."""
+    found = git.run(
+        ["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir",
+         "--symbolic-full-name", "HEAD"],
+        cwd=project_dir, env=env,
+    )  # fmt: skip
+    lines = found.out.splitlines()
+    if found.code != 0 or len(lines) < 3:
         raise PensaError(
             f"claims through git (PN_CLAIMS=git) need a git checkout; {project_dir} is in none"
         )
-    return top
-
-
-def remote_of(top: str, env: Mapping[str, str]) -> Remote:
-    """The remote claims go to: the checked-out branch's upstream's, else `origin`; a clear
-    error when there is neither."""
-    names = git.run(["remote"], cwd=top, env=env).out.split()
-    found = git.run(
-        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"], cwd=top, env=env
-    ).out.strip()
-    upstream = found.split("/", 1)[0] if "/" in found else ""
+    top, common, head = lines[:3]
+    pattern = r"^(remote\..*\.url|branch\..*\.remote)$"
+    config = git.run(["config", "--get-regexp", pattern], cwd=top, env=env).out.splitlines()
+    pairs = [line.partition(" ")[::2] for line in config]
+    names = [key[len("remote.") : -len(".url")] for key, _ in pairs if key.startswith("remote.")]
+    branch = head.removeprefix("refs/heads/")
+    upstream = dict(pairs).get(f"branch.{branch}.remote", "")
     for name in (upstream, "origin"):
         if name in names:
-            return Remote(top, name)
+            return Remote(top, common, name)
     raise PensaError(
         "claims through git (PN_CLAIMS=git) are published to the branch's remote, and this "
         "branch has none: `git push -u origin <branch>` once"
@@ -162,15 +166,8 @@ def fetch(remote: Remote, env: Mapping[str, str]) -> Board:
             )
         remote.git("update-ref", "-d", remote.tracking, env=env)
         return Board(None, {})  # nothing published yet: the first claim makes the ref
-    tip = remote.must(
-        "rev-parse",
-        "--verify",
-        "-q",
-        f"{remote.tracking}^{{commit}}",
-        env=env,
-        doing="git rev-parse",
-    ).strip()
-    return Board(tip, read(remote, tip, env))
+    # Under this clone's claim lock only this fetch moves the tracking ref: it names the tip
+    return Board(remote.tracking, read(remote, remote.tracking, env))
 
 
 def read(remote: Remote, tip: str, env: Mapping[str, str]) -> dict[str, Entry]:
@@ -199,60 +196,55 @@ def read(remote: Remote, tip: str, env: Mapping[str, str]) -> dict[str, Entry]:
 
 
 def publish(
-    remote: Remote, board: Board, changes: Mapping[str, Entry], message: str, env: Mapping[str, str]
-) -> str | None:
-    """Commit `changes` on the board's tip and push it without force: the new tip, or None
-    when the ref had moved (another publish landed first). Any other refusal raises."""
-    commit = _commit(remote, board, changes, message, env)
-    pushed = remote.git("push", "--porcelain", remote.name, f"{commit}:{REF}", env=env)
-    if pushed.code != 0:
-        said = pushed.out + pushed.err
-        # a hook that declines the push is no race: trying again would not help
-        if any(word in said for word in _RACED) and "declined" not in said:
-            return None
-        # --porcelain says why a ref was refused on stdout: `!<tab>src:dst<tab>[why] (detail)`
-        refused = [line.split("\t")[-1] for line in pushed.out.splitlines() if line[:1] == "!"]
-        raise GitFailed(refused[0] if refused else last_line(pushed.err or said))
-    remote.git("update-ref", remote.tracking, commit, env=env)  # the next fetch starts here
-    return commit
+    remote: Remote,
+    board: Board,
+    changes: Mapping[str, Entry],
+    message: str,
+    env: Mapping[str, str],
+    *,
+    committer: str,
+) -> bool:
+    """Commit `changes` on the board's tip and push it without force: True when the remote
+    took it, False when the ref had moved (another publish landed first). Any other refusal
+    raises GitFailed."""
+    _commit(remote, board, changes, message, env, committer=committer)
+    pushed = remote.git("push", "--porcelain", remote.name, f"{PUBLISHING}:{REF}", env=env)
+    if pushed.code == 0:
+        return True
+    said = pushed.out + pushed.err
+    # a hook that declines the push is no race: trying again would not help
+    if any(word in said for word in _RACED) and "declined" not in said:
+        return False
+    # --porcelain says why a ref was refused on stdout: `!<tab>src:dst<tab>[why] (detail)`
+    refused = [line.split("\t")[-1] for line in pushed.out.splitlines() if line[:1] == "!"]
+    raise GitFailed(refused[0] if refused else last_line(pushed.err or said))
 
 
 def _commit(
-    remote: Remote, board: Board, changes: Mapping[str, Entry], message: str, env: Mapping[str, str]
-) -> str:
-    """A commit of the board's tree with `changes` written, as a child of its tip.
+    remote: Remote,
+    board: Board,
+    changes: Mapping[str, Entry],
+    message: str,
+    env: Mapping[str, str],
+    *,
+    committer: str,
+) -> None:
+    """Make PUBLISHING a commit of the board's tree with `changes` written, as a child of its
+    tip: one `git fast-import` (blobs, trees and the commit; a few loose objects)."""
+    import time
 
-    The index and the blobs' files live in a fresh temporary directory, never in `.git`."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="pensa-claims-") as tmp:
-        private = {**env, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        if board.tip is not None:
-            remote.must("read-tree", board.tip, env=private, doing="git read-tree")
-        files = []
-        for number, entry in enumerate(changes.values()):
-            name = os.path.join(tmp, f"{number}.json")
-            with open(name, "w", encoding="utf-8") as f:
-                f.write(entry.text())
-            files.append(name)
-        stdin = "".join(f"{name}\n" for name in files).encode()
-        blobs = remote.must(
-            "hash-object", "-w", "--stdin-paths", env=env, doing="git hash-object", data=stdin
-        ).split()
-        info = "".join(
-            f"100644 {blob}\t{path(issue_id)}\n"
-            for issue_id, blob in zip(changes, blobs, strict=True)
-        )
-        remote.must(
-            "update-index",
-            "--index-info",
-            env=private,
-            doing="git update-index",
-            data=info.encode(),
-        )
-        tree = remote.must("write-tree", env=private, doing="git write-tree").strip()
-        parent = ["-p", board.tip] if board.tip is not None else []
-        made = remote.must(
-            "commit-tree", tree, *parent, "-m", message, env=env, doing="git commit-tree"
-        )
-        return made.strip()
+    who = "".join(c for c in committer if c not in "<>\n") or "pn"
+    lines = [f"reset {PUBLISHING}", f"commit {PUBLISHING}"]
+    lines.append(f"committer pensa <{who}> {int(time.time())} +0000")
+    body = message.encode()
+    chunks = ["\n".join(lines).encode(), f"\ndata {len(body)}\n".encode(), body, b"\n"]
+    if board.tip is not None:
+        chunks.append(f"from {board.tip}\n".encode())
+    for issue_id, entry in changes.items():
+        text = entry.text().encode()
+        chunks += [f"M 100644 inline {path(issue_id)}\ndata {len(text)}\n".encode(), text]
+    chunks.append(b"\ndone\n")
+    remote.must(
+        "-c", "fastimport.unpackLimit=1000", "fast-import", "--quiet", "--force", "--done",
+        env=env, doing="git fast-import", data=b"".join(chunks),
+    )  # fmt: skip

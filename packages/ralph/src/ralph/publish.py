@@ -3,14 +3,17 @@
 After a landing, the target is pushed to its upstream (or `origin`, setting the upstream). A
 push the remote rejects because another machine pushed first costs one fetch: the target's
 commits the remote lacks are replayed onto the remote's tip (replay.py, in ralph's own
-worktree) and the target moves there with the checkout's edits carried over; then it is
-pushed again, up to three rounds. There is no `pull --rebase` in the human's checkout, and
-nothing is aborted or reset there: a round that cannot move the target says why and stops.
+worktree) and pushed again, up to TRIES rounds; then the target moves there with the
+checkout's edits carried over (when they are in the way, the target stays where it is and
+says why; its commits are on the remote already). There is no `pull --rebase` in the human's
+checkout, and nothing is aborted or reset there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -18,6 +21,10 @@ from ralph import git, replay
 from ralph.integrate import Lane
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
+# Rounds after the first rejection, and the first round's wait (doubled each round, jittered):
+# five clones pushing after every task all land (bench/bench_git_claims.py).
+TRIES = 5
+BACKOFF = 0.2
 
 
 class PushStatus(StrEnum):
@@ -78,8 +85,18 @@ def _tracking(remote: str, merge: str) -> str:
     return f"refs/remotes/{remote}/{merge.removeprefix('refs/heads/')}"
 
 
-def push(lane: Lane, *, env: Mapping[str, str] | None = None, tries: int = 3) -> Pushed:
-    """Push the target; when the remote has moved, replay onto it and push again."""
+def push(
+    lane: Lane,
+    *,
+    env: Mapping[str, str] | None = None,
+    tries: int = TRIES,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Pushed:
+    """Push the target; when the remote has moved, replay onto it and push again.
+
+    The replayed commits are pushed before the checkout moves onto them: a round is one
+    fetch, one replay and one push, so other machines pushing meanwhile rarely get in
+    between, and the rounds are spread by a jittered backoff."""
     found = where(lane)
     if found is None:
         return Pushed(PushStatus.NO_REMOTE)
@@ -90,7 +107,7 @@ def push(lane: Lane, *, env: Mapping[str, str] | None = None, tries: int = 3) ->
     if done.ok:
         return Pushed(PushStatus.PUSHED)
     rejected = done.stderr + done.stdout
-    for _ in range(tries):
+    for attempt in range(tries):
         if not any(word in rejected for word in _REJECTED):
             return Pushed(PushStatus.FAILED, _last_line(done.stderr))
         tracking = _tracking(remote, merge)
@@ -108,10 +125,13 @@ def push(lane: Lane, *, env: Mapping[str, str] | None = None, tries: int = 3) ->
         except replay.ReplayConflict as e:
             files = ", ".join(e.files) or str(e)
             return Pushed(PushStatus.FAILED, f"the remote's new commits conflict in {files}")
-        if moved.tip != ours and (why := lane.move_checkout(ours, moved.tip)) is not None:
-            return Pushed(PushStatus.FAILED, f"{lane.target} cannot take the remote's: {why}")
-        done = git.command(lane.repo, "push", "--porcelain", remote, spec, env=lane.env)
+        done = git.command(lane.repo, "push", "--porcelain", remote, f"{moved.tip}:{merge}",
+                           env=lane.env)  # fmt: skip
         if done.ok:
+            if moved.tip != ours and (why := lane.move_checkout(ours, moved.tip)) is not None:
+                # on the remote all the same; the branch here takes them with the next push
+                return Pushed(PushStatus.REBASED, f"{lane.target} here stays behind: {why}")
             return Pushed(PushStatus.REBASED)
         rejected = done.stderr + done.stdout
+        sleep(BACKOFF * 2**attempt * (0.5 + random.random()))  # noqa: S311 - a spread
     return Pushed(PushStatus.FAILED, _last_line(done.stderr))
