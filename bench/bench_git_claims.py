@@ -258,6 +258,8 @@ def loops(clones: int) -> None:
 
 
 def main() -> None:
+    # ralph's own push runs `pn sync` as a loop's does: pn on this process's PATH too
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     serial()
     print(
         f"\nbuild loops with claims = \"git\": clones x tasks on one bare remote, "

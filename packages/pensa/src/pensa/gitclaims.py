@@ -18,12 +18,12 @@ A `git` claim, under this clone's claim lock (its loops publish one at a time):
    hold or closed are skipped; what this clone knows newer than the board (a close, a
    release: `news`) is published with the claim;
 3. choose in the database (`claims.pick`, the actor's held task first: one claim per agent),
-   commit the board's tree with that entry and the reconciled ones as a child of the tip, and
+   commit the board's tree with that entry and what `news` found as a child of the tip, and
    push it without force: the remote takes it only while the ref still points at the tip;
 4. taken, the database records the claim (`claims.take`); rejected (someone published
    first), nothing was written here: fetch the ref again and decide again, at most
-   PN_CLAIM_TRIES times, waiting PN_CLAIM_BACKOFF seconds doubled (capped at MAX_WAIT),
-   jittered.
+   PN_CLAIM_TRIES times, waiting a random part of PN_CLAIM_BACKOFF seconds doubled each
+   round (capped at MAX_WAIT).
 
 No step touches the code branch, the checkout or its index, and no hook runs. The close
 travels with the code (the issue's shard in the work's commit) and reaches the board with the
@@ -53,10 +53,12 @@ if TYPE_CHECKING:
 ENV = "PN_CLAIMS"
 MODES = ("local", "git", "held")
 # Five clones with a claimer each, or three with sixteen, lose a race now and then several
-# times in a row: enough tries that none runs out (bench/bench_git_claims.py), each round short.
+# times in a row: enough tries that none runs out (bench/bench_git_claims.py). Each wait is
+# drawn from 0 to a bound doubled every round, from BACKOFF up to MAX_WAIT: claimers that lost
+# together must not try again together, a round being as long as a fetch and a push.
 TRIES = 40
-BACKOFF = 0.05
-MAX_WAIT = 1.0
+BACKOFF = 0.1
+MAX_WAIT = 1.6
 # Events by which this clone gave a claim up after it was made: a claim the board still shows
 # is released on it when one of these is newer.
 _FREED = ("released", "returned", "interrupted", "stuck", "reopened")
@@ -164,7 +166,7 @@ def _run(
                 if taken is not None:
                     return taken
                 continue  # closed here meanwhile: the next round publishes that and goes on
-            pause(min(wait * 2**attempt, MAX_WAIT) * (0.5 + _jitter()))
+            pause(min(wait * 2**attempt, MAX_WAIT) * _jitter())
     what = f"the claim of {chosen.id}" if chosen is not None else "closes and releases"
     raise PensaError(
         f"could not publish {what} in {tries} tries: other machines kept publishing to "

@@ -21,10 +21,12 @@ from ralph import git, replay
 from ralph.integrate import Lane
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
-# Rounds after the first rejection, and the first round's wait (doubled each round, jittered):
-# five clones pushing after every task all land (bench/bench_git_claims.py).
-TRIES = 5
-BACKOFF = 0.2
+# Rounds after the first rejection, and the longest first wait (doubled each round; each wait
+# drawn from 0 to it): clones rejected together must not push again together, or they collide
+# round after round, a round being as long as a replay; five clones pushing after every task
+# all land (bench/bench_git_claims.py).
+TRIES = 8
+BACKOFF = 0.5
 
 
 class PushStatus(StrEnum):
@@ -133,5 +135,5 @@ def push(
                 return Pushed(PushStatus.REBASED, f"{lane.target} here stays behind: {why}")
             return Pushed(PushStatus.REBASED)
         rejected = done.stderr + done.stdout
-        sleep(BACKOFF * 2**attempt * (0.5 + random.random()))  # noqa: S311 - a spread
+        sleep(BACKOFF * 2**attempt * random.random())  # noqa: S311 - a spread, not a secret
     return Pushed(PushStatus.FAILED, _last_line(done.stderr))
