@@ -133,6 +133,7 @@ class Tally:
         self.claims: list[float] = []  # seconds per host claim (tasks and "nothing" alike)
         self.worked: Counter[str] = Counter()
         self.pushes = 0
+        self.rounds: list[int] = []  # rejected rounds per push
         self.failed: list[str] = []
         self.errors: list[str] = []
 
@@ -156,9 +157,16 @@ def work(machine: Machine, tally: Tally) -> None:
     agent = {"PN_CLAIMS": "held", "PN_ACTOR": machine.actor}
 
     def push() -> None:
-        pushed = publish.push(lane)
+        waits: list[float] = []
+
+        def wait(seconds: float) -> None:
+            waits.append(seconds)
+            time.sleep(seconds)
+
+        pushed = publish.push(lane, sleep=wait)
         with tally.lock:
             tally.pushes += 1
+            tally.rounds.append(len(waits))
             if pushed.failed:
                 tally.failed.append(f"{machine.root.name}: {pushed.detail}")
 
@@ -172,7 +180,8 @@ def work(machine: Machine, tally: Tally) -> None:
                 break
             assert isinstance(task, dict)
             held = pn_json(machine, agent, "claim-next", "-t", "task")
-            assert isinstance(held, dict) and held["id"] == task["id"], (task, held)
+            assert isinstance(held, dict), held
+            assert held["id"] == task["id"], (task, held)
             (machine.root / "work").mkdir(exist_ok=True)
             (machine.root / "work" / f"{task['id']}.txt").write_text(machine.actor + "\n")
             env = {**machine.env, **agent}
@@ -225,8 +234,7 @@ def loops(clones: int) -> None:
         env = isolated(base)
         remote = seeded(base, env, TASKS)
         machines = [
-            Machine(clone(remote, base / f"m{n}", env), f"build-1@m{n}", env)
-            for n in range(clones)
+            Machine(clone(remote, base / f"m{n}", env), f"build-1@m{n}", env) for n in range(clones)
         ]
         tally = Tally()
         threads = [threading.Thread(target=work, args=(m, tally)) for m in machines]
@@ -248,10 +256,12 @@ def loops(clones: int) -> None:
     ok = not (doubles or tally.failed or unpublished or tally.errors) and claimed == TASKS
     p99 = percentile(tally.claims, 0.99)
     verdict = "pass" if ok and p99 <= 2.0 else ("FAIL" if not ok else "slow")
+    p50 = statistics.median(tally.claims)
     print(
-        f"{f'{clones}x{TASKS}':>7} {claimed / wall:>9.2f} {statistics.median(tally.claims) * 1000:>7.0f}"
+        f"{f'{clones}x{TASKS}':>7} {claimed / wall:>9.2f} {p50 * 1000:>7.0f}"
         f" {p99 * 1000:>7.0f} {max(tally.claims) * 1000:>7.0f} {doubles:>7}"
-        f" {len(tally.failed):>4}/{tally.pushes:<4} {unpublished:>11} {wall:>7.1f}s  {verdict}"
+        f" {len(tally.failed):>4}/{tally.pushes:<4} {max(tally.rounds):>6} {unpublished:>11}"
+        f" {wall:>7.1f}s  {verdict}"
     )
     for line in [*tally.failed, *tally.errors][:5]:
         print(f"        {line.strip()[:160]}")
@@ -262,12 +272,12 @@ def main() -> None:
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     serial()
     print(
-        f"\nbuild loops with claims = \"git\": clones x tasks on one bare remote, "
+        '\nbuild loops with claims = "git": clones x tasks on one bare remote, '
         "the host claims, the agent closes and commits, ralph pushes"
     )
     print(
         f"{'clones':>7} {'claims/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'double':>7}"
-        f" {'failed/pushes':>9} {'unpublished':>11} {'wall':>8}  result"
+        f" {'failed/pushes':>9} {'rounds':>6} {'unpublished':>11} {'wall':>8}  result"
     )
     for clones in CLONES:
         loops(clones)

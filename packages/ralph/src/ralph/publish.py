@@ -17,16 +17,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ralph import git, replay
+from ralph import git, proc, replay
 from ralph.integrate import Lane
 
 _REJECTED = ("rejected", "fetch first", "non-fast-forward")
-# Rounds after the first rejection, and the longest first wait (doubled each round; each wait
-# drawn from 0 to it): clones rejected together must not push again together, or they collide
-# round after round, a round being as long as a replay; five clones pushing after every task
-# all land (bench/bench_git_claims.py).
-TRIES = 8
-BACKOFF = 0.5
+# Rounds after the first rejection. Each round waits a random part of a bound that doubles
+# from BACKOFF up to MAX_WAIT: clones rejected together must not push again together. A round
+# fails when another push lands between its fetch and its push, which on a busy machine is
+# seconds (a replay, pensa's merge driver), so many short rounds beat a few long waits: five
+# clones pushing after every task all land (bench/bench_git_claims.py).
+TRIES = 20
+BACKOFF = 0.25
+MAX_WAIT = 2.0
 
 
 class PushStatus(StrEnum):
@@ -53,6 +55,13 @@ class Pushed:
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else ""
+
+
+def _refused(done: proc.Completed) -> str:
+    """Why git refused the push: the porcelain line of the ref (`[rejected] (fetch first)`),
+    else the last line of stderr."""
+    refused = [line.split("\t")[-1] for line in done.stdout.splitlines() if line[:1] == "!"]
+    return refused[0] if refused else _last_line(done.stderr)
 
 
 def _config(lane: Lane, key: str) -> str | None:
@@ -111,7 +120,7 @@ def push(
     rejected = done.stderr + done.stdout
     for attempt in range(tries):
         if not any(word in rejected for word in _REJECTED):
-            return Pushed(PushStatus.FAILED, _last_line(done.stderr))
+            return Pushed(PushStatus.FAILED, _refused(done))
         tracking = _tracking(remote, merge)
         fetched = git.command(
             lane.repo, "fetch", "-q", remote, f"+{merge}:{tracking}", env=lane.env
@@ -135,5 +144,5 @@ def push(
                 return Pushed(PushStatus.REBASED, f"{lane.target} here stays behind: {why}")
             return Pushed(PushStatus.REBASED)
         rejected = done.stderr + done.stdout
-        sleep(BACKOFF * 2**attempt * random.random())  # noqa: S311 - a spread, not a secret
-    return Pushed(PushStatus.FAILED, _last_line(done.stderr))
+        sleep(min(BACKOFF * 2**attempt, MAX_WAIT) * random.random())  # noqa: S311 - a spread
+    return Pushed(PushStatus.FAILED, f"{_refused(done)}, {tries} rounds after the first")
