@@ -45,7 +45,9 @@ from pensa.gitremote import Board, Entry
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Collection, Iterator, Mapping
+    from datetime import datetime
 
+    from pensa.claims import Asked
     from pensa.models import Issue
     from pensa.project import Project
     from pensa.store import Store
@@ -82,23 +84,60 @@ def enabled(env: Mapping[str, str]) -> bool:
     return env.get(ENV) == "git"
 
 
+def claim(
+    store: Store,
+    asked: Asked,
+    *,
+    env: Mapping[str, str],
+    now: Callable[[], datetime],
+    stuck_after: int | None,
+    project: Callable[..., Project | None],
+) -> Issue | None:
+    """`pn claim-next` the way PN_CLAIMS says (`mode`); `project(create=True)`: where a first
+    write puts the project (git claims need its checkout)."""
+    from pensa import claims
+
+    how = mode(env)
+    if how == "held":
+        return claims.held(store, asked)
+    found = project(create=True) if how == "git" else None
+    if found is None:
+        return claims.claim_next(
+            store,
+            actor=asked.actor,
+            now=now,
+            priority=asked.priority,
+            issue_type=asked.issue_type,
+            spec=asked.spec,
+            stuck_after=stuck_after,
+            labels=asked.labels,
+        )
+    return claim_next(store, found, asked, env=env, now=now, stuck_after=stuck_after)
+
+
 def claim_next(
     store: Store,
     project: Project,
+    asked: Asked,
     *,
-    actor: str,
     env: Mapping[str, str],
-    pick: Callable[[Collection[str]], Issue | None],
-    take: Callable[[str, str], Issue | None],
-    stamp: Callable[[], str],
+    now: Callable[[], datetime],
+    stuck_after: int | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> Issue | None:
-    """Claim an issue the board leaves free, published on the tip it was decided on.
+    """Claim an issue the board leaves free for `asked.actor`, published on the tip it was
+    decided on; None when nothing is ready."""
+    from pensa import claims
 
-    `pick(skip)` chooses without claiming; `take(id, at)` claims once the board has it."""
-    return _run(
-        store, project, actor=actor, env=env, pick=pick, take=take, stamp=stamp, sleep=sleep
-    )
+    def pick(skip: Collection[str]) -> Issue | None:
+        return claims.pick(
+            store, asked, now=now, stuck_after=stuck_after, skip=skip, keep_held=True
+        )
+
+    def take(issue_id: str, at: str) -> Issue | None:
+        return claims.take(store, issue_id, actor=asked.actor, at=at)
+
+    return _run(store, project, asked.actor, env, now, pick=pick, take=take, sleep=sleep)
 
 
 def publish(
@@ -107,26 +146,35 @@ def publish(
     *,
     actor: str,
     env: Mapping[str, str],
-    stamp: Callable[[], str],
+    now: Callable[[], datetime],
     sleep: Callable[[float], None] | None = None,
-) -> None:
+) -> str | None:
     """Publish what this clone knows newer than the board (closes, releases), claiming
-    nothing: `pn release` with PN_CLAIMS=git, a loop's end."""
-    _run(store, project, actor=actor, env=env, pick=None, take=None, stamp=stamp, sleep=sleep)
+    nothing: `pn release` with PN_CLAIMS=git, a loop's end. A warning line when it could not
+    (the next claim or release publishes it), else None."""
+    from pensa.inert import inert
+
+    try:
+        _run(store, project, actor, env, now, pick=None, take=None, sleep=sleep)
+    except PensaError as e:
+        return inert(f"pn: warning: not published to the claims ref: {e}")
+    return None
 
 
 def _run(
     store: Store,
     project: Project,
-    *,
     actor: str,
     env: Mapping[str, str],
+    now: Callable[[], datetime],
+    *,
     pick: Callable[[Collection[str]], Issue | None] | None,
     take: Callable[[str, str], Issue | None] | None,
-    stamp: Callable[[], str],
     sleep: Callable[[float], None] | None,
 ) -> Issue | None:
     import time
+
+    from pensa.models import timestamp
 
     if env.get("PN_SHARED_DB"):
         raise PensaError(
@@ -146,7 +194,7 @@ def _run(
             chosen = pick(skip) if pick is not None else None
             with store.snapshot() as conn:  # after the pick: a task it handed to a human too
                 changes = news(conn, board)
-            at = stamp()
+            at = timestamp(now())
             if chosen is not None:
                 changes[chosen.id] = Entry("claimed", actor, at)
             if not changes:

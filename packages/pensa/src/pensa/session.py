@@ -29,7 +29,7 @@ from pensa import project as projects
 from pensa.models import utcnow
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping
+    from collections.abc import Callable, Mapping
     from datetime import datetime
 
     from pensa.beads import Summary as BeadsSummary
@@ -241,43 +241,16 @@ class Session:
         the actor's loop already claimed for it (`held`)."""
         self.expect_actor()
         from pensa import claims, gitclaims
-        from pensa.models import timestamp
 
-        how = gitclaims.mode(self.environ)
-        store = self.store(write=True)
         asked = claims.Asked(self.actor, priority, issue_types or None, spec, labels)
-        if how == "held":
-            return claims.held(store, asked)
-        if how == "local":
-            return claims.claim_next(
-                store,
-                actor=self.actor,
-                now=self.now,
-                priority=priority,
-                issue_type=issue_types or None,
-                spec=spec,
-                stuck_after=stuck_after,
-                labels=labels,
-            )
-        project = self.project(create=True)
-        assert project is not None
-
-        def pick(skip: Collection[str]) -> Issue | None:
-            return claims.pick(
-                store, asked, now=self.now, stuck_after=stuck_after, skip=skip, keep_held=True
-            )
-
-        def take(issue_id: str, at: str) -> Issue | None:
-            return claims.take(store, issue_id, actor=self.actor, at=at)
-
-        return gitclaims.claim_next(
+        store = self.store(write=True)
+        return gitclaims.claim(
             store,
-            project,
-            actor=self.actor,
+            asked,
             env=self.environ,
-            pick=pick,
-            take=take,
-            stamp=lambda: timestamp(self.now()),
+            now=self.now,
+            stuck_after=stuck_after,
+            project=self.project,
         )
 
     def release(
@@ -289,36 +262,25 @@ class Session:
         cut_short_since: datetime | None = None,
     ) -> list[Issue]:
         """Give back the issue, or every issue `held_by` holds (a loop that ended). With
-        PN_CLAIMS=git the board then learns this clone's releases and closes
-        (`gitclaims.publish`); one that cannot reach the remote is said, and the next
-        claim or release publishes it."""
+        PN_CLAIMS=git the claims ref then learns this clone's releases and closes
+        (`gitclaims.publish`); out of reach, it is said, and the next claim publishes them."""
         tracker = self.tracker(write=True)
-        if held_by is not None:
+        if held_by is None:
+            assert issue_id is not None
+            released = [tracker.release(issue_id, actor=self.actor)]
+        else:
             released = tracker.release_held(
                 held_by, actor=self.actor, reason=reason, cut_short_since=cut_short_since
             )
-        else:
-            assert issue_id is not None
-            released = [tracker.release(issue_id, actor=self.actor)]
         from pensa import gitclaims
 
-        if gitclaims.enabled(self.environ):
-            from pensa.errors import PensaError
-            from pensa.inert import inert
-            from pensa.models import timestamp
-
-            project = self.project(create=True)
-            assert project is not None
-            try:
-                gitclaims.publish(
-                    self.store(write=True),
-                    project,
-                    actor=self.actor,
-                    env=self.environ,
-                    stamp=lambda: timestamp(self.now()),
-                )
-            except PensaError as e:  # released here all the same; the board learns it later
-                self.say(inert(f"pn: warning: not published to the claims ref: {e}"))
+        if gitclaims.enabled(self.environ) and (project := self.project(create=True)):
+            store = self.store(write=True)
+            said = gitclaims.publish(
+                store, project, actor=self.actor, env=self.environ, now=self.now
+            )
+            if said:  # released here all the same; the next claim publishes it
+                self.say(said)
         return released
 
     def export(self, *, stage: bool = False) -> Summary | None:
