@@ -15,7 +15,7 @@ help:
 	@echo "make demo   run the main job: a Springfield build loop on a throw-away project"
 	@echo "make test   lint and the whole test suite (installs and starts what it needs)"
 	@echo "make bench  benchmarks, printed as tables"
-	@echo "make lint   ruff and mypy"
+	@echo "make lint   ruff, mypy and the docs checker (links, anchors, examples)"
 	@echo "make dist   wheels and sdists of pensa, ralph and sgf in dist/"
 	@echo "make install  sgf, pn and ralph on your PATH with uv tool install"
 
@@ -38,11 +38,13 @@ lint: env
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy packages/pensa/src packages/ralph/src packages/sgf/src
-	$(VENV)/bin/mypy conftest.py
+	$(VENV)/bin/mypy conftest.py scripts
 	# One run per test tree: each holds its own conftest.py and test_cli.py.
 	for tree in packages/*/tests tests bench; do \
 	  if compgen -G "$$tree/*.py" >/dev/null; then $(VENV)/bin/mypy "$$tree"; fi; \
 	done
+	# The manual's links and anchors resolve and its examples parse against the real CLIs.
+	$(VENV)/bin/python scripts/check_docs.py
 
 fmt: env
 	$(VENV)/bin/ruff format .

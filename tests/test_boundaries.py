@@ -78,6 +78,15 @@ def test_every_host_git_command_goes_through_the_hardened_helper(package: str) -
         assert flag in text
 
 
+def test_ralph_and_sgf_harden_git_alike() -> None:
+    """The hardened git is one security rule with two spellings (ralph never imports sgf, sgf
+    talks to ralph through its command line): they must never drift apart."""
+    from ralph import git as ralph_git
+    from sgf import git as sgf_git
+
+    assert ralph_git.HARDENED == sgf_git.HARDENED
+
+
 # Starting, signalling and waiting for processes: only proc.py does it (issue 12, "one door").
 PROCESS_MODULES = {"subprocess", "pty"}
 PROCESS_CALLS = {

@@ -129,7 +129,7 @@ def events(record: Path) -> list[dict[str, Any]]:
 
 
 def assert_one_task_done(
-    project: Project, task: str, done: subprocess.CompletedProcess[str], *, jsonl: bool = True
+    project: Project, task: str, done: subprocess.CompletedProcess[str]
 ) -> None:
     """The same outcome and the same fields, whichever agent ran."""
     out = done.stdout
@@ -137,8 +137,8 @@ def assert_one_task_done(
     assert project.issues()[task]["status"] == "closed"
     [(subject, files)] = project.commits_touching(rf"^\[{task}\] implement")
     assert f"work/{task}.py" in files, (subject, files)
-    if jsonl:
-        assert touches_issues(files), (subject, files)
+    assert touches_issues(files), (subject, files)  # the close travels with the work
+    assert ".pensa/uncommitted" not in files, (subject, files)  # pn's marker is never committed
     assert "-> Bash(pn claim-next --json)" in out, out
     [summary] = [line for line in out.splitlines() if line.startswith("Iteration 1 done: ")]
     assert " tokens · $" in summary, summary
@@ -192,9 +192,9 @@ def test_each_agent_claims_edits_commits_closes_and_finishes(
     assert 401 not in {r.status for r in server.requests}  # every request had the real key
 
     # gemini-cli runs its shell tool's git with GIT_CONFIG_* setting core.hooksPath to "" (and
-    # global config to /dev/null): no hook runs, so pensa's pre-commit export does not, and
-    # the commit holds the work file only while pn's database says closed.
-    assert_one_task_done(project, task, done, jsonl=agent != "gemini")
+    # global config to /dev/null): no hook runs, so pensa's pre-commit export does not; the
+    # workspace finishes the commit as the hook would, and it lands like every other agent's.
+    assert_one_task_done(project, task, done)
     api, computed = BACKENDS[agent]
     assert any(r.path.startswith(api) for r in server.requests)
     [iteration] = [e for e in events(record) if e["event"] == "iteration"]

@@ -123,11 +123,12 @@ def test_usage_limit_waits_for_the_reset_and_reruns_the_iteration(
     assert_clean_exit(project)
 
 
-def test_a_rejected_push_pulls_with_rebase_and_both_sides_claims_and_closes_survive(
+def test_a_rejected_push_is_replayed_onto_the_remote_and_both_sides_claims_and_closes_survive(
     project: Project, model: Model
 ) -> None:
-    """Another clone pushes first: ralph's push is rejected, it pulls with rebase, and the
-    JSONL of both sides merge (issue 8): nobody's claim or close is lost."""
+    """Another clone pushes first: ralph's push is rejected, the host replays the branch onto
+    the remote's tip (no `pull --rebase` in the checkout) and pushes again, and pensa's files
+    of both sides merge: nobody's claim or close is lost."""
     first = project.create_task("first task")
     second = project.create_task("second task")
     theirs = project.create_task("claimed on the other machine")
@@ -157,7 +158,7 @@ def test_a_rejected_push_pulls_with_rebase_and_both_sides_claims_and_closes_surv
 
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
-    assert "pull --rebase" in output, output[-3000:]
+    assert "push of main: pushed after replaying onto the remote" in output, output[-3000:]
     assert sorted(claimed(server.requests)) == sorted([first, second])
     issues = project.issues()
     assert issues[first]["status"] == issues[second]["status"] == "closed"

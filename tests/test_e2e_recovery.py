@@ -15,6 +15,7 @@ from tests.e2e_harness.processes import alive, find_below
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.scenarios import claimed, scenario
 from tests.e2e_harness.waiting import wait_until
+from tests.e2e_harness.workspaces import written
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -44,10 +45,9 @@ def test_killed_loop_is_recovered_by_the_next_build(project: Project, model: Mod
             what="the agent to start its long Bash step",
         )
         [held] = claimed(server.requests)
+        # the agent works in its loop's workspace, not in the human's tree
         wait_until(
-            lambda: (project.root / "work" / f"{held}.py").exists(),
-            timeout=30,
-            what="the half-done file",
+            lambda: written(project, f"work/{held}.py"), timeout=30, what="the half-done file"
         )
         wait_until(project.containers, timeout=30, what="the iteration's container")
         ralphs = wait_until(lambda: find_below(crashed.pid, "ralph"), timeout=10, what="ralph")

@@ -1,10 +1,12 @@
-"""End to end: a hostile agent that ignores every stop cannot dirty the tree after sgf kept its
-leftovers, and the next launch starts without `--stash`.
+"""End to end: a hostile agent that ignores every stop cannot write after its leftovers were
+kept, and the next launch starts without `--stash`.
 
 The agent, in the real sandbox, traps SIGINT/SIGTERM/SIGHUP and writes a file ten times a
-second. Whether the loop is stopped with Ctrl+C or ralph is killed outright (its container
-then outlives it), sgf must end the agent before it stashes: a writer still running would
-dirty the tree again, and the next launch would refuse it.
+second in its loop's workspace. Whether the loop is stopped with Ctrl+C or ralph is killed
+outright (its container then outlives it), the agent must be ended before its leftovers are
+gathered: a writer still running would write into the workspace again (into the parked one the
+next loop starts from), and what it wrote would reach neither the stash nor the human. The
+leftovers come back as the `sgf-recovery` stash; the human's tree stays clean throughout.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ralph.testing.scenario import Scenario
 
 from tests.e2e_harness.project import Project
 from tests.e2e_harness.waiting import wait_until
+from tests.e2e_harness.workspaces import left_in, written
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -75,7 +78,8 @@ def test_a_hostile_agent_cannot_dirty_the_tree_after_its_leftovers_are_kept(
         text=True,
     )
     try:
-        wait_until((project.root / "hostile.txt").exists, timeout=180, what="the agent to write")
+        wait_until(lambda: written(project, "hostile.txt"), timeout=180, what="the agent to write")
+        assert not (project.root / "hostile.txt").exists()  # the human's tree is not its own
         if stop == "ctrl-c":
             loop.send_signal(signal.SIGINT)
         else:
@@ -88,6 +92,7 @@ def test_a_hostile_agent_cannot_dirty_the_tree_after_its_leftovers_are_kept(
 
     assert loop.returncode == (130 if stop == "ctrl-c" else 137), out[-3000:]
     assert project.containers() == []  # no writer left
+    assert left_in(project, "hostile.txt") == [], "written after the leftovers were taken"
     assert project.git("status", "--porcelain") == "", out[-3000:]
     assert "kept as stash 'sgf-recovery build-" in out
     kept = project.git("show", "--name-only", "--format=", "stash@{0}^3")

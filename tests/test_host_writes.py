@@ -1,6 +1,6 @@
 """sgf with the fake agent in real Docker: the sandbox mode is the project's, and links an
 agent commits where sgf writes never reach the human's tree, nor are written through
-(README "Security model")."""
+(docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A hostile agent in the real Docker sandbox, through sgf, alone and as one of `--parallel`
 loops: whatever it does in its repository, nothing runs on the host, nothing is written
 through a link, no control-plane change reaches the branch or the remote, and its ordinary
-work arrives (README "Security model").
+work arrives (docs/security.md).
 
 Each attack (tests/agents/hostile.py) is followed by the human's ordinary work on the host
 (plain git, `pn list`, `sgf status`, the next loop) and by a fresh clone of the remote doing

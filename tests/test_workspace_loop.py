@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e_harness.tracker import touches_issues
 from tests.loops_harness import Loops, make
 
 
@@ -39,6 +40,28 @@ def test_a_loop_brings_every_closing_commit_to_main_and_leaves_the_tree_alone(
     assert loops.worktrees() == [str(loops.root)]
     assert loops.loop_branches() == []
     assert loops.git("stash", "list") == ""  # the agent left nothing uncommitted
+
+
+def test_a_commit_made_without_hooks_lands_with_pensas_files_and_without_its_marker(
+    loops: Loops,
+) -> None:
+    """An agent whose git runs no hook (gemini-cli's shell tool empties core.hooksPath)
+    commits pn's marker instead of pensa's export. The workspace finishes the iteration's last
+    commit as pensa's pre-commit hook would: the close travels with the work, the marker never
+    lands (the checkout has it untracked, which would block the landing), and nothing the
+    agent wrote is lost."""
+    [task] = loops.seed(1)
+    loops.env["BUILDER_NO_HOOKS"] = "1"
+    done = loops.sgf("build", "-a", "--no-push", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wait on sgf/" not in done.stdout + done.stderr
+    [files] = [f for s, _, f in loops.commits() if s.startswith(f"[{task}]")]
+    assert f"work/{task}.txt" in files, files
+    assert ".pensa/uncommitted" not in files, files
+    assert touches_issues(files), files
+    assert loops.committed_issues()[task]["status"] == "closed"
+    assert loops.git("status", "--porcelain") == ""
+    assert loops.loop_branches() == []
 
 
 @pytest.mark.parametrize("how", [["--worktree"], []])

@@ -5,7 +5,8 @@ Claims with `pn claim-next`, writes `work/<task-id>.txt`, closes the task and co
 `git add -A`, printing stream-json like `claude -p`. Nothing ready: it writes the loop's
 `.ralph-complete`. With BUILDER_SHARED_FILE set, every task also writes that one file (two
 loops then conflict); with BUILDER_HOLD (a folder) it says so there once it holds a task, and
-then works slowly. Standard library only.
+then works slowly; with BUILDER_NO_HOOKS set its git runs no hook, as gemini-cli's shell tool
+does (it empties core.hooksPath). Standard library only.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def main() -> None:
             Path(shared).write_text(f"{task['id']} by {loop}\n")
         run("pn", "close", task["id"], "--reason", f"built by {loop}")
         run("git", "add", "-A")
-        run("git", "commit", "-q", "-m", f"[{task['id']}] {task['title']}")
+        hooks = ["-c", "core.hooksPath=/dev/null"] if os.environ.get("BUILDER_NO_HOOKS") else []
+        run("git", *hooks, "commit", "-q", "-m", f"[{task['id']}] {task['title']}")
         say(f"built {task['id']}")
     emit(
         {

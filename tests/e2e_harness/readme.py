@@ -1,5 +1,5 @@
-"""The README's shell blocks, and running one as a newcomer would (tests/test_readme.py,
-tests/test_install.py)."""
+"""The manual's shell blocks (README.md, then docs/*.md), and running one as a newcomer would
+(tests/test_readme.py, tests/test_install.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,29 @@ import re
 import subprocess
 from pathlib import Path
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = PAGES[0].read_text(encoding="utf-8")
+
+
+def page(name: str) -> str:
+    """One page of the manual, by its path in the repository (`docs/install.md`)."""
+    return (ROOT / name).read_text(encoding="utf-8")
 
 
 def shell_blocks() -> list[str]:
-    """Every ```sh block of the README, in order."""
-    return re.findall(r"^```sh\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
+    """Every ```sh block of the README, then of each docs/ page, in order."""
+    return [
+        block
+        for path in PAGES
+        for block in re.findall(
+            r"^```sh\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL
+        )
+    ]
 
 
 def block_with(text: str) -> str:
-    """The one shell block that contains `text`."""
+    """The one shell block of the manual that contains `text`."""
     (found,) = [block for block in shell_blocks() if text in block]
     return found
 

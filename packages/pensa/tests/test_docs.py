@@ -1,4 +1,4 @@
-"""Docs that cannot drift: README, `pn prime` and the CLI agree (sqlite-utils test_docs)."""
+"""Docs that cannot drift: docs/pensa.md, `pn prime` and the CLI agree (sqlite-utils test_docs)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import click
 import pytest
 
 from pensa.cli.base import COMMAND_MODULES, cli
-from pensa.doctor import CHECKS
 from pensa.errors import ALL_ERRORS
+from pensa.findings import CHECKS
 from pensa.reference import all_refs, prime, readme_commands, readme_errors
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+MANUAL = Path(__file__).resolve().parents[3] / "docs" / "pensa.md"
 
 
 def every_command() -> dict[str, click.Command]:
@@ -49,15 +49,15 @@ def test_every_command_has_help(path: str) -> None:
     assert command.get_short_help_str(), path
 
 
-def test_readme_documents_every_command_and_error_code() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert "## pn (pensa)" in readme
-    assert readme_commands() in readme, "regenerate the README pn tables from pensa.reference"
-    assert readme_errors() in readme
+def test_the_manual_documents_every_command_and_error_code() -> None:
+    text = MANUAL.read_text(encoding="utf-8")
+    assert text.startswith("# pn (pensa)\n")
+    assert readme_commands() in text, "regenerate the docs/pensa.md tables from pensa.reference"
+    assert readme_errors() in text
     for error in ALL_ERRORS:
-        assert f"`{error.code}`" in readme
+        assert f"`{error.code}`" in text
     for code in ("| 0 |", "| 1 |", "| 130 |"):
-        assert code in readme
+        assert code in text
 
 
 def test_prime_flags_are_options_of_the_real_command() -> None:
@@ -71,10 +71,10 @@ def test_prime_flags_are_options_of_the_real_command() -> None:
         assert shown <= declared, f"pn {ref.name}: {sorted(shown - declared)} not accepted"
 
 
-def test_readme_documents_every_doctor_check() -> None:
-    readme = README.read_text(encoding="utf-8")
+def test_the_manual_documents_every_doctor_check() -> None:
+    text = MANUAL.read_text(encoding="utf-8")
     for check, meaning in CHECKS.items():
-        assert f"| `{check}` | {meaning} |" in readme, check
+        assert f"| `{check}` | {meaning} |" in text, check
 
 
 def test_the_priority_option_is_declared_once_and_reads_the_same_everywhere() -> None:

@@ -53,7 +53,7 @@ def test_a_commit_of_tracker_changes_alone_without_add_finds_nothing_and_loses_n
     inited: Path, pn: Pn, how: tuple[str, ...]
 ) -> None:
     """git finds nothing to commit before any hook runs, and pn left no tracked file changed
-    (README: `git add -A` first); what the hook wrote then shows in `git status`, and is
+    (docs/pensa.md: `git add -A` first); what the hook wrote then shows in `git status`, and is
     committed with the next `git add -A && git commit`."""
     import subprocess
 

@@ -117,7 +117,10 @@ def test_a_claim_is_published_on_the_claims_ref_and_never_on_the_code_branch(
     assert claimed.code == 0, claimed.err
     assert claimed.json()["title"] == "first"
     assert board(remote, pn, a) == {"first": ("claimed", "loop-a")}
-    assert git(remote, "log", "-1", "--format=%s", REF).strip() == f"pn: claim {claimed.json()['id']} by loop-a"
+    assert (
+        git(remote, "log", "-1", "--format=%s", REF).strip()
+        == f"pn: claim {claimed.json()['id']} by loop-a"
+    )
     assert git(remote, "rev-parse", "main").strip() == main  # the code branch is left alone
     assert git(a, "rev-parse", "HEAD").strip() == main  # and so is the checkout
     assert git(a, "status", "--porcelain", "--untracked-files=no").strip() == ""

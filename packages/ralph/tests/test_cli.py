@@ -132,6 +132,41 @@ def test_usage_errors_exit_1_not_2(ralph: Run, args: list[str], message: str) ->
     assert done.stderr.startswith("error: ")
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-time", "5x"], "Invalid value for --max-time: '5x' is not a duration"),
+        (["--memory", "lots"], "Invalid value for --memory: 'lots'"),
+        (["--checks", "tsk"], "Invalid value for --checks: 'tsk'"),
+        (["--agent", "nobody"], "Invalid value for '--agent'"),
+        (["--no-such-flag"], "No such option '--no-such-flag'"),
+    ],
+)
+def test_check_options_refuses_in_one_line_and_starts_nothing(
+    ralph: Run, project: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    record = tmp_path / "run.jsonl"
+    done = ralph("--check-options", "-a", "--record", str(record), *args, "3", "unwritten.md")
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: {message}"), line
+    assert done.stdout == ""
+    assert not record.exists()
+
+
+def test_check_options_accepts_a_good_line_without_a_prompt_or_a_run(
+    ralph: Run, script: Script, project: Path, tmp_path: Path
+) -> None:
+    record, count = tmp_path / "run.jsonl", tmp_path / "agent-runs"
+    args = ["-a", "--max-time", "90m", "--memory", "512m", "--record", str(record)]
+    done = ralph(
+        "--check-options", *args, "3", "unwritten.md", env={"FAKE_AGENT_COUNT": str(count)}
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert not record.exists()
+    assert not count.exists()  # no agent ran
+
+
 def test_missing_default_prompt_file_exits_1(ralph: Run) -> None:
     done = ralph("-a", "3")
     assert done.returncode == 1

@@ -294,6 +294,30 @@ def test_agent_missing_from_the_image_is_a_one_line_error(
     assert "Iteration 2" not in done.stdout
 
 
+@pytest.mark.parametrize("named", ["absolute", "relative"])
+def test_an_agent_left_untracked_in_the_project_is_said_to_stay_on_the_host(
+    project: Path, docker_env: dict[str, str], loop_id: str, named: str
+) -> None:
+    """The container sees the agent's workspace at the project's path, which holds only the
+    project's commits: a program the user keeps there uncommitted is not in it."""
+    agent = project / "bin" / "agent"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\nexit 0\n")
+    agent.chmod(0o755)
+    command = str(agent) if named == "absolute" else "bin/agent"
+    env = {**docker_env, "RALPH_COMMAND": command}
+    done = run_ralph(project, env, "-a", "--loop-id", loop_id, "3", "hello there")
+    assert done.returncode == 1, done.stdout
+    error = done.stderr.splitlines()[-1]  # after the shell's own "not found"
+    assert error.startswith(
+        f"error: agent executable {command!r} not found in the docker sandbox: it is a file of "
+        "the project that is not committed"
+    ), done.stderr
+    assert "untracked and ignored files stay on the host" in error
+    assert error.endswith("commit it, install it in the sandbox image or pass --command EXE")
+    assert "Iteration 2" not in done.stdout
+
+
 def test_unknown_network_is_a_one_line_error(
     project: Path, docker_env: dict[str, str], loop_id: str
 ) -> None:

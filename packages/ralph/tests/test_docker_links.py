@@ -4,7 +4,7 @@ written through them, nothing hangs.
 
 Each test puts a victim outside the project, lets the fake agent point a link at it from
 inside the container (a link's target need not exist where it is made), and proves the
-victim is untouched after ralph's host-side reads and writes (README "Security model").
+victim is untouched after ralph's host-side reads and writes (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's ralph section documents every option, env var and exit code."""
+"""docs/ralph.md documents every option, env var and exit code."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ import click
 from ralph.cli import TUNING, cli
 from ralph.models import Exit
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+MANUAL = Path(__file__).resolve().parents[3] / "docs" / "ralph.md"
 
 
 def section() -> str:
-    text = README.read_text()
-    start = text.index("## ralph")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else None]
+    return MANUAL.read_text()
 
 
 def test_every_option_and_its_env_var_is_documented() -> None:

@@ -14,7 +14,7 @@ from ralph.sandbox.host import HostSandbox
 from .conftest import git
 
 
-def check(repo: Path, commit: str, command: str) -> gate.Verdict:
+def check(repo: Path, commit: str, command: str) -> gate.Ran:
     config = Config(project=repo, prompt=Prompt("x"), sandbox=SandboxKind.NONE)
     ws = workspace.Workspace(repo.parent / "ws")
     place = Place(ws, repo, "main", objects_dir(repo), None)

@@ -1,7 +1,7 @@
 """The destructive-command guard's list, command by command (inside/guard.py, gitrules.py).
 
-One table holds every form the README's rules table lists and every way around the old guard
-that was found by feeding it hook input as Claude Code sends it; each must be refused. The
+One table holds every form docs/guardrails.md's rules table lists and every way around the old
+guard that was found by feeding it hook input as Claude Code sends it; each must be refused. The
 facts given are the ones that make the form dangerous (someone's uncommitted `theirs.py`,
 commits a branch had before the iteration); other tests prove the same forms run when the
 iteration only touches its own work, so the guard stays a seatbelt.
@@ -71,7 +71,7 @@ REFUSED = [
     ("git update-ref refs/heads/main HEAD~1", "move-ref"),
     ("git push --prune origin", "force-push"),
     ("find / -delete", "rm-outside"),
-    # force-push: the README's forms
+    # force-push: the forms docs/guardrails.md lists
     ("git push --force", "force-push"),
     ("git push -f origin main", "force-push"),
     ("git push --force-with-lease origin HEAD", "force-push"),
@@ -182,11 +182,11 @@ def test_every_listed_form_is_refused(command: str, expected: str) -> None:
     assert rule(command, OTHERS) == expected
 
 
-def test_the_table_covers_every_rule_and_the_readme_lists_each() -> None:
+def test_the_table_covers_every_rule_and_the_manual_lists_each() -> None:
     assert {expected for _, expected in REFUSED} == {r.name for r in rules.RULES}
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    manual = (Path(__file__).resolve().parents[3] / "docs" / "guardrails.md").read_text()
     for each in rules.RULES:
-        assert f"| `{each.name}` |" in readme, each.name
+        assert f"| `{each.name}` |" in manual, each.name
 
 
 @pytest.mark.parametrize(

@@ -76,8 +76,10 @@ def test_ask_answers_with_the_json_pn_prints(fake_pn: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("script", "said"),
     [
-        ('echo \'{"error": "the remote is gone", "code": "git_failed"}\' >&2; exit 1',
-         "the remote is gone"),  # fmt: skip
+        (
+            'echo \'{"error": "the remote is gone", "code": "git_failed"}\' >&2; exit 1',
+            "the remote is gone",
+        ),
         ("echo 'Traceback (most recent call last):' >&2; echo 'Boom' >&2; exit 1", "Boom"),
         ("exit 3", "exit 3"),
         ("echo not-json", "pn printed no JSON: 'not-json\\n'"),

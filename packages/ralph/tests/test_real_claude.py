@@ -1,8 +1,10 @@
 """ralph driving the real, pinned claude binary against the scripted Messages API server:
-on the host and inside a real container (the binary is linked into the project)."""
+on the host and inside a real container (the binary travels in a test image: the agent's
+workspace holds only what the project committed, as a user's sandbox image holds claude)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -25,14 +27,35 @@ COMPLETES = [
 ]
 
 
-def agent_in(project: Path, claude_bin: Path) -> Path:
-    target = project / "bin" / "claude"
-    target.parent.mkdir()
+@pytest.fixture(scope="session")
+def claude_image(
+    base_image: str, claude_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The base image with the pinned claude on its PATH; tagged by the binary, so each pin
+    gets its own image and a later session reuses it."""
+    found = claude_bin.stat()
+    digest = hashlib.sha256(
+        f"{base_image}\0{claude_bin.resolve()}\0{found.st_size}\0{found.st_mtime_ns}".encode()
+    )
+    tag = f"springfield-test-claude:{digest.hexdigest()[:16]}"
+    inspect = ["docker", "image", "inspect", tag]
+    if subprocess.run(inspect, capture_output=True, check=False).returncode == 0:
+        return tag
+    context = tmp_path_factory.mktemp("claude-image")
     try:
-        os.link(claude_bin, target)  # 380 MB: link, don't copy, when on the same filesystem
+        os.link(claude_bin, context / "claude")  # 380 MB: link, not copy (its mode comes along)
     except OSError:
-        shutil.copy2(claude_bin, target)
-    return target
+        shutil.copy2(claude_bin, context / "claude")
+    (context / "Dockerfile").write_text(f"FROM {base_image}\nCOPY claude /usr/local/bin/claude\n")
+    built = subprocess.run(
+        ["docker", "build", "-q", "-t", tag, str(context)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    assert built.returncode == 0, built.stderr
+    return tag
 
 
 def run(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -91,9 +114,8 @@ def test_real_claude_plays_a_scenario_with_no_credential_of_the_users(
 
 @pytest.mark.docker
 def test_real_claude_in_a_container_waits_out_a_usage_limit(
-    claude_bin: Path, project: Path, ralph_env: dict[str, str], base_image: str
+    project: Path, ralph_env: dict[str, str], claude_image: str
 ) -> None:
-    agent = agent_in(project, claude_bin)
     scenario = parse_scenario([{"rate_limit": {"reset_in": 2}, "times": 1}, *COMPLETES])
     loop_id = f"real-claude-{os.getpid()}"
     token = "sk-ant-oat01-test-token-only-the-host-holds"
@@ -104,7 +126,7 @@ def test_real_claude_in_a_container_waits_out_a_usage_limit(
             **ralph_env,
             "ANTHROPIC_BASE_URL": server.url,
             "CLAUDE_CODE_OAUTH_TOKEN": token,
-            "RALPH_COMMAND": str(agent),
+            "RALPH_COMMAND": "claude",
         }
         done = run(
             project,
@@ -112,7 +134,7 @@ def test_real_claude_in_a_container_waits_out_a_usage_limit(
             "--sandbox",
             "docker",
             "--template",
-            base_image,
+            claude_image,
             "--loop-id",
             loop_id,
             "2",

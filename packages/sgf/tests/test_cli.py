@@ -1,4 +1,4 @@
-"""CLI contract: help for every command, README coverage, usage errors exit 1."""
+"""CLI contract: help for every command, coverage in docs/sgf.md, usage errors exit 1."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sgf.config import Config
 from sgf.loops import Stage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
-README = Path(__file__).resolve().parents[3] / "README.md"
+MANUAL = Path(__file__).resolve().parents[3] / "docs" / "sgf.md"
 
 
 def commands(group: click.Group, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
@@ -29,16 +29,16 @@ ALL = list(commands(cli.cli))
 
 
 @pytest.mark.parametrize(("name", "command"), ALL, ids=[n for n, _ in ALL])
-def test_every_command_has_help_and_is_in_the_readme(name: str, command: click.Command) -> None:
+def test_every_command_has_help_and_is_in_the_manual(name: str, command: click.Command) -> None:
     assert command.help, name
     result = CliRunner().invoke(cli.cli, [*name.split(), "--help"])
     assert result.exit_code == 0
     assert " ".join(command.help.split("\n\n")[0].split()) in " ".join(result.output.split())
-    assert f"`sgf {name}" in README.read_text()
+    assert f"`sgf {name}" in MANUAL.read_text()
 
 
-def test_readme_documents_every_config_key_and_exit_code() -> None:
-    text = README.read_text().split("## sgf", 1)[1]
+def test_the_manual_documents_every_config_key_and_exit_code() -> None:
+    text = MANUAL.read_text()
     for key in Config.__dataclass_fields__:
         assert f"| `{key}` |" in text, key
     for code in launch.OUTCOMES:
@@ -86,16 +86,14 @@ def test_stage_commands_outside_git_say_so(tmp_path: Path, sgf: Run) -> None:
     assert "not inside a git repository" in done.stderr
 
 
-def test_every_exit_code_is_in_the_readme_table() -> None:
-    """One source: sgf.loops.ExitCode; the README's sgf table lists exactly its codes."""
+def test_every_exit_code_is_in_the_manual_table() -> None:
+    """One source: sgf.loops.ExitCode; the table in docs/sgf.md lists exactly its codes."""
     import re
 
     from sgf.loops import ExitCode
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    start = readme.index("## sgf")
-    table = readme[readme.index("### Exit codes", start) :]
-    table = table[: table.index("\n## ")]
+    text = MANUAL.read_text()
+    table = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     assert [int(c) for c in re.findall(r"^\| `(\d+)` \|", table, re.MULTILINE)] == [
         int(code) for code in ExitCode
     ]

@@ -48,6 +48,30 @@ def test_bad_config_is_a_clear_error(text: str, message: str) -> None:
         config.parse(text)
 
 
+def test_the_check_agent_is_set_for_all_stages_and_overridden_per_stage() -> None:
+    parsed = config.parse(
+        'stack = "go"\ncheck_agent = "claude"\ncheck_model = "opus"\n'
+        '[stages.build]\nagent = "codex"\ncheck_agent = "gemini"\n'
+    )
+    assert parsed.check_agent_for("build") == ("gemini", "opus")
+    assert parsed.check_agent_for("verify") == ("claude", "opus")
+    assert config.parse('stack = "go"\n').check_agent_for("build") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('check_agent = "gpt"\n', "check_agent must be"),
+        ('[stages.build]\ncheck_agent = "gpt"\n', "stages.build.check_agent must be"),
+        ("check_model = 3\n", "check_model must be a model name"),
+        ('[stages.build]\ncheck_model = ""\n', "stages.build.check_model must be a model name"),
+    ],
+)
+def test_a_bad_check_agent_or_model_is_refused(text: str, error: str) -> None:
+    with pytest.raises(ConfigError, match=error):
+        config.parse(text)
+
+
 def test_agent_is_set_for_all_stages_and_overridden_per_stage() -> None:
     parsed = config.parse('stack = "go"\nagent = "gemini"\n[stages.build]\nagent = "codex"\n')
     assert parsed.agent_for("build") == "codex"
@@ -105,8 +129,10 @@ def test_every_config_field_is_a_key_and_round_trips() -> None:
         format_command="ruff format",
         check_command="run-silent test -- pytest -q",
         notify="notify-send sgf",
+        check_agent="codex",
+        check_model="scripted-1",
         agent="gemini",
-        stages={"build": {"agent": "codex"}},
+        stages={"build": {"agent": "codex", "check_agent": "claude"}},
     )
     assert all(getattr(full, f.name) != f.default for f in fields(config.Config))
     assert config.parse(full.to_toml()) == full

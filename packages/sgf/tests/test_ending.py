@@ -22,6 +22,8 @@ Run = Callable[..., "subprocess.CompletedProcess[str]"]
 DYING_RALPH = """\
 #!{python}
 import json, os, signal, subprocess, sys
+if "--check-options" in sys.argv:
+    sys.exit(0)
 loop = sys.argv[sys.argv.index("--loop-id") + 1]
 subprocess.run(["pn", "claim-next", "--json"], env={{**os.environ, "PN_ACTOR": loop}}, check=True)
 os.kill(os.getpid(), signal.SIGKILL)

@@ -26,37 +26,68 @@ def launched(stderr: str) -> list[str]:
     return re.findall(r"sgf: \[\d\] (build-\d{8}T\d{6}) \(log", stderr)
 
 
+def told(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 @pytest.mark.parametrize(
     ("budget", "reason"),
     [
-        (["--max-cost", "1"], r"budget reached: group cost \$(\d+\.\d\d) of \$1\.00 over 3 loops"),
-        (["--max-tokens", "6000"], r"budget reached: group tokens (\d+) of 6000 over 3 loops"),
+        (
+            ["--max-cost", "1.5"],
+            r"budget reached: group budget \$1\.5000 for 3 loops, \$(\d+\.\d{4}) spent",
+        ),
+        (
+            ["--max-tokens", "6000"],
+            r"budget reached: group budget 6000 tokens for 3 loops, (\d+) spent",
+        ),
     ],
 )
-def test_the_groups_total_stops_every_loop_together(
-    project: Path, sgf: Any, fake_ralph: Any, budget: list[str], reason: str
+def test_the_groups_total_stops_every_loop_after_its_running_iteration(
+    project: Path,
+    sgf: Any,
+    fake_ralph: Any,
+    wait_for: Any,
+    tmp_path: Path,
+    budget: list[str],
+    reason: str,
 ) -> None:
-    env = fake_ralph.env(FAKE_RALPH_SPEND="0.1", FAKE_RALPH_EVERY="0.2")
-    done = sgf(project, "build", "-a", "--no-push", "--parallel", "3", *budget, "50", env=env)
+    """Each fake loop runs two iterations ($0.25 and 1000 tokens each) that end by themselves,
+    then one that runs on until sgf asks the group to stop: the budget is met only once
+    every loop has run its two, and no loop can end without being asked. So, whatever the
+    machine's speed, each loop finishes the iteration it is in (no signal reaches it) and
+    stops with exit 2, the group having spent its budget and at most one iteration per loop
+    more."""
+    events = tmp_path / "events.jsonl"
+    env = fake_ralph.env(FAKE_RALPH_SPEND="0.25", FAKE_RALPH_ITERATIONS="2")
+    done = sgf(
+        project, "build", "-a", "--no-push", "--parallel", "3", *budget,
+        "--notify", f"cat >> {events}", "50", env=env,
+    )  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr  # as ralph's own budgets: exhausted
     loop_ids = launched(done.stderr)
     assert len(loop_ids) == 3
     for loop_id in loop_ids:  # each loop says why it stopped: the group's budget, not its own
-        assert re.search(f"{loop_id}: {reason}; work may remain", done.stderr), done.stderr
+        found = re.search(f"{loop_id}: ({reason}); work may remain", done.stderr)
+        assert found, done.stderr
+        ends = [e for e in runs.read_record(project, loop_id) if e.get("event") == "end"]
+        assert [e["stop_reason"] for e in ends] == [found.group(1)]  # ralph's own words
     assert "--max-cost" not in fake_ralph.calls()["argv"]  # the group's, never one loop's
     assert "--max-tokens" not in fake_ralph.calls()["argv"]
     cost, tokens = spent(project, loop_ids)
-    # stopped at the budget: past it by at most what a round of the three loops spends
-    # before sgf's next look (every second) and their stop
-    if budget[0] == "--max-cost":
-        assert 1.0 <= cost <= 1.0 + 3 * 0.1 * 8, cost
-    else:
-        assert 6000 <= tokens <= 6000 + 3 * 1000 * 8, tokens
+    assert 1.5 <= cost <= 1.5 + 3 * 0.25, cost
+    assert 6000 <= tokens <= 6000 + 3 * 1000, tokens
     outcomes = {o.loop_id: o.outcome for o in runs.history(project)}
     assert [outcomes[i] for i in loop_ids] == ["exhausted"] * 3
     for loop_id in loop_ids:  # each loop's own budget stays its own: kept for `r`
         kept = json.loads((project / runs.RECORDS / f"{loop_id}.launch.json").read_text())
         assert kept["isolation"] == "worktree"
+        assert not runs.stop_path(project, loop_id).exists()  # asked once, then gone
+    wait_for(lambda: len(told(events)) == 6, what="a budget and an end event per loop")
+    budgets = [e["loop_id"] for e in told(events) if e["event"] == "budget"]
+    assert sorted(budgets) == sorted(loop_ids)
 
 
 def test_the_configs_budget_stays_per_loop(project: Path, sgf: Any, fake_ralph: Any) -> None:
@@ -83,7 +114,7 @@ def test_a_group_budget_sums_every_loops_record(tmp_path: Path) -> None:
     assert not GroupBudget(tmp_path, ids).reached()  # no budget: never reached
     reached = GroupBudget(tmp_path, ids, max_cost=0.95)
     assert reached.reached()
-    assert reached.reason == "budget reached: group cost $0.95 of $0.95 over 3 loops"
+    assert reached.reason == "budget reached: group budget $0.9500 for 3 loops, $0.9500 spent"
     tokens = GroupBudget(tmp_path, ids, max_tokens=30)
     assert tokens.reached()
-    assert tokens.reason == "budget reached: group tokens 30 of 30 over 3 loops"
+    assert tokens.reason == "budget reached: group budget 30 tokens for 3 loops, 30 spent"

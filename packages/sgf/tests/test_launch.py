@@ -16,7 +16,7 @@ from sgf import config as sgf_config
 from sgf import stacks
 from sgf.loops import STOP_CHECKS, Stage
 
-from .conftest import alive
+from .conftest import BIN, alive
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
@@ -230,27 +230,50 @@ def build_prompt(project: Path, sgf: Run, fake_ralph: Any, git: Git) -> Path:
     return project / ".sgf/prompts/.assembled/build.md"
 
 
-def test_a_second_loop_may_not_change_the_prompt_a_running_loop_reads(
+def test_a_second_loop_of_a_running_stage_reads_a_prompt_of_its_own(
     project: Path, sgf: Run, fake_ralph: Any, build_prompt: Path
 ) -> None:
+    """ralph re-reads its prompt every iteration: a second build loop for another spec beside
+    a running one gets a prompt file of its own (as a --parallel loop does), so the running
+    loop's prompt never changes under it; one line says it runs beside that loop."""
     before = build_prompt.read_text()
 
     other = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
-    assert other.returncode == 1
-    assert "loop build-auth-20260101T000000 is running and reads" in other.stderr
+    assert other.returncode == 0, other.stderr
+    loop_id = loop_id_of(fake_ralph.calls())
+    assert loop_id.startswith("build-billing-")
+    own = project / ".sgf/prompts/.assembled" / f"{loop_id}.md"
+    assert fake_ralph.calls()["argv"][-1] == str(own)
+    assert "billing" in own.read_text()
     assert build_prompt.read_text() == before
+    said = [line for line in other.stderr.splitlines() if "is running in this project" in line]
+    assert said == [
+        "sgf: loop build-auth-20260101T000000 is running in this project; this one runs "
+        "beside, in a workspace of its own, and its commits land on the same branch, one loop "
+        "at a time"
+    ]
 
-    same = sgf(project, "build", "--spec", "auth", env=fake_ralph.env())
-    assert same.returncode == 0, same.stderr
-    verify = sgf(project, "verify", env=fake_ralph.env())  # another stage: its own file
+    verify = sgf(project, "verify", env=fake_ralph.env())  # another stage: its usual file
     assert verify.returncode == 0, verify.stderr
+    assert fake_ralph.calls()["argv"][-1] == str(project / ".sgf/prompts/.assembled/verify.md")
 
 
-def test_the_prompt_guard_is_for_the_shared_tree_only(
+def test_a_spec_session_beside_a_running_loop_says_what_it_shares(
     project: Path, sgf: Run, fake_ralph: Any, build_prompt: Path
 ) -> None:
-    """An isolated loop reads a prompt file of its own, so a running loop of its stage does
-    not stop it, and it never changes the shared prompt."""
+    done = sgf(project, "spec", env=fake_ralph.env())
+    assert done.returncode == 0, done.stderr
+    assert (
+        "sgf: loop build-auth-20260101T000000 is running in this project; this one runs beside"
+    ) in done.stderr
+    assert "a running loop may claim each task this session plans once it is ready" in done.stderr
+
+
+def test_an_isolated_loop_reads_a_prompt_of_its_own(
+    project: Path, sgf: Run, fake_ralph: Any, build_prompt: Path
+) -> None:
+    """An isolated loop (--worktree, kept for older scripts) reads a prompt file of its own,
+    and never changes the shared prompt."""
     before = build_prompt.read_text()
 
     isolated = sgf(project, "build", "--spec", "billing", "--worktree", env=fake_ralph.env())
@@ -260,6 +283,46 @@ def test_the_prompt_guard_is_for_the_shared_tree_only(
     assert argv[-1] == str(project / ".sgf/prompts/.assembled" / f"{loop_id}.md")
     assert fake_ralph.calls()["cwd"] == str(project)  # ralph gives the agent its workspace
     assert build_prompt.read_text() == before
-    shared = sgf(project, "build", "--spec", "billing", env=fake_ralph.env())
-    assert shared.returncode == 1
-    assert "is running and reads" in shared.stderr
+
+
+REAL_RALPH = BIN / "ralph"
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "said"),
+    [
+        (["--max-time", "5x"], "", "Invalid value for --max-time: '5x' is not a duration"),
+        ([], 'max_time = "90 minutes"\n', "Invalid value for --max-time: '90 minutes'"),
+        ([], 'memory = "lots"\n', "Invalid value for --memory: 'lots': a size like 512m or 8g"),
+    ],
+)
+def test_options_ralph_refuses_are_refused_before_the_loop_exists(
+    project: Path, sgf: Run, fake_ralph: Any, args: list[str], config: str, said: str
+) -> None:
+    """ralph owns its option grammar: sgf asks the real ralph (`--check-options`) before the
+    loop gets an id, a prompt, a log, a PID file, a run record or a row in history."""
+    toml = project / ".sgf/config.toml"
+    toml.write_text(toml.read_text() + config)
+    before = sorted(p.relative_to(project) for p in (project / ".sgf").rglob("*"))
+
+    done = sgf(
+        project, "build", "-a", *args, "3", env={**fake_ralph.env(), "SGF_RALPH": str(REAL_RALPH)}
+    )
+
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: ralph refuses this loop's options: {said}"), line
+    assert line.endswith("(from the command line or .sgf/config.toml); no loop was started")
+    assert sorted(p.relative_to(project) for p in (project / ".sgf").rglob("*")) == before
+    assert not fake_ralph.record.exists()
+
+
+def test_a_refusal_is_ralphs_last_line_in_its_own_words(
+    project: Path, sgf: Run, fake_ralph: Any
+) -> None:
+    refused = "Invalid value for --network: 'no such network'"
+    done = sgf(project, "build", "-a", "2", env=fake_ralph.env(FAKE_RALPH_REFUSE=refused))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: ralph refuses this loop's options: {refused} (")
+    assert list((project / ".sgf/logs").glob("*.log")) == []
+    assert not (project / ".sgf/logs/history.jsonl").exists()

@@ -218,6 +218,17 @@ def test_each_stage_passes_the_agent_its_config_names() -> None:
     assert "--agent" not in argv(Launch(stage=Stage.VERIFY), config)  # ralph's default: claude
 
 
+def test_each_stage_passes_the_check_agent_and_model_its_config_names() -> None:
+    from sgf.config import parse
+
+    config = parse(
+        'stack = "python"\ncheck_model = "opus"\n[stages.build]\ncheck_agent = "claude"\n'
+    )
+    build = argv(Launch(stage=Stage.BUILD, afk=True), config)
+    assert build[build.index("--check-agent") + 1 :][:3] == ["claude", "--check-model", "opus"]
+    assert "--check-agent" not in argv(Launch(stage=Stage.VERIFY), config)
+
+
 def test_the_stacks_registries_and_the_configs_hosts_are_the_allow_list() -> None:
     config = Config(stack="rust", docker_template="a", allow=["docs.rs", "crates.io"])
     rust = ("crates.io", "static.crates.io", "index.crates.io", "docs.rs")

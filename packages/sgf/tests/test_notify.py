@@ -171,14 +171,14 @@ def test_a_failing_or_hanging_notifier_neither_blocks_nor_breaks_the_loop(
     assert "oops" in log.read_text()
 
 
-def test_the_readme_recipes_are_valid_config_and_shell() -> None:
-    """Each `notify = ...` recipe of the README parses as `.sgf/config.toml` and as `sh`."""
+def test_the_manual_recipes_are_valid_config_and_shell() -> None:
+    """Each `notify = ...` recipe of docs/sgf.md parses as `.sgf/config.toml` and as `sh`."""
     import tomllib
 
     from sgf import config
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    block = readme[readme.index("# a desktop notification") :]
+    manual = (Path(__file__).resolve().parents[3] / "docs" / "sgf.md").read_text()
+    block = manual[manual.index("# a desktop notification") :]
     recipes = [
         line for line in block[: block.index("```")].splitlines() if line.startswith("notify")
     ]

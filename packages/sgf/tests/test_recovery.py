@@ -123,7 +123,8 @@ def test_a_live_loop_means_nothing_is_touched(
     done = sgf(project, "build", "-a", env=fake_ralph.env())
 
     assert done.returncode == 0, done.stderr
-    assert f"loop running ({live}): recovery skipped" in done.stderr
+    # one line: it runs beside the live loop, which the line names
+    assert f"sgf: loop {live} is running in this project; this one runs beside" in done.stderr
     assert git(project, "stash", "list") == ""
     assert git(project, "status", "--porcelain") == before
     assert (run_dir / f"{live}.pid").exists()
@@ -219,7 +220,7 @@ def test_a_pid_file_whose_pid_now_belongs_to_another_process_is_a_crashed_loop(
     # The same PID with its true start time is a live loop, and recovery leaves it alone.
     (run_dir / "verify-20260101T000000.pid").write_text(f"{me} {start}\n")
     again = sgf(project, "build", "-a", env=fake_ralph.env())
-    assert "loop running (verify-20260101T000000): recovery skipped" in again.stderr
+    assert "loop verify-20260101T000000 is running in this project" in again.stderr
 
 
 def test_stashing_protected_changes_on_request_says_to_review_them(

@@ -491,8 +491,10 @@ def test_status_counts_what_the_guardrails_did_from_the_record() -> None:
                 "junk",
             ],
         },
-        {"event": "merge_check", "passed": False},
+        {"event": "merge_check", "passed": False},  # an older ralph's record
+        {"event": "check", "verdict": "PARTIAL", "landed": False},
+        {"event": "check", "verdict": "PASS", "landed": True},
         {"event": "iteration", "guardrails": "junk"},
     ]
-    assert guardrails(events) == "1 refused, 1 sent back, 1 let go, 1 merge check failed"
+    assert guardrails(events) == "1 refused, 1 sent back, 1 let go, 2 check failed"
     assert guardrails([{"event": "iteration"}]) == ""

@@ -83,6 +83,32 @@ def test_boards_ask_pn_again_only_when_pensa_changed_and_at_most_once_a_second(
     assert boards.get(tmp_path).ready == 4  # a new day: "closed today" starts again
 
 
+def test_boards_ask_pn_again_when_a_pull_changed_one_shard_of_the_tracker(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".pensa").mkdir()
+    (tmp_path / ".pensa" / "db.sqlite").write_text("1")
+    shard = tmp_path / ".pensa" / "issues-7.jsonl"
+    shard.write_text("")
+    asked: list[Path] = []
+
+    def reader(root: Path, env: Any, *, today: date) -> Board:
+        asked.append(root)
+        return Board(ready=len(asked))
+
+    clock = Clock()
+    boards = Boards({}, clock=clock, reader=reader, max_age=300, today=lambda: TODAY)
+    assert boards.get(tmp_path).ready == 1
+    clock.t += 2
+    assert boards.get(tmp_path).ready == 1
+    shard.write_text('{"id":"pn-7a000000"}\n')  # what a pull's checkout writes
+    clock.t += 2
+    assert boards.get(tmp_path).ready == 2
+    (tmp_path / ".pensa" / "issues-8.jsonl").write_text("")  # a shard that was not there
+    clock.t += 2
+    assert boards.get(tmp_path).ready == 3
+
+
 def test_read_asks_the_real_pn(project: Path, tool_env: dict[str, str]) -> None:
     first = pn(project, tool_env, "create", "ready one", "-t", "task")["id"]
     held = pn(project, tool_env, "create", "held one", "-t", "task")["id"]

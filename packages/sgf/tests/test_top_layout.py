@@ -32,7 +32,7 @@ def parallel_rows(count: int, *, title: str = "x") -> tuple[LoopRow, ...]:
     return tuple(
         LoopRow(
             PROJECT, f"build-20260301T11300{n}", "build", None, State.STOPPED,
-            reason="budget reached: group cost $10.02 of $10.00 over 5 loops",
+            reason="budget reached: group budget $10.0000 for 5 loops, $10.0200 spent",
             iteration=2, iterations=10, task=Task(f"pn-{n}a2b3c4d", title), cost=2.0,
         )
         for n in range(count)

@@ -161,13 +161,13 @@ def test_the_filter_keeps_matching_rows(tmp_path: Path) -> None:
     asyncio.run(drive())
 
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+MANUAL = Path(__file__).resolve().parents[3] / "docs" / "sgf.md"
 
 
-def test_the_readme_shows_the_snapshot_and_every_key() -> None:
+def test_the_manual_shows_the_snapshot_and_every_key() -> None:
     from sgf.top.widgets import KEYS
 
-    text = README.read_text()
+    text = MANUAL.read_text()
     assert "```text\n" + SNAPSHOT.read_text() + "```" in text
     for key, what in KEYS:
         assert f"| `{key}` | {what} |" in text

@@ -1,4 +1,4 @@
-"""pensa: see the workspace README."""
+"""pensa: see docs/pensa.md in the workspace."""
 
 from __future__ import annotations
 

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pensa import aside, integrity
 from pensa.committed.drift import drift
 from pensa.cycles import cycles_among, drawn
+from pensa.findings import Finding, Report
 from pensa.models import parse_timestamp, timestamp
-from pensa.store import log_event
+from pensa.store import log_event, translate
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from pensa.errors import DamagedDatabase, ForeignSchema
@@ -25,78 +26,12 @@ if TYPE_CHECKING:
 # A claim is stale when its *latest claim* is this old, not merely its last update.
 STALE_AFTER = timedelta(minutes=30)
 
-# Every `check` a finding can carry. `claim` is informational: a loop that ran out of
-# iterations mid-task leaves a fresh claim that a person must be able to see (ralph's
-# "Exhausted"); only once it is stale does it become a problem `--fix` releases.
-CHECKS = {
-    "claim": "an issue in progress: who claimed it, how long ago (information, not a problem)",
-    "stale_claim": "in progress for over 30 minutes since its latest claim; `--fix` releases it",
-    "idle_assignee": (
-        "an open issue assigned to an actor holding no live claim (no issue in progress "
-        "under a claim younger than 30 minutes): no one else may claim it; `--fix` clears "
-        "the assignee"
-    ),
-    "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
-    "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
-    "orphaned_comment": "a comment on a missing issue; `--fix` removes it",
-    "dep_cycle": "a dependency cycle; `pn dep remove` on one of its edges breaks it",
-    "jsonl_drift": (
-        "a .pensa/*.jsonl file holds lines the database lacks (changed since the last sync): "
-        "`pn sync` merges them in. Work not yet exported is not drift"
-    ),
-    "integrity": (
-        "SQLite's integrity check failed; `--fix` rebuilds the database from the committed "
-        "JSONL and keeps the damaged one"
-    ),
-    "damaged_database": (
-        "the database is not SQLite, is corrupt or is a directory: no other check runs on it; "
-        "`--fix` rebuilds it from the committed JSONL and keeps the damaged one beside it"
-    ),
-    "git_setup": "this clone lacks pensa's git hooks, merge driver or attributes; `pn init`",
-    "foreign_schema": (
-        "the database holds a trigger, view, table, index or column pensa did not create (it "
-        "may have been tampered with): no other check runs on it; `--fix` rebuilds it from the "
-        "committed JSONL"
-    ),
-}
-INFORMATIONAL = frozenset({"claim"})
 # Issues whose `fixes` names no bug. `likelihood` (a no-op) tells the planner that few
 # issues have `fixes`, so it reads them from issues_fixes instead of scanning the table.
 DANGLING_FIXES = (
     "issues WHERE likelihood(fixes IS NOT NULL, 0.001) AND fixes NOT IN "
     "(SELECT id FROM issues WHERE issue_type = 'bug')"
 )
-
-
-class Finding(NamedTuple):
-    """A `doctor` observation (or, in `fixes`, what was repaired)."""
-
-    check: str
-    message: str
-    issue_id: str | None = None
-
-    @property
-    def is_problem(self) -> bool:
-        """False for information such as a fresh claim."""
-        return self.check not in INFORMATIONAL
-
-    def to_json(self) -> dict[str, str | None]:
-        """The JSON object of the output contract."""
-        return {"check": self.check, "message": self.message, "issue_id": self.issue_id}
-
-
-class Report(NamedTuple):
-    """What doctor found and, with `--fix`, what it repaired."""
-
-    findings: list[Finding]
-    fixes: list[Finding]
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of the output contract."""
-        return {
-            "findings": [f.to_json() for f in self.findings],
-            "fixes": [f.to_json() for f in self.fixes],
-        }
 
 
 class Claim(NamedTuple):
@@ -134,18 +69,37 @@ class Claim(NamedTuple):
         )
 
 
+def where(store: Store, table: str, clause: str, args: Sequence[Any] = (), *, select: str,
+          order_by: str) -> list[dict[str, Any]]:  # fmt: skip
+    """Rows of `table` through sqlite-utils, for doctor's reads, where its start-up does not
+    matter: over pensa's own connection, with no plugin run on it and recursive triggers off
+    (as pensa's own triggers expect); a SQLite error is pensa's error, as `Store.rows`'s is."""
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    db = Database(store.conn, recursive_triggers=False, execute_plugins=False)
+    try:
+        return list(db[table].rows_where(clause, list(args), select=select, order_by=order_by))
+    except sqlite3.Error as e:
+        raise translate(e, path=store.path) from e
+
+
 def claims(store: Store) -> list[Claim]:
     """Every in-progress issue, in creation order, with the time of its latest claim.
 
     An issue put in progress without a claim event (`update --status in_progress`) counts from
     its last update.
     """
-    rows = store.rows(
-        "SELECT i.id, i.assignee, coalesce((SELECT max(e.created_at) FROM events e "
-        "WHERE e.issue_id = i.id AND e.event_type = 'claimed'), i.updated_at) "
-        "FROM issues i WHERE i.status = 'in_progress' ORDER BY i.seq"
+    rows = where(
+        store,
+        "issues",
+        "status = 'in_progress'",
+        select="id, assignee, coalesce((SELECT max(e.created_at) FROM events e "
+        "WHERE e.issue_id = issues.id AND e.event_type = 'claimed'), updated_at) AS claimed_at",
+        order_by="seq",
     )
-    return [Claim(*row) for row in rows]
+    return [Claim(r["id"], r["assignee"], r["claimed_at"]) for r in rows]
 
 
 def stale_claims(store: Store, now: datetime) -> list[Claim]:
@@ -163,12 +117,15 @@ def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
     from pensa.views import HUMAN
 
     live = {c.assignee for c in claims(store) if c.assignee and not c.is_stale(now)}
-    rows = store.rows(
-        "SELECT id, assignee FROM issues WHERE status = 'open' AND assignee IS NOT NULL "
-        "AND assignee != ? ORDER BY seq",
-        (HUMAN,),
+    rows = where(
+        store,
+        "issues",
+        "status = 'open' AND assignee IS NOT NULL AND assignee != ?",
+        [HUMAN],
+        select="id, assignee",
+        order_by="seq",
     )
-    return [(issue_id, who) for issue_id, who in rows if who not in live]
+    return [(r["id"], r["assignee"]) for r in rows if r["assignee"] not in live]
 
 
 def orphaned_deps(store: Store) -> list[tuple[str, str]]:
@@ -223,9 +180,11 @@ def diagnose(
                 issue_id,
             )
         )
-    for comment_id, issue_id in store.rows(
-        "SELECT id, issue_id FROM comments WHERE issue_id NOT IN (SELECT id FROM issues)"
-    ):
+    orphans = where(
+        store, "comments", "issue_id NOT IN (SELECT id FROM issues)", select="id, issue_id",
+        order_by="seq",
+    )  # fmt: skip
+    for comment_id, issue_id in ((r["id"], r["issue_id"]) for r in orphans):
         found.append(
             Finding(
                 "orphaned_comment",

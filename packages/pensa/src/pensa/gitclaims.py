@@ -29,7 +29,7 @@ No step touches the code branch, the checkout or its index, and no hook runs. Th
 travels with the code (the issue's shard in the work's commit) and reaches the board with the
 actor's next claim or its loop's end (`publish`, run by `pn release` with PN_CLAIMS=git), so
 from the close on no machine hands the task out again, even while the code's push waits.
-Guarantees and their limits are in the README, "Running many loops".
+Guarantees and their limits are in docs/running-many-loops.md.
 """
 
 from __future__ import annotations

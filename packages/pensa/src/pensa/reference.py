@@ -1,7 +1,7 @@
-"""The command reference: one source for `pn prime` and the README's pn section.
+"""The command reference: one source for `pn prime` and docs/pensa.md.
 
-`tests/test_docs.py` proves every click command is listed here and that README.md carries
-`readme_commands()` and `readme_errors()` verbatim, so the cheat sheet, the README and the
+`tests/test_docs.py` proves every click command is listed here and that docs/pensa.md carries
+`readme_commands()` and `readme_errors()` verbatim, so the cheat sheet, the manual and the
 CLI cannot drift.
 """
 
@@ -227,7 +227,7 @@ def prime() -> str:
 
 
 def readme_commands() -> str:
-    """The README's command table and values, in Markdown."""
+    """docs/pensa.md's command table and values, in Markdown."""
     out = ["| command | what it does |", "|---|---|"]
     for _, refs in SECTIONS:
         out.extend("| `" + r.usage.replace("|", "\\|") + f"` | {r.summary} |" for r in refs)
@@ -236,7 +236,7 @@ def readme_commands() -> str:
 
 
 def readme_errors() -> str:
-    """The README's error-code table, in Markdown."""
+    """docs/pensa.md's error-code table, in Markdown."""
     out = ["| error code | when |", "|---|---|"]
     out.extend(f"| `{e.code}` | {e.description} |" for e in ALL_ERRORS)
     return "\n".join(out)

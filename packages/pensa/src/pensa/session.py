@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pensa.beads import Summary as BeadsSummary
     from pensa.committed.apply import Synced
     from pensa.committed.jsonl import Summary
-    from pensa.doctor import Report
+    from pensa.findings import Report
     from pensa.gitsetup import Step
     from pensa.graph import Graph
     from pensa.models import Issue, IssueType, Priority

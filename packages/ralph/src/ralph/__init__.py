@@ -1,4 +1,4 @@
-"""ralph: see the workspace README."""
+"""ralph: see docs/ralph.md in the workspace."""
 
 from __future__ import annotations
 

@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from ralph import format, limits, proc
 from ralph import sandbox as sandboxes
 from ralph.errors import AgentNotFound, UsageLimitFatal
 from ralph.governor import Governor
-from ralph.models import Config
+from ralph.models import Config, SandboxKind
 from ralph.render import Output
+from ralph.sandbox.view import agent_not_found
 from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
 _CANNOT_RUN = (126, 127)  # the shell's and docker's "cannot execute" / "not found"
 LIMITS_EVERY = 2.0  # seconds between looks at the sandbox's process and memory counters
+LOOK_EVERY = 1.0  # seconds between looks at the budgets while a usage limit is waited out
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +65,18 @@ def summary_line(index: int, attempt: Attempt) -> str:
     return f"Iteration {index} done: " + " · ".join(parts)
 
 
+class Starts(Protocol):
+    """Where an AFK agent is started: a sandbox, or the check agent's own way into one."""
+
+    def start(self, argv: Sequence[str], *, stdin: bytes) -> sandboxes.Running: ...
+
+
 @dataclass
 class Afk:
     """Runs the agent headless for one iteration, again after a usage limit lifts."""
 
     config: Config
-    sandbox: sandboxes.Sandbox
+    sandbox: Starts
     out: Output
     interrupts: proc.Interrupts
     governor: Governor
@@ -96,7 +105,7 @@ class Afk:
                 wait = limit.resets_at - self.wall() + t.limit_margin
                 if wait > 0:
                     if self._countdown(wait):
-                        return Attempt(attempt.status, attempt.result, interrupted=True)
+                        return self._cut_short(attempt)
                     self.out.note("retrying the same iteration")
                     continue
                 why = "the reset time has passed but the limit holds"  # never spin on it
@@ -109,23 +118,37 @@ class Afk:
             wait = t.backoff_base * 2 ** (tries - 1)
             self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
             if self._countdown(wait):
-                return Attempt(attempt.status, attempt.result, interrupted=True)
+                return self._cut_short(attempt)
             self.out.note("retrying the same iteration")
 
     def _countdown(self, seconds: float) -> bool:
-        """Wait `seconds`, showing what is left; True when interrupted."""
+        """Wait `seconds`, showing what is left; True when cut short: interrupted, or no
+        iteration may start any more (a budget ran out, a stop was asked for), so a retry
+        would be one iteration too many."""
         deadline = self.clock() + seconds
-        step = 1.0 if self.out.live else 60.0
+        step = 1.0 if self.out.live else 60.0  # a line a minute in a log, live on a terminal
+        shown = self.clock()
         self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
         try:
             while (left := deadline - self.clock()) > 0:
-                if self.interrupts.sleep(min(left, step)):
+                if self.interrupts.sleep(min(left, LOOK_EVERY)):
                     return True
-                if (left := deadline - self.clock()) > 0:
+                if over := self.governor.over_budget():
+                    self.out.warning(f"stopped waiting: {over}")
+                    return True
+                if self.clock() - shown >= step and (left := deadline - self.clock()) > 0:
+                    shown = self.clock()
                     self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
         finally:
             self.out.countdown_done()
         return self.interrupts.fired
+
+    def _cut_short(self, attempt: Attempt) -> Attempt:
+        """The attempt a wait was cut short after: interrupted, or as it ended (the loop then
+        stops before another iteration, for the reason the wait ended)."""
+        if self.interrupts.fired:
+            return Attempt(attempt.status, attempt.result, interrupted=True)
+        return attempt
 
     def _once(self) -> Attempt:
         t = self.config.timeouts
@@ -163,6 +186,10 @@ class Afk:
         if status in _CANNOT_RUN and parser.lines == 0 and not self.interrupts.fired:
             # exit 126/127 and not a line of output: the sandbox has no such program (a typo in
             # --command, or an image without claude); every iteration would fail the same way
+            if self.config.sandbox is SandboxKind.DOCKER:
+                raise agent_not_found(
+                    self.config.command, project=self.config.project, env=self.env or {}
+                )
             raise AgentNotFound(self.config.command, where=f"in the {self.config.sandbox} sandbox")
         return Attempt(
             status,

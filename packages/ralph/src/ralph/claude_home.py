@@ -5,7 +5,7 @@ Claude Code keeps onboarding, theme and per-folder trust in `~/.claude.json` (ou
 the theme picker, the trust dialog and the bypass-permissions warning on every interactive
 session. Only the host's display preferences carry over (an allowlist): the same file holds the
 OAuth account, API-key answers and every other project's history, none of which the agent may
-read. Credentials travel as described in the README's security model.
+read. Credentials travel as described in docs/security.md.
 """
 
 from __future__ import annotations

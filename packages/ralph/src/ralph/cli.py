@@ -21,10 +21,19 @@ import click
 from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
-from ralph.models import Config, Exit, Guardrails, Limits, SandboxKind, Timeouts
+from ralph.models import (
+    CheckAgent,
+    Config,
+    Exit,
+    Guardrails,
+    Limits,
+    Prompt,
+    SandboxKind,
+    Timeouts,
+)
 from ralph.render import Output
 
-# Hidden knobs, mostly for tests (documented in the README): a Timeouts field, its
+# Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
 # environment variable, and whether it counts tries rather than seconds. Defaults come from
 # Timeouts itself, so they are written once.
 TUNING = (
@@ -176,6 +185,13 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="Append the run record (JSON lines: iterations, tasks, cost, stop reason) here.",
 )
 @env_option(
+    "--stop-file",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Start no iteration once PATH exists (exit 2), the running one finished and landed "
+    "first; its first line is the stop reason (how sgf stops a group at its budget).",
+)
+@env_option(
     "--integrate",
     metavar="BRANCH",
     help="The branch the loop's commits land on (default: the one checked out); a conflict "
@@ -231,8 +247,24 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
 @env_option(
     "--check-command",
     metavar="CMD",
-    help="With --integrate: the target moves only when CMD (sh) passes on the rebased "
-    "branch in a clean checkout in the sandbox; else the tasks are reopened.",
+    help="For work whose closed tasks name no Verify commands: the branch moves only when CMD "
+    "(sh) passes on the rebased commits in a clean checkout in the sandbox.",
+)
+@env_option(
+    "--check-agent",
+    type=click.Choice(agents.names()),
+    help="After the commands, this agent judges the work against its task's contract in the "
+    'sandbox; only its PASS lands (README "Check step").',
+)
+@env_option(
+    "--check-model",
+    metavar="MODEL",
+    help="The check agent's model (default: its backend's own).",
+)
+@env_option(
+    "--check-agent-command",
+    metavar="EXE",
+    help="Check agent executable to run instead of its own (for testing).",
 )
 @click.option(
     "--scenario",
@@ -245,6 +277,12 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     "--recover",
     is_flag=True,
     help="Bring back the workspaces of this project's loops whose ralph is gone, then exit.",
+)
+@click.option(
+    "--check-options",
+    is_flag=True,
+    help="Check the options and arguments as a run would, then exit: 0, or 1 with the "
+    "reason. Reads no prompt and starts nothing (sgf asks before it launches a loop).",
 )
 @tuning_options
 @click.argument("args", nargs=-1, metavar="[ITERATIONS] [PROMPT] [-- AGENT_ARGS...]")
@@ -271,6 +309,7 @@ def cli(
     stuck_threshold: int,
     claim: str | None,
     record: Path | None,
+    stop_file: Path | None,
     integrate: str | None,
     memory: str,
     pids: int,
@@ -280,8 +319,12 @@ def cli(
     guard: bool,
     format_command: str | None,
     check_command: str | None,
+    check_agent: str | None,
+    check_model: str | None,
+    check_agent_command: str | None,
     scenario: Path | None,
     recover: bool,
+    check_options: bool,
     args: tuple[str, ...],
     **tuning: float,
 ) -> int:
@@ -305,7 +348,8 @@ def cli(
     ding_command = env.get("RALPH_DING_COMMAND")  # set but empty: the terminal bell
     config = Config(
         project=project,
-        prompt=prompt.load(prompt_spec, cwd=project),
+        # the prompt is the launcher's to write yet when it asks whether the options hold
+        prompt=Prompt("") if check_options else prompt.load(prompt_spec, cwd=project),
         iterations=iterations,
         afk=afk,
         loop_id=loop_id or prompt.default_loop_id(datetime.now()),
@@ -327,6 +371,7 @@ def cli(
         stuck_threshold=stuck_threshold,
         claim=_claim(claim),
         record=record.resolve() if record else None,
+        stop_file=stop_file.absolute() if stop_file else None,
         integrate=integrate,
         limits=Limits(pids=pids, memory=_memory(memory)),
         protect=_protected(protect),
@@ -340,7 +385,14 @@ def cli(
         ding_command=(
             tuple(shlex.split(ding_command)) if ding_command is not None else ding.player()
         ),
+        check_agent=(
+            CheckAgent(check_agent, model=check_model or None, command=check_agent_command or None)
+            if check_agent
+            else None
+        ),
     )
+    if check_options:
+        return int(Exit.COMPLETE)
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(_open_log(log_file)) if log_file else None
         out = Output(sys.stdout, sys.stderr, styled=_styled(sys.stdout, env), log=log)

@@ -6,8 +6,8 @@ The one path every loop's commits take (Docker and `--sandbox none`, one loop or
    commits): the sandbox moves the agent's repository there itself (inside/workspace.sh);
 2. after it, the sandbox bundles the commits the host lacks; the host takes them as data
    into `refs/sgf/incoming/<loop>` (inbox.py), vets them (quarantine.py), has them checked
-   (gate.py, with `--check-command`), lands them on the target (integrate.py) and pushes
-   (publish.py);
+   (check/step.py: the tasks' Verify commands or `--check-command`, and the check agent),
+   lands them on the target (integrate.py) and pushes (publish.py);
 3. when the loop stops, however it stops, the sandbox commits what the agent left
    uncommitted to a stash commit; it crosses the same way, and the human finds it in `git
    stash list` as `sgf-recovery <loop> <time>`. The workspace is then removed.
@@ -56,6 +56,7 @@ class Crossing:
     place: Place
     guard: quarantine.Guard
     quarantined: set[str] = field(default_factory=set)  # tips kept on a quarantine ref
+    rejected: set[str] = field(default_factory=set)  # tips a check set aside: never landed
 
     def workdir(self, config: Config) -> Path:
         """Where the agent works, as it sees it: in Docker its workspace is mounted at the
@@ -115,7 +116,12 @@ class Crossing:
 
     def land(self, tip: str, check: integrate.Gate | None) -> integrate.Landed | None:
         """Land `tip`'s commits on the target (integrate.Lane.land)."""
-        return self.lane.land(tip, gate=check)
+        try:
+            return self.lane.land(tip, gate=check)
+        except integrate.IntegrationFailed as e:
+            if e.kept is not None and e.set_aside:  # the stop's export must not land them
+                self.rejected.add(tip)
+            raise
 
     def push(self) -> publish.Pushed:
         return publish.push(self.lane)
@@ -140,7 +146,7 @@ class Crossing:
                 self.repo, self.ws.bundle, {EXPORT: self.incoming, LEFTOVERS: kept}, env=self.env
             )
             tip = taken.get(self.incoming)
-            if tip is not None and tip not in self.quarantined:
+            if tip is not None and tip not in self.quarantined | self.rejected:
                 self.guard.check(tip, self._known())
                 said += self._bring(tip, land=land, check=check)
             if (stash := taken.get(kept)) is not None:
@@ -164,7 +170,12 @@ class Crossing:
         if not land:
             git.set_ref(self.repo, self.lane.loop_ref, tip, env=self.env)
             return [f"the loop's last commits are on {self.lane.loop_branch}"]
-        landed = self.lane.land(tip, gate=check)
+        try:
+            landed = self.lane.land(tip, gate=check)
+        except integrate.IntegrationFailed as e:
+            if e.kept is None:  # a conflict: the workspace stays
+                raise
+            return [f"warning: {e}; its commits are on {e.kept}"]  # the check said no
         if landed is None:
             return []
         if landed.waiting:
@@ -304,7 +315,8 @@ def _recover_one(
     )
     box = sandboxes.make(dead, env=env, state=state, place=place)
     try:
-        box.remove_leftovers()  # nothing of the dead loop may write the workspace meanwhile
+        # nothing of the dead loop may write the workspace meanwhile
+        removed = [f"removed leftover {leftover}" for leftover in box.remove_leftovers()]
         lane = integrate.Lane(repo, owner.branch, owner.loop_id, env=env)
         guard = quarantine.Guard(
             repo, protected=Protected.with_extra(config.protect), loop_id=owner.loop_id, env=env
@@ -314,4 +326,8 @@ def _recover_one(
         said = crossing.finish(box, land=False, check=None)
     finally:
         box.close()
-    return [f"recovered the workspace of loop {owner.loop_id}, whose ralph is gone", *said]
+    return [
+        *removed,
+        f"recovered the workspace of loop {owner.loop_id}, whose ralph is gone",
+        *said,
+    ]

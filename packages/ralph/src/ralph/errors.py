@@ -57,10 +57,13 @@ class AgentNotFound(RalphError):
 
     code = "agent_not_found"
 
-    def __init__(self, exe: str, *, where: str = "") -> None:
+    def __init__(
+        self, exe: str, *, where: str = "", why: str = "", fix: str = "install it"
+    ) -> None:
         place = f" {where}" if where else ""
+        because = f"{why}; " if why else ""
         super().__init__(
-            f"agent executable {exe!r} not found{place}: install it or pass --command EXE"
+            f"agent executable {exe!r} not found{place}: {because}{fix} or pass --command EXE"
         )
 
 

@@ -179,6 +179,14 @@ def objects_dir(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | No
     return Path(found) / "objects" if found else None
 
 
+def committed(top: Path, path: Path, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether HEAD's commit holds `path` (a path below the work tree `top`)."""
+    return (
+        _out(top, "ls-tree", "--name-only", "HEAD", "--", str(path.relative_to(top)), env=env)
+        is not None
+    )
+
+
 def toplevel(cwd: Path, *, env: Mapping[str, str] | None = None) -> Path | None:
     """The work tree holding `cwd`, or None outside one."""
     found = _out(cwd, "rev-parse", "--show-toplevel", env=env)

@@ -2,7 +2,8 @@
 budgets of cost, tokens and wall time, each with a stop reason people can read.
 
 Pure bookkeeping: the loop reports each finished iteration and asks, before starting the
-next, whether it may. The numbers come from each iteration's `result` event.
+next, whether it may. The numbers come from each iteration's `result` event. A budget kept
+outside the loop (a group's, stoprequest.py) answers through `requested`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Governor:
     iterations: int = 0
     failed_in_a_row: int = 0
     last_failure: str = ""
+    # a stop asked for from outside (stoprequest.reason): its reason, or None
+    requested: Callable[[], str | None] = lambda: None
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -68,15 +71,20 @@ class Governor:
         """Count one finished iteration; `failure` says why it failed, None if it did not."""
         self.iterations += 1
         if result is not None:
-            self.cost += result.cost_usd or 0.0
-            self.tokens += sum(
-                n or 0 for n in (result.input_tokens, result.output_tokens, result.cache_tokens)
-            )
+            self.spend(result)
         if failure is None:
             self.failed_in_a_row = 0
         else:
             self.failed_in_a_row += 1
             self.last_failure = failure
+
+    def spend(self, result: Result) -> None:
+        """Add a run's cost and tokens to the totals (a check agent's too: the budgets are
+        the loop's, whichever agent spent them)."""
+        self.cost += result.cost_usd or 0.0
+        self.tokens += sum(
+            n or 0 for n in (result.input_tokens, result.output_tokens, result.cache_tokens)
+        )
 
     def breaker_open(self) -> str | None:
         """The reason to stop for failures (exit 1), or None."""
@@ -105,7 +113,7 @@ class Governor:
         left = self.time_left()
         if left is not None and left <= 0:
             return f"budget reached: {self.elapsed():.0f} s of --max-time {b.max_time:g} s"
-        return None
+        return self.requested()
 
 
 def failure_of(

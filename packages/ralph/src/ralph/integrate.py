@@ -2,8 +2,8 @@
 
 A loop works towards a target branch (the branch the project had checked out when it
 started, or `--integrate BRANCH`). After each iteration the commits that crossed (inbox.py)
-and passed the quarantine (quarantine.py) and the check (gate.py) land here, in the project's
-own repository, by the host:
+and passed the quarantine (quarantine.py) and the check step (check/step.py) land here, in
+the project's own repository, by the host:
 
 - onto the target as it is now: fast-forwarded when it has not moved, else replayed on top
   of it (replay.py), a conflict stopping the loop with its commits kept on its branch;
@@ -45,6 +45,8 @@ class IntegrationFailed(RalphError):
 
     code = "integration_failed"
     kept: str | None = None  # the branch the rejected commits were set aside on
+    # a gate's failure: the commits go to a branch of their own (True) or wait on the loop's
+    set_aside = True
 
 
 class IntegrationConflict(IntegrationFailed):
@@ -53,7 +55,7 @@ class IntegrationConflict(IntegrationFailed):
     code = "integration_conflict"
 
 
-# Checks a candidate commit before the target moves: None when it passed (gate.py).
+# Checks a candidate commit before the target moves: None when it passed (check/step.py).
 Gate = Callable[[str], IntegrationFailed | None]
 
 
@@ -162,7 +164,11 @@ class Lane:
                 self._forget_loop_branch()
                 return None
             if gate is not None and (failed := gate(candidate.tip)) is not None:
-                failed.kept = self._set_aside(candidate.tip)
+                if failed.set_aside:
+                    failed.kept = self._set_aside(candidate.tip)
+                else:
+                    self.keep(tip)
+                    failed.kept = self.loop_branch
                 raise failed
             moved = self._move(target, candidate.tip)
             if moved is None:

@@ -15,11 +15,14 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
-from ralph import crossing, format, gate, hooks, preclaim, proc, safefile, sentinel
+from ralph import crossing, format, hooks, preclaim, proc, safefile, sentinel, stoprequest
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
+from ralph.check import act
+from ralph.check.step import Checker, CheckFailed, CheckInterrupted
 from ralph.ding import Ding
 from ralph.errors import RalphError
 from ralph.governor import Governor, failure_of
@@ -53,6 +56,7 @@ class Loop:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         home: crossing.Crossing | None = None,
+        state: Path,
     ) -> None:
         self.config = config
         self.home = home
@@ -64,15 +68,21 @@ class Loop:
         self.prompt_hint = prompt_hint
         self.clock = clock
         self.wall = wall
-        self.governor = Governor(config.budgets, clock=clock)
+        self.governor = Governor(
+            config.budgets, clock=clock, requested=partial(stoprequest.reason, config.stop_file)
+        )
         self.afk = Afk(config, sandbox, out, interrupts, self.governor, env, clock, wall)
         self.stop_reason = ""
         # When the attempt the loop's stop cut short began: its claims were no real attempt,
         # so they are released as interrupted and do not count towards --stuck-threshold.
         self.cut_short_since: datetime | None = None
         self.record = Record(config.record, loop_id=config.loop_id)
-        target = home.lane.target if home else "the branch"
-        self.gate = gate.make(config, sandbox, interrupts, branch=target)
+        self.checker = Checker(
+            config, sandbox, out, interrupts, self.governor, env or {}, state,
+            base=home.lane.target_tip if home else lambda: None,
+        )  # fmt: skip
+        # tasks the loop closed whose work has not been through a landing's check yet
+        self.pending: list[str] = []
 
     @property
     def root(self) -> Path:
@@ -108,12 +118,14 @@ class Loop:
         if self.home is None:
             return
         stopped = ended is Exit.INTERRUPTED or self.interrupts.fired
+        contracts = self.checker.contracts(self.pending)
+        gate = self.checker.gate(contracts, branch=self.home.lane.target)
+        checked = self.checker.needed(contracts)
         try:
-            lines = self.home.finish(
-                self.sandbox, land=not (stopped and self.gate), check=self.gate
-            )
+            lines = self.home.finish(self.sandbox, land=not (stopped and checked), check=gate)
         except RalphError as e:
             lines = [f"warning: {e}"]
+        self._checked()
         for line in lines:
             if line.startswith("warning: "):
                 self.out.warning(line.removeprefix("warning: "))
@@ -193,7 +205,7 @@ class Loop:
             if self.home is not None:
                 # interrupted iterations' commits too, before the next; a quarantine or a
                 # conflict raises: the loop stops, nothing landed
-                self._bring_home(holding, interrupted=attempt.interrupted)
+                self._bring_home(interrupted=attempt.interrupted)
             if attempt.interrupted or self.interrupts.fired:
                 # a signal after the agent ended (during the push) cut nothing short
                 self.cut_short_since = began if attempt.interrupted else None
@@ -235,8 +247,8 @@ class Loop:
         return self.home.place.branch, self.home.place.base
 
     def _held(self) -> dict[str, str] | None:
-        if self.config.record is None and self.gate is None:
-            return None  # only a recorded or checked loop pays for asking pn every iteration
+        if self.config.record is None and self.home is None:
+            return None  # no record, no landing to check: no need to ask pn every iteration
         return self._holding()
 
     def _record_iteration(
@@ -261,9 +273,10 @@ class Loop:
             self.config.afk and not attempt.interrupted and attempt.expiry is not Expiry.MAX_TIME
         )
         self.governor.record(result, failure=failure if judged else None)
+        claimed, closed = changes(before, self._held())
+        self.pending += [task for task in closed if task not in self.pending]
         if self.config.record is None:
             return
-        claimed, closed = changes(before, self._held())
         tokens = None
         if result is not None:
             tokens = sum(
@@ -346,27 +359,30 @@ class Loop:
             self.out.note(RESUME_NOTE)
         return Attempt(status, interrupted=status is None, seconds=self.clock() - started)
 
-    def _bring_home(self, holding: dict[str, str] | None, *, interrupted: bool) -> None:
+    def _bring_home(self, *, interrupted: bool) -> None:
         """Take the iteration's commits from the workspace, vet, check, land and push them."""
         assert self.home is not None
         tip = self.home.take(self.sandbox)  # raises Quarantined or CrossingRefused
         if tip is None:
+            self.pending = []  # closed with nothing to land: no landing to check
             return
-        if interrupted and self.gate is not None:  # a stop is no time for the check
-            self.home.lane.keep(tip)
-            self.out.note(
-                f"the interrupted iteration's commits are on {self.home.lane.loop_branch}"
-            )
+        contracts = self.checker.contracts(self.pending)
+        lane = self.home.lane
+        if interrupted and self.checker.needed(contracts):  # a stop is no time for the check
+            lane.keep(tip)
+            self.out.note(f"the interrupted iteration's commits are on {lane.loop_branch}")
             return
         try:
-            landed = self.home.land(tip, self.gate)
-        except gate.ChecksFailed as failed:  # the loop goes on with the next task
-            closed = changes(holding or {}, self._holding() or {})[1]
-            reopened = gate.reopen(self.config.project, closed, failed, env=self.env or {})
-            kept = f"; its commits are on {failed.kept}" if failed.kept else ""
-            self.out.warning(f"{failed}{kept}; reopened: {', '.join(reopened) or 'none'}")
-            self.record.write("merge_check", passed=False, status=failed.status, reopened=reopened)
+            landed = self.home.land(tip, self.checker.gate(contracts, branch=lane.target))
+        except CheckInterrupted as e:
+            self.out.note(f"{e}; the commits wait on {e.kept}")
             return
+        except CheckFailed:  # the loop goes on with the next task
+            self.pending = []
+            self._checked()
+            return
+        self.pending = []
+        self._checked()
         if landed is None:
             return
         lane = self.home.lane
@@ -382,6 +398,40 @@ class Loop:
         )
         if self.config.auto_push:
             self._push()
+
+    def _checked(self) -> None:
+        """Act on the last check's verdict: the tracker, the record, the transcript."""
+        outcome, failed = self.checker.last, self.checker.failed
+        self.checker.last = self.checker.failed = None
+        if outcome is None or outcome.verdict is None:
+            return
+        kept = failed.kept if failed is not None else None
+        actor = self.config.loop_env(self.env or {})["PN_ACTOR"]
+        acted = act.act(
+            self.config.project,
+            outcome,
+            kept=kept,
+            base=outcome.base,
+            actor=actor,
+            threshold=self.config.stuck_threshold,
+            env=self.env or {},
+        )
+        self.record.write(
+            "check",
+            **outcome.as_json(),
+            landed=outcome.lands,
+            kept=kept,
+            reopened=acted.reopened,
+            human=acted.human,
+        )
+        if outcome.lands:
+            ran = f"{len(outcome.evidence)} command(s) passed"
+            agent = f", the check agent ({outcome.agent}) said PASS" if outcome.agent else ""
+            self.out.note(f"check PASS on {outcome.commit[:12]}: {ran}{agent}")
+            return
+        where = f"; its commits are on {kept}" if kept else ""
+        human = f"; handed to a human: {', '.join(acted.human)}" if acted.human else ""
+        self.out.warning(f"{failed}{where}; reopened: {', '.join(acted.reopened) or 'none'}{human}")
 
     def push_pending(self) -> None:
         if self.home is not None and self.config.auto_push and self.home.unpushed() > 0:
@@ -447,6 +497,7 @@ def run(
             max_iterations=max_iterations,
             prompt_hint=hint,
             home=home,
+            state=state,
         )
         ended: Exit | None = None
         try:

@@ -58,14 +58,15 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Guardrails:
-    """Claude Code hooks ralph sets in every run (hooks.py; README "Guardrails")."""
+    """Claude Code hooks ralph sets in every run (hooks.py; docs/guardrails.md)."""
 
     # the stop checklist's lines (inside/checklist.py); () turns the Stop hook off
     checks: tuple[str, ...] = ("task", "clean", "backpressure", "bugs")
     stop_blocks: int = 3  # blocks before a stop is let through anyway (0: no Stop hook)
     guard: bool = True  # the destructive-command guard (inside/guard.py)
     format_command: str | None = None  # run on each edited file (PostToolUse)
-    check_command: str | None = None  # a worktree loop merges only when this passes (gate.py)
+    # Verify commands for work whose tasks name none (check/step.py): only a PASS lands
+    check_command: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,16 @@ class Prompt:
     @property
     def data(self) -> bytes:
         return self.text.encode(errors="surrogateescape")  # the file's bytes, exactly
+
+
+@dataclass(frozen=True, slots=True)
+class CheckAgent:
+    """The check step's agent (check/agent.py): which backend, which model. Its prompt is
+    ralph's own (check/prompt.md): it names the files of ralph's check protocol."""
+
+    agent: str
+    model: str | None = None
+    command: str | None = None  # its executable instead of the agent's own (for testing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +115,7 @@ class Config:
     # `pn claim-next` arguments: the host claims each iteration's task first (preclaim.py)
     claim: tuple[str, ...] | None = None
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
+    stop_file: Path | None = None  # once it exists, no iteration starts (stoprequest.py)
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
     # The branch the loop's commits land on; None: the project's checked-out one.
     integrate: str | None = None
@@ -112,6 +124,7 @@ class Config:
     protect: tuple[str, ...] = ()
     guardrails: Guardrails = field(default_factory=Guardrails)
     settings: Path | None = None  # claude's `--settings` file with ralph's hooks (hooks.py)
+    check_agent: CheckAgent | None = None  # judges the work against its task's contract
 
     def loop_env(self, host: Mapping[str, str]) -> dict[str, str]:
         """The agent's `RALPH_LOOP_ID`, and `PN_ACTOR` so its pn claims name this loop.

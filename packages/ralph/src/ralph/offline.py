@@ -22,7 +22,7 @@ from ralph.keyproxy.routes import FAMILIES, SECRET_VARS
 # scripted usage-limit headers as `rate_limit_event`s, as it does for a subscription login.
 TOKEN_PREFIX = "sk-ant-oat01-"  # noqa: S105  # a kind, not a secret
 # What codex and opencode ask a custom endpoint for: without a model they ask for their own
-# default, whose newer tool protocol the server does not speak (README "Agent backends").
+# default, whose newer tool protocol the server does not speak (docs/ralph.md, "Agent backends").
 OPENAI_MODEL = "scripted-1"
 ENDPOINT_VARS = tuple(variable for _, variable, _, _ in FAMILIES)
 MODEL_VARS = ("ANTHROPIC_MODEL", "OPENAI_MODEL", "GEMINI_MODEL")

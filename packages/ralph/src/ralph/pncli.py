@@ -2,8 +2,8 @@
 imports pensa).
 
 pn is optional to a loop: without it on PATH, in a project with no `.pensa/` folder (where
-pn would make one), or when it fails, times out or prints anything but a JSON list, the caller
-carries on without what pn would have told it.
+pn would make one), or when it fails, times out or prints no JSON answer of the kind asked
+for, the caller carries on without what pn would have told it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ def _absent(cwd: Path) -> bool:
     return proc.which("pn") is None or not (cwd / ".pensa").is_dir()
 
 
-def listing(
+def answer(
     args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
-) -> list[object] | None:
-    """Run `pn ARGS --json` and return the list it prints, or None when there is no answer."""
+) -> object:
+    """Run `pn ARGS --json` and return what it prints, decoded; None when there is no answer."""
     if _absent(cwd):
         return None
     try:
@@ -34,10 +34,26 @@ def listing(
     if not done.ok:
         return None
     try:
-        answer = json.loads(done.stdout)
+        decoded: object = json.loads(done.stdout)
     except ValueError:
         return None
-    return answer if isinstance(answer, list) else None
+    return decoded
+
+
+def listing(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
+) -> list[object] | None:
+    """Run `pn ARGS --json` and return the list it prints, or None when there is no answer."""
+    found = answer(args, cwd=cwd, env=env, timeout=timeout)
+    return found if isinstance(found, list) else None
+
+
+def record(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60
+) -> dict[str, object] | None:
+    """Run `pn ARGS --json` and return the object it prints, or None when there is no answer."""
+    found = answer(args, cwd=cwd, env=env, timeout=timeout)
+    return found if isinstance(found, dict) else None
 
 
 def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60) -> bool:

@@ -6,7 +6,7 @@ ralph writes (a run record, a lock, a log) would make ralph, running as the user
 wherever it points: `~/.bashrc` gets a JSON line. So a whole file is written to an
 `O_EXCL | O_NOFOLLOW` temporary sibling and renamed over its name (a rename replaces a link,
 it never follows one), an appended file is opened `O_NOFOLLOW` and must be a plain file, and
-a name that is a link is refused in one line naming it (README "Security model"). sgf has
+a name that is a link is refused in one line naming it (docs/security.md). sgf has
 its own copy of these few lines: the packages share no code.
 """
 

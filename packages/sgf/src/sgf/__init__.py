@@ -1,4 +1,4 @@
-"""sgf: see the workspace README."""
+"""sgf: see docs/sgf.md in the workspace."""
 
 from __future__ import annotations
 

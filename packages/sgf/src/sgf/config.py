@@ -49,7 +49,7 @@ class Config:
     max_iterations: int = 100
     sandbox: SandboxKind | None = None
     network: str | None = None
-    # Budgets and the circuit breaker, passed to ralph (README "Leaving a loop alone").
+    # Budgets and the circuit breaker, passed to ralph (docs/leaving-a-loop-alone.md).
     max_cost: float | None = None
     max_tokens: int | None = None
     max_time: str | None = None
@@ -60,22 +60,28 @@ class Config:
     # defaults, 8g and 4096): a fork bomb or a memory hog ends its iteration, no more.
     memory: str | None = None
     pids: int | None = None
-    claims: Claims | None = None  # None: local (README "Running many loops")
+    claims: Claims | None = None  # None: local (docs/running-many-loops.md)
     # More paths an agent's commits must not change, passed to ralph as --protect (ralph's
-    # own defaults always hold; README "Security model").
+    # own defaults always hold; docs/security.md).
     protected: list[str] | None = None
     # More hosts agents may reach through the egress proxy, beyond the stack's registries,
-    # passed to ralph as --allow (README "Security model"); this file is protected too.
+    # passed to ralph as --allow (docs/security.md); this file is protected too.
     allow: list[str] | None = None
-    # Guardrails (README "Guardrails"): None keeps ralph's default
+    # Guardrails (docs/guardrails.md): None keeps ralph's default
     stop_checklist: bool | None = None  # false: no Stop hook
     stop_blocks: int | None = None  # None: ralph's default (3)
     command_guard: bool | None = None  # false: no destructive-command guard
     format_command: str | None = None  # run on each file the agent edits
-    check_command: str | None = None  # a worktree loop merges only when this passes
+    # The check step (README "Check step"): run on a loop's work before it lands when its
+    # tasks name no Verify commands; only a PASS lands.
+    check_command: str | None = None
+    # The check agent, and its model, for every stage; `[stages.build] check_agent = ...`
+    # sets one stage's (it may be another backend than the stage's agent).
+    check_agent: str | None = None
+    check_model: str | None = None
     # A shell command run on the host with a JSON event on stdin when a loop ends, stops for
     # a budget or hands a task to a human (notify.py). This file is a protected path: an
-    # agent cannot change it (README "Security model").
+    # agent cannot change it (docs/security.md).
     notify: str | None = None
     # The agent CLI ralph runs (`--agent`), and per-stage overrides: `[stages.build] agent = ...`.
     agent: str | None = None  # None: ralph's default (claude)
@@ -84,6 +90,14 @@ class Config:
     def agent_for(self, stage: str) -> str | None:
         """The agent `stage` runs: its own `[stages.<stage>] agent`, else `agent`."""
         return (self.stages or {}).get(stage, {}).get("agent") or self.agent
+
+    def check_agent_for(self, stage: str) -> tuple[str | None, str | None]:
+        """The check agent `stage` runs and its model: the stage's own, else the top's."""
+        table = (self.stages or {}).get(stage, {})
+        return (
+            table.get("check_agent") or self.check_agent,
+            table.get("check_model") or self.check_model,
+        )
 
     def to_toml(self) -> str:
         """Serialise with tomli-w, leaving out unset optional keys."""
@@ -103,22 +117,36 @@ def _agent(key: str, value: Any) -> str:
     return str(value)
 
 
+STAGE_KEYS = ("agent", "check_agent", "check_model")
+
+
+def _model(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{CONFIG}: {key} must be a model name, not {value!r}")
+    return value
+
+
 def _stages(value: Any) -> dict[str, dict[str, str]]:
-    """`[stages.<name>]` tables; each may only name its `agent`."""
+    """`[stages.<name>]` tables; each may set its `agent`, `check_agent` and `check_model`."""
     if not isinstance(value, dict):
         raise ConfigError(f"{CONFIG}: stages must be tables like [stages.build]")
     checked: dict[str, dict[str, str]] = {}
     for stage, table in value.items():
-        if not isinstance(table, dict) or set(table) - {"agent"}:
-            raise ConfigError(f"{CONFIG}: [stages.{stage}] may only set agent")
-        checked[stage] = {k: _agent(f"stages.{stage}.{k}", v) for k, v in table.items()}
+        if not isinstance(table, dict) or set(table) - set(STAGE_KEYS):
+            raise ConfigError(f"{CONFIG}: [stages.{stage}] may only set {', '.join(STAGE_KEYS)}")
+        checked[stage] = {
+            k: (_model if k == "check_model" else _agent)(f"stages.{stage}.{k}", v)
+            for k, v in table.items()
+        }
     return checked
 
 
 def _check(key: str, value: Any, hint: Any) -> Any:
     """`value` from the file, checked against the Config field's type `hint`."""
-    if key == "agent":
+    if key in ("agent", "check_agent"):
         return _agent(key, value)
+    if key == "check_model":
+        return _model(key, value)
     if key == "stages":
         return _stages(value)
     kinds = [k for k in get_args(hint) if k is not type(None)] or [hint]

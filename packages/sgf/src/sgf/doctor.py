@@ -62,7 +62,8 @@ def examine(root: Path, *, env: Mapping[str, str]) -> list[Finding]:
                 "docker",
                 Level.PROBLEM,
                 preflight.NO_DOCKER_CLI,
-                'install Docker (README: Install), or set sandbox = "none" in .sgf/config.toml',
+                "install Docker (docs.docker.com/engine/install), "
+                'or set sandbox = "none" in .sgf/config.toml',
             )
         )
         docker = False  # nothing more to ask of it

@@ -90,6 +90,18 @@ class PreflightError(SgfError):
     code = "preflight"
 
 
+class OptionsRefused(SgfError):
+    """ralph does not take the options a loop would run with (`ralph --check-options`)."""
+
+    code = "options_refused"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"ralph refuses this loop's options: {reason} (from the command line or "
+            ".sgf/config.toml); no loop was started"
+        )
+
+
 class DirtyTree(SgfError):
     """Uncommitted changes that a loop would sweep into its commits."""
 

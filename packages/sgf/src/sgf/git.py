@@ -12,10 +12,12 @@ from sgf.errors import InsideGitDir, NotAGitRepo
 # sgf runs on the host may let the repository choose what executes. Hooks point at a
 # directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
 # refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
-# .git/config, .git/hooks and .git/info are read-only inside the container (ralph's
-# sandbox), so filters, drivers and includes there are the developer's own. A nested
-# repository's config is the agent's: git never looks inside one (diff.ignoreSubmodules,
-# no recursion), so its filters and fsmonitor never run here (README "Security model").
+# No container sees the project's .git (agents work in workspaces of their own: ralph's
+# sandbox), so its config, hooks and filters are the developer's own; these options hold
+# even so. A nested repository's config came from an agent's commit: git never looks inside
+# one (diff.ignoreSubmodules, no recursion), and replace refs never stand in for what a
+# commit holds. The same options as ralph's git.HARDENED, which tests/test_boundaries.py
+# keeps equal (docs/security.md).
 HARDENED = (
     "git",
     "--no-pager",
@@ -37,6 +39,8 @@ HARDENED = (
     "fetch.recurseSubmodules=false",
     "-c",
     "push.recurseSubmodules=no",
+    "-c",
+    "core.useReplaceRefs=false",
 )
 
 

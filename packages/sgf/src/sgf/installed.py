@@ -8,28 +8,30 @@ as a small hatchling project that `pip wheel` builds like the workspace checkout
 
 from __future__ import annotations
 
-import json
 import shutil
 from importlib import metadata
 from pathlib import Path
 
-PYPROJECT = """\
-[project]
-name = {name}
-version = {version}
-requires-python = ">=3.11"
-dependencies = {dependencies}
 
-[project.scripts]
-{scripts}
+def pyproject(
+    *, name: str, version: str, dependencies: list[str], scripts: dict[str, str], package: str
+) -> str:
+    """The small hatchling project's pyproject.toml, written with tomli-w."""
+    import tomli_w
 
-[build-system]
-requires = ["hatchling"]
-build-backend = "hatchling.build"
-
-[tool.hatch.build.targets.wheel]
-packages = ["src/{package}"]
-"""
+    return tomli_w.dumps(
+        {
+            "project": {
+                "name": name,
+                "version": version,
+                "requires-python": ">=3.11",
+                "dependencies": dependencies,
+                "scripts": scripts,
+            },
+            "build-system": {"requires": ["hatchling"], "build-backend": "hatchling.build"},
+            "tool": {"hatch": {"build": {"targets": {"wheel": {"packages": [f"src/{package}"]}}}}},
+        }
+    )
 
 
 def materialise(dest: Path, *, distribution: str = "pensa", package: str = "pensa") -> Path:
@@ -39,11 +41,7 @@ def materialise(dest: Path, *, distribution: str = "pensa", package: str = "pens
     """
     dist = metadata.distribution(distribution)
     requires = [r for r in dist.requires or [] if "extra ==" not in r]
-    scripts = sorted(
-        f"{ep.name} = {json.dumps(ep.value)}"
-        for ep in dist.entry_points
-        if ep.group == "console_scripts"
-    )
+    scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "src").mkdir(parents=True)
@@ -55,11 +53,11 @@ def materialise(dest: Path, *, distribution: str = "pensa", package: str = "pens
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(str(dist.locate_file(file))), target)
     (dest / "pyproject.toml").write_text(
-        PYPROJECT.format(
-            name=json.dumps(dist.metadata["Name"]),
-            version=json.dumps(dist.version),
-            dependencies=json.dumps(sorted(requires)),
-            scripts="\n".join(scripts),
+        pyproject(
+            name=dist.metadata["Name"],
+            version=dist.version,
+            dependencies=sorted(requires),
+            scripts=dict(sorted(scripts.items())),
             package=package,
         )
     )

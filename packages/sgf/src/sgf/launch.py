@@ -5,7 +5,7 @@ Running it is runner.py's job; the stage sequence around both is stage.py's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,7 +22,6 @@ from sgf import (
     sandboximage,
 )
 from sgf.config import SandboxKind
-from sgf.errors import SgfError
 from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
@@ -75,23 +74,27 @@ def unused_loop_id(root: Path, loop_id: LoopId) -> LoopId:
     return loop_id
 
 
-def guard_shared_prompt(root: Path, stage: Stage, text: str) -> None:
-    """Refuse to change the assembled prompt a running loop of the same stage reads.
+def running_loops(root: Path) -> list[str]:
+    """The ids of the project's loops running now (their sgf alive), oldest first."""
+    return [p.loop_id for p in runs.scan(root) if p.alive()]
 
-    ralph re-reads `.assembled/<stage>.md` every iteration, so a second build loop for another
-    spec would silently retarget the first one. Isolated loops read prompts of their own.
-    """
-    path = prompts.assembled(root, stage.prompt)
-    running = [
-        p.loop_id
-        for p in runs.scan(root)
-        if p.alive() and (parsed := LoopId.parse(p.loop_id)) and parsed.stage is stage
-    ]
-    if running and path.exists() and path.read_text(encoding="utf-8") != text:
-        raise SgfError(
-            f"loop {running[0]} is running and reads {path.relative_to(root)}; this launch would "
-            "change that prompt under it. Wait for it to end (or stop it) first"
-        )
+
+def beside(stage: Stage, running: Sequence[str]) -> str | None:
+    """The one line for a loop launched while other loops of the project run, or None.
+
+    Every loop works in a workspace of its own and lands on the branch one loop at a time,
+    so a second loop is no danger to the first and runs beside it (README "Running many
+    loops"); what it shares with them is the branch and the tracker, which is worth a line."""
+    if not running:
+        return None
+    them = f"loop {running[0]} is" if len(running) == 1 else f"loops {', '.join(running)} are"
+    line = (
+        f"{them} running in this project; this one runs beside, in a workspace of its own, "
+        "and its commits land on the same branch, one loop at a time"
+    )
+    if stage is Stage.SPEC:
+        line += "; a running loop may claim each task this session plans once it is ready"
+    return line
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +109,12 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
     request: Launch | None = None  # as asked, kept for `sgf top`'s restart
     env: dict[str, str] = field(default_factory=dict)  # ralph's and its agents' on top of sgf's
+    notes: list[str] = field(default_factory=list)  # one line each, said before it starts
 
 
 OUTSIDE_DOCKER = (
     "--sandbox none: agents run on this machine with your permissions, outside Docker "
-    '(README "Security model")'
+    "(docs/security.md)"
 )
 
 
@@ -122,7 +126,8 @@ def prepare(
     env: Mapping[str, str],
     now: Callable[[], datetime],
 ) -> Prepared:
-    """Check and assemble everything for `request`; recover from a crash. Launches nothing."""
+    """Check and assemble everything for `request`; recover from a crash. Launches nothing,
+    and a launch refused here leaves nothing behind: no prompt, log or PID file."""
     git.keep_out_of_submodules(root)  # also refuses a planted commondir (gitguard.py)
     config = config_mod.load(root)
     spec = check_spec(root, request.spec) if request.spec else None
@@ -137,11 +142,14 @@ def prepare(
     }
     text = prompts.render(root, request.stage.prompt, variables)
     isolated = request.isolated(config)
-    if isolated:  # a prompt file of its own: no other loop reads it
-        prompt = prompts.write(root, str(loop_id), text)
-    else:
-        guard_shared_prompt(root, request.stage, text)
-        prompt = prompts.write(root, request.stage.prompt, text)
+    running = running_loops(root)
+    # ralph re-reads its prompt file every iteration: a loop beside a running one of its
+    # stage reads a file of its own, so neither retargets the other (another spec, say)
+    alongside = any(
+        (parsed := LoopId.parse(other)) is not None and parsed.stage is request.stage
+        for other in running
+    )
+    name = str(loop_id) if isolated or alongside else request.stage.prompt
     template = request.template or config.docker_template
     kind = request.sandbox_kind(config)
     agent = config.agent_for(request.stage.value) or "claude"
@@ -149,6 +157,11 @@ def prepare(
     ralph = preflight.check(
         root, template=template, sandbox=kind, env=env, agent=agent, offline=request.offline
     )
+    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id))
+    extra = ["--scenario", str(played)] if played else []
+    argv = request.ralph_argv(ralph, config, loop_id, prompts.assembled(root, name), extra)
+    preflight.check_options(argv, cwd=root, env={**env, **loop_env})
+    prompt = prompts.write(root, name, text)
     warnings = []
     if kind is SandboxKind.NONE:
         warnings.append(OUTSIDE_DOCKER)
@@ -157,8 +170,6 @@ def prepare(
     report = recovery.prepare(
         root, loop_id=str(loop_id), stash_user_changes=stash, env=env, now=now
     )
-    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id))
-    extra = ["--scenario", str(played)] if played else []
-    argv = request.ralph_argv(ralph, config, loop_id, prompt, extra)
     log = runs.log_path(root, str(loop_id))
-    return Prepared(loop_id, argv, prompt, log, report, warnings, request, loop_env)
+    notes = [line] if (line := beside(request.stage, running)) else []
+    return Prepared(loop_id, argv, prompt, log, report, warnings, request, loop_env, notes)

@@ -17,7 +17,7 @@ STAMP = "%Y%m%dT%H%M%S"
 
 
 class ExitCode(IntEnum):
-    """sgf's exit codes, which are ralph's for a loop (README "Exit codes")."""
+    """sgf's exit codes, which are ralph's for a loop (docs/sgf.md, "Exit codes")."""
 
     COMPLETE = 0  # the loop is complete; for other commands, success
     ERROR = 1
@@ -225,4 +225,9 @@ class Launch:
             argv += ["--format-command", config.format_command]
         if config.check_command:
             argv += ["--check-command", config.check_command]
+        check_agent, check_model = config.check_agent_for(self.stage.value)
+        if check_agent:
+            argv += ["--check-agent", check_agent]
+            if check_model:
+                argv += ["--check-model", check_model]
         return [*argv, *extra, str(count), str(prompt.resolve())]

@@ -1,4 +1,5 @@
-"""Checks made before anything is launched: ralph, Docker, the template image, credentials.
+"""Checks made before anything is launched: ralph, Docker, the template image, credentials,
+and ralph's options.
 
 SGF_SKIP_PREFLIGHT=1 skips the Docker, image and credential checks (tests, and users who run
 with `sandbox = "none"` and their own login); ralph must always be found.
@@ -6,12 +7,12 @@ with `sandbox = "none"` and their own login); ralph must always be found.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sgf import engine, proc
 from sgf.config import SandboxKind
-from sgf.errors import PreflightError, ProgramMissing
+from sgf.errors import OptionsRefused, PreflightError, ProgramMissing
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
 # The key each other agent reads (ralph passes it through its credentials file).
@@ -96,3 +97,19 @@ def check(
     if problems:
         raise PreflightError("cannot launch:\n  - " + "\n  - ".join(problems))
     return ralph
+
+
+def check_options(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+    """Ask ralph whether it takes `argv` (its command line for a loop), before the loop gets an
+    id, a log or a PID file; OptionsRefused with ralph's own reason when it does not.
+
+    ralph owns its option grammar (a duration such as 90m, a size such as 8g, the agents it
+    knows), so sgf asks it rather than keep a second copy that could drift."""
+    done = proc.run(
+        [argv[0], "--check-options", *argv[1:]], cwd=cwd, env=env, check=False, timeout=120
+    )
+    if done.returncode == 0:
+        return
+    said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    reason = said[-1].removeprefix("error: ") if said else f"exit {done.returncode}"
+    raise OptionsRefused(reason)

@@ -318,15 +318,16 @@ class Job(NamedTuple):
 
 
 def run_many(
-    jobs: Sequence[Job], *, out: Sink, stop_when: Callable[[], bool] | None = None
+    jobs: Sequence[Job], *, out: Sink, tick: Callable[[], bool] | None = None
 ) -> list[int]:
     """Run ralphs side by side until all have exited; return their exit codes, in order.
 
     Each gets its own process group and no stdin (they run AFK); their output goes to their
     logs as is and to `out` in whole lines, each prefixed with its label. Signals sent to sgf
     (Ctrl+C on the terminal reaches only sgf: the ralphs are in groups of their own) are
-    forwarded to every ralph still running, climbing the same ladder as `run_teed`. Once
-    `stop_when()` (asked about every second) is true, every ralph gets SIGINT, as on Ctrl+C.
+    forwarded to every ralph still running, climbing the same ladder as `run_teed`. `tick`
+    is called about once a second while they run (a group budget's look at the records),
+    until it returns False.
     """
     import selectors
 
@@ -363,15 +364,14 @@ def run_many(
         for index, child in enumerate(children):
             assert child.stdout is not None
             selector.register(child.stdout, selectors.EVENT_READ, index)
-        asked = 0.0
+        ticked = 0.0
         while selector.get_map():
-            # asked once a second however chatty the ralphs are: it reads every record
-            if stop_when is not None and time.monotonic() - asked >= 1.0:
-                asked = time.monotonic()
-                if stop_when():
-                    send(signal.SIGINT)
-                    stop_when = None
-            for key, _ in selector.select(timeout=None if stop_when is None else 1.0):
+            # once a second however chatty the ralphs are: a tick may read every record
+            if tick is not None and time.monotonic() - ticked >= 1.0:
+                ticked = time.monotonic()
+                if not tick():
+                    tick = None
+            for key, _ in selector.select(timeout=None if tick is None else 1.0):
                 index = key.data
                 chunk = os.read(key.fd, 65536)
                 job = jobs[index]

@@ -18,8 +18,7 @@ PROMPTS = Path(".sgf") / "prompts"
 ASSEMBLED = PROMPTS / ".assembled"
 # An agent reads its whole prompt every iteration, and a template is data an agent can
 # change through a commit: `{% for i in range(99999) %}{% for j in range(99999) %}` would
-# otherwise write gigabytes, or render without end, at the next launch (README "Security
-# model").
+# otherwise write gigabytes, or render without end, at the next launch (docs/security.md).
 MAX_BYTES = 1024 * 1024
 TIME_BUDGET = 5.0  # seconds
 
@@ -160,6 +159,8 @@ def write(root: Path, prompt: str, text: str) -> Path:
     return target
 
 
-def assemble(root: Path, prompt: str, variables: Mapping[str, object]) -> Path:
+def assemble(
+    root: Path, prompt: str, variables: Mapping[str, object], *, budget: float = TIME_BUDGET
+) -> Path:
     """Render `.sgf/prompts/<prompt>.md` into `.sgf/prompts/.assembled/<prompt>.md`."""
-    return write(root, prompt, render(root, prompt, variables))
+    return write(root, prompt, render(root, prompt, variables, budget=budget))

@@ -96,8 +96,6 @@ def init_steps(steps: list[Step], root: str) -> None:
 def recovery(report: Report) -> None:
     """Tell the user, on stderr, what pre-launch recovery did and how to get work back."""
     err = console(stderr=True)
-    if report.live:
-        err.print(f"sgf: loop running ({', '.join(report.live)}): recovery skipped")
     if report.crashed:
         err.print(f"sgf: recovered from crashed loop {', '.join(report.crashed)}")
     if report.stash and report.stash_protected:

@@ -52,8 +52,14 @@ def run(
             jobs, logs = [], []
             for number, loop in enumerate(loops, start=1):
                 loop_id = str(loop.loop_id)
-                # ralph appends the loop's run record here; `sgf status` reads it
-                loop_env = {**env, "RALPH_RECORD": str(runs.record_path(root, loop_id)), **loop.env}
+                # ralph appends the loop's run record here (`sgf status` reads it), and stops
+                # after an iteration once the stop file is there (a group budget)
+                loop_env = {
+                    **env,
+                    "RALPH_RECORD": str(runs.record_path(root, loop_id)),
+                    "RALPH_STOP_FILE": str(runs.stop_path(root, loop_id)),
+                    **loop.env,
+                }
                 if loop.request is not None:
                     relaunch.save(root, loop_id, loop.request)
                 stack.enter_context(runs.pid_file(root, loop_id, pid))
@@ -77,6 +83,7 @@ def run(
                 kept = [_recover(root, env)] + [None] * (len(loops) - 1)
     finally:
         for index, loop in enumerate(loops):
+            runs.stop_path(root, str(loop.loop_id)).unlink(missing_ok=True)
             got = codes[index] if codes is not None else None
             outcome = OUTCOMES.get(got, f"exit {got}") if got is not None else "error"
             ended = runs.Outcome(str(loop.loop_id), started, runs.now_iso(now), got, outcome)
@@ -95,22 +102,15 @@ def _recover(root: Path, env: Mapping[str, str]) -> str | None:
     return "; ".join(lines) or None
 
 
-def notes(
-    root: Path,
-    loop: Prepared,
-    ran: Ran,
-    env: Mapping[str, str],
-    *,
-    stop_reason: str | None = None,
-) -> list[str]:
+def notes(root: Path, loop: Prepared, ran: Ran, env: Mapping[str, str]) -> list[str]:
     """What to tell the user about one ended loop, in order: a dead ralph's workspace brought
-    back, claims it still held, and what its exit code means. `stop_reason` overrides the one
-    in ralph's record (a group budget that sgf enforced)."""
+    back, claims it still held, and what its exit code means (with the stop reason in
+    ralph's record: a group's budget too, which ralph stopped for)."""
     loop_id = str(loop.loop_id)
     said = [ran.kept] if ran.kept else []
     if released := ending.release_leftovers(root, loop_id, ran.code, {**env, **loop.env}):
         said.append(f"ralph died holding {', '.join(released)}: released")
-    reason = stop_reason or ending.stop_reason(root, loop_id)
+    reason = ending.stop_reason(root, loop_id)
     said.append(meaning(ran.code, loop.loop_id.stage, reason))
     interactive = loop.request is not None and not loop.request.is_afk()
     if interactive and ran.code != ExitCode.COMPLETE:

@@ -68,6 +68,18 @@ def read_record(root: Path, loop_id: str) -> list[dict[str, object]]:
     return events
 
 
+def stop_path(root: Path, loop_id: str) -> Path:
+    """Where sgf asks the loop's ralph to stop after its running iteration (ralph's
+    `--stop-file`): next to the run record, which no sandbox sees."""
+    return root / RECORDS / f"{loop_id}.stop"
+
+
+def request_stop(root: Path, loop_id: str, reason: str) -> None:
+    """Ask the loop to start no iteration (it finishes and lands the running one first, then
+    exits 2 with `reason` as its stop reason)."""
+    safefile.replace(stop_path(root, loop_id), reason.encode() + b"\n", root=root)
+
+
 def log_path(root: Path, loop_id: str) -> Path:
     """Where the loop's log lives."""
     return root / LOGS / f"{loop_id}.log"

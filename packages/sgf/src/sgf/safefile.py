@@ -7,7 +7,7 @@ would make sgf, running as the user, write wherever it points. So below the proj
 no folder on the way may be a link (a missing one is made, one level at a time), a whole
 file goes to an `O_EXCL | O_NOFOLLOW` temporary sibling renamed over its name (a rename
 replaces a link, it never follows one), an appended file is opened `O_NOFOLLOW` and must be
-a plain file, and what is refused is one line naming it (README "Security model"). ralph
+a plain file, and what is refused is one line naming it (docs/security.md). ralph
 has its own copy of these few lines: the packages share no code.
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from sgf import launch, parallel, proc, runner, terminal
 from sgf.groupbudget import GroupBudget
 from sgf.launch import Prepared
-from sgf.loops import ExitCode, Launch
+from sgf.loops import Launch
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,8 @@ def run(
 ) -> list[Ended]:
     """Run the prepared loops to their end; say how each ended. A single loop without a
     group budget runs on the terminal (or teed to `out`); several run side by side, and a
-    group budget stops all of them once reached (exit 2, as ralph's own budgets)."""
+    group budget, once reached, stops each after its running iteration (exit 2, as ralph's
+    own budgets)."""
 
     def one(jobs: Sequence[proc.Job]) -> list[int]:
         [job] = jobs
@@ -68,18 +69,13 @@ def run(
         return [proc.run_teed(job.argv, cwd=job.cwd, env=job.env, sinks=sinks, foreground=tty)]
 
     def many(jobs: Sequence[proc.Job]) -> list[int]:
-        codes = proc.run_many(jobs, out=out, stop_when=budget.reached if budget else None)
-        if budget is not None and budget.reason is not None:
-            return [ExitCode.EXHAUSTED if c == ExitCode.INTERRUPTED else c for c in codes]
-        return codes
+        return proc.run_many(jobs, out=out, tick=budget.enforce if budget else None)
 
     grouped = len(loops) > 1 or budget is not None
     ran = runner.run(root, loops, env=env, pid=pid, now=now, execute=many if grouped else one)
-    reason = budget.reason if budget is not None else None
     ended = []
     for loop, result in zip(loops, ran, strict=True):
-        stopped = reason if result.code == ExitCode.EXHAUSTED else None
-        said = runner.notes(root, loop, result, env, stop_reason=stopped)
+        said = runner.notes(root, loop, result, env)
         ended.append(Ended(str(loop.loop_id), result.code, said))
     return ended
 

@@ -119,6 +119,8 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
         root, request, parallel_loops=parallel, stash=stash, env=environ, now=env.now
     )
     render.recovery(loops[0].recovery)
+    for note in loops[0].notes:  # the same for every loop: launched at one moment
+        click.echo(f"sgf: {render.inert(note)}", err=True)
     for warning in loops[0].warnings:  # the same for every loop: one request, one config
         click.echo(f"sgf: warning: {render.inert(warning)}", err=True)
     labels = [f"[{n}] " if parallel else "" for n in range(1, len(loops) + 1)]

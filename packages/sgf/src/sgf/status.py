@@ -178,8 +178,11 @@ def guardrails(events: list[dict[str, Any]]) -> str:
         "refused": sum(g.get("hook") == "guard" for g in fired),
         "sent back": sum(g.get("hook") == "stop" and not g.get("released") for g in fired),
         "let go": sum(g.get("hook") == "stop" and g.get("released") is True for g in fired),
-        "merge check failed": sum(
-            e.get("event") == "merge_check" and e.get("passed") is False for e in events
+        # `check` lines say the verdict; `merge_check` ones are older ralphs' records
+        "check failed": sum(
+            (e.get("event") == "check" and e.get("landed") is False)
+            or (e.get("event") == "merge_check" and e.get("passed") is False)
+            for e in events
         ),
     }
     return ", ".join(f"{n} {what}" for what, n in counts.items() if n)

@@ -1,5 +1,5 @@
-"""The agent's way out: an allow-list by host name, through a squid sidecar (README "Security
-model").
+"""The agent's way out: an allow-list by host name, through a squid sidecar
+(docs/security.md).
 
 `guard.py` is the front door a sandbox uses for one run (the key proxy, the network, the
 sidecar, the refusals); `policy.py` turns `--allow` entries into squid's configuration;

@@ -1,4 +1,4 @@
-"""The destructive-command guard: what an agent may not run (README "Guardrails").
+"""The destructive-command guard: what an agent may not run (docs/guardrails.md).
 
 Claude Code asks the `PreToolUse` hook (hookrun.py) before every Bash command and file edit;
 a command this module refuses never runs, and the model reads the one-line reason instead of
@@ -215,7 +215,7 @@ def _shell(command: Command, args: list[Word], place: Place, facts: Facts) -> Re
         if option in ("-o", "+o", "-O", "+O"):
             i += 1
     if i < len(args):
-        return None  # a script file: not read (README "Guardrails")
+        return None  # a script file: not read (docs/guardrails.md)
     if command.stdin is not None:
         if not command.stdin.plain:
             return Refusal(

@@ -1,4 +1,4 @@
-"""The hook program Claude Code runs inside the sandbox (README "Guardrails").
+"""The hook program Claude Code runs inside the sandbox (docs/guardrails.md).
 
 `python3 hook.py EVENT --state DIR --baseline FILE --project DIR [--checks ...] [--blocks N]
 [--format CMD]` with the hook's JSON on stdin. EVENT is `session-start` (a new task: the

@@ -1,6 +1,6 @@
 """The guard's list and what its checks share: the refusal, the repository's facts, the place.
 
-The list is the README's table ("Guardrails"): one `Rule` per row, named in every refusal and
+The list is the rules table of docs/guardrails.md: one `Rule` per row, named in every refusal and
 in the run record. A `Place` is where a command runs (the project, the working directory
 after its `cd`s, the home directory) and turns a word into the path it names, or into None
 when an expansion hides it: the rules then fail closed. Standard library only (sandbox).
@@ -21,7 +21,7 @@ PROTECTED = (".sgf", ".git", ".claude")
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One entry of the list: its name, and what it refuses (the README's table)."""
+    """One entry of the list: its name, and what it refuses (the table in docs/guardrails.md)."""
 
     name: str
     refuses: str

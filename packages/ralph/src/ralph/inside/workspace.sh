@@ -135,9 +135,37 @@ done_() {
   : >"$RALPH_OUT/exported"
 }
 
+tracker_export() {
+  # An agent whose git runs no hooks (gemini-cli's shell tool empties core.hooksPath) commits
+  # pn's marker instead of pensa's export: its closes would not travel with the work, and the
+  # commit could never land on a checkout that has the marker untracked. Its last new commit
+  # is finished as the pre-commit hook would have: pensa's files in, the marker out. Only
+  # where the loop's database is at hand (the agent's own run), with hooks off, through an
+  # index of its own (whatever the agent left staged stays out of the commit).
+  [ -n "${PN_SHARED_DB:-}" ] && command -v pn >/dev/null 2>&1 || return 0
+  head=$(commit_of HEAD) || return 0
+  [ "$head" = "$RALPH_BASE" ] && return 0
+  if [ -n "$RALPH_BASE" ] && g merge-base --is-ancestor "$head" "$RALPH_BASE" 2>/dev/null; then
+    return 0
+  fi
+  g cat-file -e "$head:$TRACKER/uncommitted" 2>/dev/null || return 0
+  scratch=$(mktemp -d) || return 1
+  index="$scratch/index"
+  GIT_INDEX_FILE=$index g read-tree HEAD &&
+    GIT_INDEX_FILE=$index pn export --stage >/dev/null &&
+    GIT_INDEX_FILE=$index g rm -q --cached --ignore-unmatch -- "$TRACKER/uncommitted" &&
+    GIT_INDEX_FILE=$index g commit -q --amend --no-edit --allow-empty
+  finished=$?
+  rm -rf "$scratch"
+  [ "$finished" -eq 0 ] || return 1
+  g reset -q HEAD -- "$TRACKER" >/dev/null 2>&1
+  return 0
+}
+
 export_() {
   cd "$RALPH_WS" || return 1
   rm -f "$RALPH_OUT/workspace.bundle" "$RALPH_OUT/workspace.bundle.tmp" "$RALPH_OUT/exported"
+  tracker_export || say "could not export pensa's files into the last commit"
   g update-ref -d refs/ralph/export >/dev/null 2>&1
   refs=$(export_tip)
   if [ -n "$refs" ]; then

@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 from ralph.models import Config, SandboxKind
-from ralph.sandbox.base import SCRIPT, Place, Running, Sandbox
+from ralph.sandbox.base import SCRIPT, Place, Running, Sandbox, Share
 
-__all__ = ["Place", "Running", "Sandbox", "make"]
+__all__ = ["Place", "Running", "Sandbox", "Share", "make"]
 
 
 def write_script(state: Path) -> Path:

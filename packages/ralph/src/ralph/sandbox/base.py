@@ -7,7 +7,7 @@ workspace (workspace.py), whose git steps (inside/workspace.sh) run where the ag
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -47,6 +47,15 @@ class Running(Protocol):
     def limit_hit(self) -> str | None:
         """Why the sandbox is past use (its process or memory limit reached), or None."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A host folder a check's container sees at its own path (a check agent's home, its
+    inputs, its verdict's folder); nothing else of the host's is mounted with it."""
+
+    path: Path
+    writable: bool = False
 
 
 @dataclass
@@ -103,9 +112,25 @@ class Sandbox(Protocol):
         """Run one of the workspace's STEPS where the agent runs, to its end."""
         ...
 
-    def start_check(self, argv: Sequence[str]) -> Running:
+    def start_check(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        env: Mapping[str, str] | None = None,
+        shares: Sequence[Share] = (),
+        home: Path | None = None,
+    ) -> Running:
         """Start a command that reads only the project's objects (a check on a clean
-        checkout, gate.py): no workspace, no tracker, no network beyond the agent's."""
+        checkout, gate.py): no workspace, no tracker, no network beyond the agent's.
+
+        A check agent (check/agent.py) also gets `env`, the folders `shares` names at their
+        own paths, and `home` as its HOME with the key proxy's placeholders (in Docker)."""
+        ...
+
+    def agent_setup_env(self) -> dict[str, str]:
+        """The environment a backend writes its configuration from (agents.Backend.setup):
+        in Docker the key proxy's URLs and placeholders instead of the user's keys."""
         ...
 
     def close(self) -> None:

@@ -3,7 +3,7 @@
 Container lifecycle (create, labels, kill, remove, clean-up by label) goes through the docker
 SDK; how one container runs and ends is container.py's.
 
-What a container sees (README "Security model"): the loop's workspace at the project's own
+What a container sees (docs/security.md): the loop's workspace at the project's own
 path (the agent's repository, which no host git ever enters), the project's objects
 read-only (the workspace borrows them as alternates), the project's `.pensa/` folder (the one
 database the loops claim in), the per-run directory (HOME) and, read-only, the hooks and the
@@ -32,7 +32,7 @@ from ralph.egress.refusals import Refusal
 from ralph.errors import DockerUnavailable, SandboxFailed, TemplateMissing
 from ralph.models import Config
 from ralph.sandbox import mountprobe
-from ralph.sandbox.base import BIN, OBJECTS, SCRIPT, Place, Running
+from ralph.sandbox.base import BIN, OBJECTS, SCRIPT, Place, Running, Share
 from ralph.sandbox.container import (
     LABEL_LOOP,
     LABEL_PID,
@@ -125,8 +125,10 @@ class DockerSandbox:
             image = client.images.get(self.config.template)
         except ImageNotFound as e:
             raise TemplateMissing(self.config.template) from e
-        if missing := agents.missing(self.config.agent, image.labels or {}):
-            raise SandboxFailed(missing)
+        checker = self.config.check_agent
+        for name in (self.config.agent, *([checker.agent] if checker else [])):
+            if missing := agents.missing(name, image.labels or {}):
+                raise SandboxFailed(missing)
         self._check_network(client)
         self.view.make_home()
         removed = [f"container {c}" for c in self.remove_leftovers()]
@@ -316,19 +318,38 @@ class DockerSandbox:
             self._remove(container)
         return proc.Completed(("workspace.sh", name), status, out, err)
 
-    def start_check(self, argv: Sequence[str]) -> Running:
+    def start_check(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        env: Mapping[str, str] | None = None,
+        shares: Sequence[Share] = (),
+        home: Path | None = None,
+    ) -> Running:
         from docker.types import Mount
 
         place = self.place
         mounts = []
-        env = {"HOME": SCRATCH}
+        full = {"HOME": SCRATCH}
+        if home is not None:  # a check agent: its own HOME, the key proxy's placeholders
+            full = self.view.checker_env(home, extra=self.guard.agent_env if self.guard else {})
+        full.update(env or {})
         if place is not None and place.objects is not None:
             mounts.append(Mount(OBJECTS, str(place.objects), type="bind", read_only=True))
-            env["RALPH_OBJECTS"] = OBJECTS
+            full["RALPH_OBJECTS"] = OBJECTS
+        for share in shares:
+            if share.writable:
+                self.view.hand_over(share.path)
+            path = str(share.path)
+            mounts.append(Mount(path, path, type="bind", read_only=not share.writable))
         container = self._create(
-            argv, env=env, mounts=mounts, network=self.network, workdir=SCRATCH
+            argv, env=full, mounts=mounts, network=self.network, workdir=SCRATCH
         )
-        return self._run(container, stdin=b"")
+        return self._run(container, stdin=stdin)
+
+    def agent_setup_env(self) -> dict[str, str]:
+        return {**self.env, **(self.guard.agent_env if self.guard else {})}
 
     def interactive(
         self,

@@ -17,7 +17,7 @@ from ralph import proc, terminal
 from ralph.errors import SandboxFailed
 from ralph.models import Config
 from ralph.sandbox import orphans
-from ralph.sandbox.base import SCRIPT, Place, Running
+from ralph.sandbox.base import SCRIPT, Place, Running, Share
 
 if TYPE_CHECKING:
     from ralph.egress.refusals import Refusal
@@ -61,7 +61,7 @@ class HostSandbox:
     def _step_env(self) -> dict[str, str]:
         place = self.place
         assert place is not None
-        return {
+        env = {
             **self.env,
             "RALPH_WS": str(place.workspace.repo),
             "RALPH_OBJECTS": str(place.objects or ""),
@@ -72,6 +72,10 @@ class HostSandbox:
             "RALPH_STAMP": place.stamp,
             "RALPH_LOOP_ID": self.config.loop_id,
         }
+        env.pop("PN_SHARED_DB", None)
+        if place.pensa is not None:  # the export step finishes a commit made without hooks
+            env["PN_SHARED_DB"] = str(place.pensa / "db.sqlite")
+        return env
 
     @property
     def agent_env(self) -> dict[str, str]:
@@ -98,11 +102,24 @@ class HostSandbox:
         self.records.append(orphans.record(child.pid))  # found again if we are kill -9ed
         return HostRun(child)
 
-    def start_check(self, argv: Sequence[str]) -> Running:
-        env = {**self.env}
+    def start_check(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        env: Mapping[str, str] | None = None,
+        shares: Sequence[Share] = (),
+        home: Path | None = None,
+    ) -> Running:
+        # on the host a check agent keeps the user's HOME (a logged-in claude's credentials
+        # are there); its backend's own files are where `env` names them
+        full = {**self.env, **(env or {})}
         if self.place is not None and self.place.objects is not None:
-            env["RALPH_OBJECTS"] = str(self.place.objects)
-        return HostRun(proc.Child(argv, cwd=self.state, env=env, stdin=b""))
+            full["RALPH_OBJECTS"] = str(self.place.objects)
+        return HostRun(proc.Child(argv, cwd=self.state, env=full, stdin=stdin))
+
+    def agent_setup_env(self) -> dict[str, str]:
+        return dict(self.env)
 
     def interactive(
         self,

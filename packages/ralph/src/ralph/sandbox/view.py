@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ralph import claude_home, git, hooks, safefile
+from ralph.errors import AgentNotFound
 from ralph.models import Config
 from ralph.sandbox.base import BIN, OBJECTS, OUT, PENSA, Place
 from ralph.sandbox.container import container_env
@@ -53,6 +54,15 @@ class View:
             os.chown(self.state, uid, gid)
         self.hand_over(self.home)
         self.hand_over(self.state / hooks.STATE)
+
+    def checker_env(self, home: Path, *, extra: Mapping[str, str]) -> dict[str, str]:
+        """A check agent's environment, with `home` (made here) as its HOME: no loop's
+        variables, no tracker, no workspace; `extra`: the guard's placeholders and URLs."""
+        (home / ".claude").mkdir(parents=True, exist_ok=True)
+        host_home = Path(self.env.get("HOME", "~")).expanduser()
+        claude_home.write(home, host_home=host_home, project=self.config.project)
+        identity = git.identity(self.config.project, env=self.env)
+        return {**container_env(self.env, home=home, identity=identity, tty=False), **extra}
 
     def hand_over(self, top: Path) -> None:
         """Give the sandbox's own user (root's stand-in) what it must write."""
@@ -134,3 +144,34 @@ class View:
         if self.place is not None and self.place.pensa is not None:
             env["PN_SHARED_DB"] = f"{PENSA}/db.sqlite"
         return env
+
+
+def agent_not_found(command: str, *, project: Path, env: Mapping[str, str]) -> AgentNotFound:
+    """The container has no `command`: say why when it is a file of the project on the host
+    that no commit holds.
+
+    The container sees the agent's workspace at the project's path, and the workspace holds
+    only what the project committed: a program the user keeps there untracked or ignored (a
+    downloaded agent, a `.venv/bin/...`) stays on the host."""
+    where = "in the docker sandbox"
+    if "/" not in command:  # looked up on the image's PATH
+        return AgentNotFound(command, where=where)
+    path = Path(os.path.normpath(project / command))  # an absolute command stays as it is
+    path = Path(os.path.realpath(path.parent)) / path.name  # git names the top's real path
+    top = git.toplevel(project, env=env)
+    if (
+        top is None
+        or not path.is_relative_to(top)
+        or not path.is_file()
+        or git.committed(top, path, env=env)
+    ):
+        return AgentNotFound(command, where=where)
+    return AgentNotFound(
+        command,
+        where=where,
+        why=(
+            "it is a file of the project that is not committed, and the agent's workspace "
+            "holds only the project's commits (untracked and ignored files stay on the host)"
+        ),
+        fix="commit it, install it in the sandbox image",
+    )

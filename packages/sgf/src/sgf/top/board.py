@@ -8,7 +8,9 @@ or the day did ("closed today"), or after `max_age` seconds as a safety net.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -100,14 +102,20 @@ def read(root: Path, env: Mapping[str, str], *, today: date) -> Board:
     return Board.from_json(status, working, closed if isinstance(closed, list) else [], today)
 
 
-def _signature(root: Path) -> tuple[tuple[int, int], ...]:
+def _signature(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """What changes when the tracker may have: the database's files, and every committed
+    file (pensa shards them by id, so a pull may change any one of them)."""
+    folder = root / ".pensa"
     sig = []
-    for name in ("db.sqlite", "db.sqlite-wal", "db.sqlite-journal", "issues.jsonl"):
+    names = {"db.sqlite", "db.sqlite-wal", "db.sqlite-journal"}
+    with contextlib.suppress(OSError):
+        names.update(e.name for e in os.scandir(folder) if e.name.endswith(".jsonl"))
+    for name in sorted(names):
         try:
-            st = (root / ".pensa" / name).stat()
-            sig.append((st.st_size, st.st_mtime_ns))
+            st = (folder / name).stat(follow_symlinks=False)
+            sig.append((name, st.st_size, st.st_mtime_ns))
         except OSError:
-            sig.append((-1, -1))
+            sig.append((name, -1, -1))
     return tuple(sig)
 
 
