@@ -9,7 +9,8 @@ running one build loop the way ralph runs it with `claims = "git"`:
 
 1. the host claims the iteration's task (`pn claim-next -t task --json`, PN_CLAIMS=git);
 2. the agent's `pn claim-next` (PN_CLAIMS=held) answers with that task; the agent writes a
-   file, closes the task and commits (`git add -A && git commit`, pensa's hook exports);
+   file, closes the task and commits (`git add -A && git commit`, with pensa's export as
+   the one hook, as in a loop's workspace);
 3. the host pushes the branch with ralph's own push (`ralph.publish.push`: on a rejection one
    fetch, a replay onto the remote's tip, and again, three rounds);
 4. with nothing left to claim, the loop ends as ralph ends one: `pn release --held-by`
@@ -187,7 +188,10 @@ def work(machine: Machine, tally: Tally) -> None:
             env = {**machine.env, **agent}
             run([PN, "close", task["id"], "--reason", "built"], machine.root, env)
             run(["git", "add", "-A"], machine.root, env)
-            run(["git", "commit", "-qm", f"[{task['id']}] work"], machine.root, env)
+            # as in a loop's workspace, whose one hook is pensa's export (inside/workspace.sh)
+            run([PN, "export", "--stage"], machine.root, env)
+            quiet = ["git", "-c", "core.hooksPath=/dev/null", "commit", "-qm"]
+            run([*quiet, f"[{task['id']}] work"], machine.root, env)
             with tally.lock:
                 tally.worked[task["id"]] += 1
             push()

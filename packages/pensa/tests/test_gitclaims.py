@@ -141,8 +141,8 @@ def test_the_machine_that_published_first_keeps_the_task(
         "first": ("claimed", "loop-a"),
         "second": ("claimed", "loop-b"),
     }
-    # b's database knows who holds `first` (pn list, pn doctor), with no claim event of b's
-    assert mine(pn, b) == {"first": ("in_progress", "loop-a"), "second": ("in_progress", "loop-b")}
+    # the claims ref's word never enters b's database: a's claim comes with a's code
+    assert mine(pn, b) == {"first": ("open", None), "second": ("in_progress", "loop-b")}
     assert claimed_events(b) == ["loop-b"]
 
 
@@ -255,14 +255,14 @@ def test_a_loops_end_publishes_its_release(remote: Path, tmp_path: Path, pn: Pn)
 def test_a_release_made_here_frees_another_machines_claim(
     remote: Path, tmp_path: Path, pn: Pn
 ) -> None:
-    """A claim on the board stands until a clone gives it back after it was made: here a
-    human's `pn release` of a task whose machine is gone (as `pn doctor --fix` does once the
-    claim is stale)."""
+    """A claim on the board stands until a clone gives it back: here a human's `pn release`
+    (with PN_CLAIMS=git) of a task whose machine is gone."""
     a = clone(remote, tmp_path / "a", pn)
     b = clone(remote, tmp_path / "b", pn)
     first = pn("claim-next", "--json", cwd=a, env={**GIT, "PN_ACTOR": "loop-a"}).json()
-    assert pn("claim-next", cwd=b, env={**GIT, "PN_ACTOR": "loop-b"}).code == 0  # learns a's
-    assert pn("release", first["id"], cwd=b).code == 0
+    assert pn("claim-next", cwd=b, env={**GIT, "PN_ACTOR": "loop-b"}).code == 0  # not a's
+    assert pn("release", first["id"], cwd=b, env=GIT).code == 0
+    assert board(remote, pn, b)["first"] == ("released", "loop-a")
     got = pn("claim-next", "--json", cwd=b, env={**GIT, "PN_ACTOR": "loop-c"})
     assert got.json()["title"] == "first"
     assert board(remote, pn, b) == {

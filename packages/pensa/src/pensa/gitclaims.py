@@ -13,10 +13,9 @@
 A `git` claim, under this clone's claim lock (its loops publish one at a time):
 
 1. fetch the claims ref, once (`Board`): that tip is what the claim is decided on;
-2. take it into the database (`adopt`): another actor's claim there becomes theirs here too
-   (so `pn list` shows it and `pn doctor --fix` can free it once stale), and the ids others
-   hold or closed are skipped; what this clone knows newer than the board (a close, a
-   release: `news`) is published with the claim;
+2. read it against the database: the ids others hold or closed there are skipped
+   (`blocked`; the board's word never enters the database), and what this clone knows newer
+   than the board (a close, a release: `news`) is published with the claim;
 3. choose in the database (`claims.pick`, the actor's held task first: one claim per agent),
    commit the board's tree with that entry and what `news` found as a child of the tip, and
    push it without force: the remote takes it only while the ref still points at the tip;
@@ -147,15 +146,17 @@ def publish(
     actor: str,
     env: Mapping[str, str],
     now: Callable[[], datetime],
+    release: Collection[str] = (),
     sleep: Callable[[float], None] | None = None,
 ) -> str | None:
     """Publish what this clone knows newer than the board (closes, releases), claiming
-    nothing: `pn release` with PN_CLAIMS=git, a loop's end. A warning line when it could not
-    (the next claim or release publishes it), else None."""
+    nothing: `pn release` with PN_CLAIMS=git, a loop's end. The board's claims of `release`
+    are released whoever holds them (`pn release ID`: a machine that died holding it). A
+    warning line when it could not (the next claim or release publishes it), else None."""
     from pensa.inert import inert
 
     try:
-        _run(store, project, actor, env, now, pick=None, take=None, sleep=sleep)
+        _run(store, project, actor, env, now, pick=None, take=None, release=release, sleep=sleep)
     except PensaError as e:
         return inert(f"pn: warning: not published to the claims ref: {e}")
     return None
@@ -171,6 +172,7 @@ def _run(
     pick: Callable[[Collection[str]], Issue | None] | None,
     take: Callable[[str, str], Issue | None] | None,
     sleep: Callable[[float], None] | None,
+    release: Collection[str] = (),
 ) -> Issue | None:
     import time
 
@@ -189,11 +191,14 @@ def _run(
     with _locked(remote.common):
         for attempt in range(tries):
             board = gitremote.fetch(remote, env)
-            with store.write() as conn:
-                skip = adopt(conn, board, actor)
+            with store.snapshot() as conn:
+                skip = blocked(conn, board, actor)
             chosen = pick(skip) if pick is not None else None
             with store.snapshot() as conn:  # after the pick: a task it handed to a human too
                 changes = news(conn, board)
+            for issue_id in release:
+                if (held := board.entries.get(issue_id)) and held.state == "claimed":
+                    changes[issue_id] = Entry("released", held.actor, timestamp(now()))
             at = timestamp(now())
             if chosen is not None:
                 changes[chosen.id] = Entry("claimed", actor, at)
@@ -222,25 +227,21 @@ def _run(
     )
 
 
-def adopt(conn: sqlite3.Connection, board: Board, actor: str) -> set[str]:
-    """Take the board's word into the database; the ids no one may claim here.
+def blocked(conn: sqlite3.Connection, board: Board, actor: str) -> set[str]:
+    """The ids no one may claim here: another actor's claim on the board that this clone has
+    not given up since (`_FREED`), and a close it has not reopened since.
 
-    Another actor's claim that this clone has not answered since (`_freed`) is theirs here
-    too, and blocks the task; so does a close not undone here since. A release the database
-    has not seen frees the task here."""
+    The board's word never enters the database: an issue another machine holds stays as this
+    clone knows it (its claim and close come with the code), so the work's commits carry
+    only the loop's own changes, and pushes rarely have pensa's files to merge."""
     skip: set[str] = set()
-    for issue_id, entry, (status, assignee, updated), after in _known(conn, board):
+    for issue_id, entry, (status, assignee, _), after in _known(conn, board):
         holds = status == "in_progress" and assignee == entry.actor
-        if entry.state == "closed":
-            if not (status != "closed" and after > entry.at):
-                skip.add(issue_id)
-        elif entry.state == "released":
-            if holds and updated <= entry.at:
-                _set(conn, issue_id, "open", None, entry.at)
-        elif entry.actor != actor and not (after > entry.at and not holds):
+        reopened = entry.state == "closed" and status != "closed" and after > entry.at
+        freed = entry.state == "claimed" and after > entry.at and not holds
+        theirs = entry.state == "claimed" and entry.actor != actor
+        if (entry.state == "closed" and not reopened) or (theirs and not freed):
             skip.add(issue_id)
-            if status != "closed" and not holds:
-                _set(conn, issue_id, "in_progress", entry.actor, max(updated, entry.at))
     return skip
 
 
@@ -286,16 +287,6 @@ def _known(
     for issue_id, entry in board.entries.items():
         if issue_id in rows:  # else not here (yet): nothing to claim or to say
             yield issue_id, entry, rows[issue_id], str(freed.get(issue_id) or "")
-
-
-def _set(
-    conn: sqlite3.Connection, issue_id: str, status: str, assignee: str | None, at: str
-) -> None:
-    """Take the board's word for an issue's claim: no event, as for a merged edit."""
-    conn.execute(
-        "UPDATE issues SET status = ?, assignee = ?, updated_at = ? WHERE id = ?",
-        (status, assignee, at, issue_id),
-    )
 
 
 def _message(changes: Mapping[str, Entry], actor: str) -> str:

@@ -277,8 +277,9 @@ class Session:
         if gitclaims.enabled(self.environ) and (project := self.project(create=True)):
             store = self.store(write=True)
             said = gitclaims.publish(
-                store, project, actor=self.actor, env=self.environ, now=self.now
-            )
+                store, project, actor=self.actor, env=self.environ, now=self.now,
+                release=[issue_id] if issue_id else [],
+            )  # fmt: skip
             if said:  # released here all the same; the next claim publishes it
                 self.say(said)
         return released
