@@ -35,7 +35,7 @@ def agent_variables(tracker: Path) -> dict[str, str]:
     return {
         "PN_SHARED_DB": str(tracker / ".pensa" / "db.sqlite"),
         "PN_DIR": str(tracker / ".pensa"),
-        "PN_CLAIMS": "git",
+        "PN_CLAIMS": "held",
         "PN_STUCK_AFTER": "1",
         "PN_ACTOR": "agent-of-a-real-loop",
         "RALPH_SANDBOX": "none",

@@ -142,3 +142,12 @@ def test_interactive_sessions_end_by_their_sentinel(tmp_path: Path, name: str) -
     text = rendered(tmp_path, name, stack="python", spec=None)
     assert "the session ends by itself" in text
     assert "end the session" not in text  # the agent cannot quit Claude Code itself
+
+
+def test_git_claims_claim_on_the_host_what_each_prompt_claims() -> None:
+    """With `claims = "git"` ralph claims for the agent (`RALPH_CLAIM`): the same filters."""
+    from sgf import gitclaims
+
+    assert {stage.value for stage in gitclaims.CLAIMS} == set(CLAIMS)
+    for stage, args in gitclaims.CLAIMS.items():
+        assert CLAIMS[stage.value].format(spec="") == f"pn claim-next {shlex.join(args)} --json"

@@ -7,10 +7,8 @@ from pathlib import Path
 import pytest
 
 from ralph.egress import policy
-from ralph.egress.guard import OPEN, Guard, extra_hosts, remotes
+from ralph.egress.guard import OPEN, Guard, extra_hosts
 from ralph.errors import SandboxFailed
-
-from .conftest import Git
 
 KEY = "sk-ant-api03-a-key-of-the-user"
 
@@ -60,14 +58,6 @@ def test_an_open_network_keeps_the_key_proxy_on_the_hosts_side() -> None:
         finally:
             guard.close()
     assert asked == ["bridge", "mynet"]  # host networking shares the host's loopback
-
-
-def test_loops_that_claim_through_git_may_reach_their_http_remotes(repo: Path, git: Git) -> None:
-    git(repo, "remote", "add", "origin", "https://git.example.com/me/p.git")
-    git(repo, "remote", "add", "mirror", "git@github.com:me/p.git")
-    git(repo, "remote", "add", "local", "/srv/p.git")
-    assert remotes(repo, {}) == []
-    assert remotes(repo, {"PN_CLAIMS": "git"}) == [policy.parse("git.example.com")]
 
 
 def test_extra_hosts_are_name_address_pairs() -> None:

@@ -76,18 +76,3 @@ def test_nothing_allowed_denies_everything() -> None:
     conf = policy.squid_conf([])
     assert "http_access allow" not in conf
     assert "http_access deny all" in conf
-
-
-@pytest.mark.parametrize(
-    ("url", "expected"),
-    [
-        ("https://github.com/me/project.git", "github.com"),
-        ("http://git.local:3000/me/p.git", "git.local:3000"),
-        ("git@github.com:me/project.git", None),
-        ("ssh://git@github.com/me/project.git", None),
-        ("/srv/git/project.git", None),
-    ],
-)
-def test_an_http_remote_is_allowed_by_its_host(url: str, expected: str | None) -> None:
-    found = policy.remote(url)
-    assert (str(found) if found else None) == expected

@@ -65,6 +65,31 @@ def test_rejected_push_replays_onto_the_remote_and_pushes_again(
     assert (project / "dirty.txt").read_text() == "uncommitted work survives"
 
 
+def test_a_rejected_push_of_one_commit_remakes_it_on_the_remote_as_it_was(
+    project: Path, remote: Path, tmp_path: Path, git: Git
+) -> None:
+    """The usual round (one commit of the loop's): made again on the remote's tip without a
+    worktree, its author, date and message kept, and pushed before the checkout moves."""
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    theirs = commit(other, git, "theirs.txt")
+    git(other, "push", "-q")
+    (project / "ours.txt").write_text("ours")
+    git(project, "add", "ours.txt")
+    stamp = "1700000000 +0200"
+    env = {"GIT_AUTHOR_NAME": "Agent", "GIT_AUTHOR_EMAIL": "a@x", "GIT_AUTHOR_DATE": stamp}
+    subprocess.run(["git", "commit", "-q", "-m", "feat: ours\n\nwith a body"], cwd=project,
+                   env={**os.environ, **env}, check=True)  # fmt: skip
+    waits: list[float] = []
+    pushed = publish.push(lane(project), sleep=waits.append)
+    assert pushed.status is publish.PushStatus.REBASED, pushed.detail
+    assert waits == []  # one round
+    shown = git(remote, "show", "-s", "--date=raw", "--format=%an <%ae> %ad|%B|%P", "main")
+    assert shown.strip() == f"Agent <a@x> {stamp}|feat: ours\n\nwith a body\n|{theirs}"
+    assert git(remote, "show", "--format=", "--name-only", "main").split() == ["ours.txt"]
+    assert git(project, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+
+
 def test_a_conflict_with_the_remote_is_reported_and_nothing_moves(
     project: Path, remote: Path, tmp_path: Path, git: Git
 ) -> None:

@@ -62,3 +62,39 @@ def test_anything_but_a_json_list_is_no_answer(
 ) -> None:
     fake_pn.write_text(script)
     assert pncli.listing(["list"], cwd=tmp_path, env=dict(os.environ), timeout=0.5) is None, why
+
+
+def test_ask_answers_with_the_json_pn_prints(fake_pn: Path, tmp_path: Path) -> None:
+    fake_pn.write_text('#!/bin/sh\necho \'{"id": "pn-1"}\'\n')
+    assert pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ)) == pncli.Answer(
+        True, {"id": "pn-1"}
+    )
+    fake_pn.write_text("#!/bin/sh\necho null\n")
+    assert pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ)).value is None
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (
+            'echo \'{"error": "the remote is gone", "code": "git_failed"}\' >&2; exit 1',
+            "the remote is gone",
+        ),
+        ("echo 'Traceback (most recent call last):' >&2; echo 'Boom' >&2; exit 1", "Boom"),
+        ("exit 3", "exit 3"),
+        ("echo not-json", "pn printed no JSON: 'not-json\\n'"),
+    ],
+)
+def test_ask_says_in_one_line_why_there_is_no_answer(
+    fake_pn: Path, tmp_path: Path, script: str, said: str
+) -> None:
+    fake_pn.write_text(f"#!/bin/sh\n{script}\n")
+    answer = pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ))
+    assert answer == pncli.Answer(False, error=said)
+
+
+def test_ask_without_pn_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    answer = pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ))
+    assert not answer.ok
+    assert "pn is not on PATH" in answer.error

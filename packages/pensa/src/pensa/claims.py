@@ -12,7 +12,7 @@ task claimed for it beforehand (by the host that starts it) is the task it gets.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import AlreadyClaimed
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
@@ -21,7 +21,7 @@ from pensa.views import HAS_VERIFY, HUMAN, READY, Filters
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from datetime import datetime
 
     from pensa.store import Store
@@ -47,49 +47,146 @@ def claim_next(
     `stuck_after`, an issue already claimed that many times since it was last closed, marked
     stuck or handed back by a human is taken out of the queue instead (`mark_stuck`) and the
     next one is claimed: a task an agent gives up on every iteration stops eating them."""
-    types = (issue_type,) if isinstance(issue_type, IssueType) else issue_type
-    one = types[0] if types and len(types) == 1 else None
-    clauses, params = Filters(priority=priority, issue_type=one, spec=spec, labels=labels).where()
-    if types and len(types) > 1:
-        clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
-        params.extend(t.value for t in types)
-    where = " AND ".join([READY, "(assignee IS NULL OR assignee = ?)", *clauses])
-    if require_verify:
-        where += f" AND {HAS_VERIFY}"
+    asked = Asked(actor, priority, issue_type, spec, labels, require_verify)
     stamp = timestamp(now())
     with store.write() as conn:
-        holding = held(conn, actor)
-        task = next((row for row in holding if row[1] != IssueType.SPIKE), None)
+        holding = _holding(conn, actor)
+        task = next((i for i, kind in holding if kind != IssueType.SPIKE), None)
         if task is not None:
-            log_event(conn, task[0], "resumed", actor=actor, detail="claim-next: held", at=stamp)
-            row = fetch_issue(conn, task[0])
-            assert row is not None  # we hold the write lock: it cannot have vanished
-            return Issue.from_row(row)
-        if holding:  # a spike: the one other claim may not be a second spike
-            where += f" AND issue_type != '{IssueType.SPIKE.value}'"
+            log_event(conn, task, "resumed", actor=actor, detail="claim-next: held", at=stamp)
+            return _issue(conn, task)  # we hold the write lock: it cannot have vanished
+        # holding a spike: the one other claim may not be a second spike
+        no_spike = (f"issue_type != '{IssueType.SPIKE.value}'",) if holding else ()
+        chosen = _choose(conn, asked, stuck_after=stuck_after, at=stamp, also=no_spike)
+        return None if chosen is None else _take(conn, chosen, actor=actor, at=stamp)
+
+
+class Asked(NamedTuple):
+    """What a claim asks for: whose it is and the filters of `pn claim-next`."""
+
+    actor: str
+    priority: Priority | None = None
+    issue_type: IssueType | tuple[IssueType, ...] | None = None
+    spec: str | None = None
+    labels: tuple[str, ...] = ()
+    require_verify: bool = False  # only issues carrying Verify commands (`--require-verify`)
+
+    def where(self, *first: str) -> tuple[str, list[object]]:
+        """The WHERE clause (after `first`) and its parameters for issues of these filters."""
+        types = (self.issue_type,) if isinstance(self.issue_type, IssueType) else self.issue_type
+        one = types[0] if types and len(types) == 1 else None
+        filters = Filters(
+            priority=self.priority, issue_type=one, spec=self.spec, labels=self.labels
+        )
+        clauses, params = filters.where()
+        if types and len(types) > 1:
+            clauses.append(f"issue_type IN ({', '.join('?' for _ in types)})")
+            params.extend(t.value for t in types)
+        if self.require_verify:
+            clauses.append(HAS_VERIFY)
+        return " AND ".join([*first, *clauses]), params
+
+
+def pick(
+    store: Store,
+    asked: Asked,
+    *,
+    now: Callable[[], datetime] = utcnow,
+    stuck_after: int | None = None,
+    skip: Collection[str] = (),
+    keep_held: bool = False,
+) -> Issue | None:
+    """The issue `claim_next` would claim, not claimed yet (`take` does that); stuck issues
+    met on the way are handed to a human as `claim_next` does. `skip`: ids no one may take
+    here (others hold them elsewhere). With `keep_held`, an issue the actor already holds
+    comes first: one claim per agent (`pensa.gitclaims`)."""
+    with store.write() as conn:
+        chosen = _choose(
+            conn,
+            asked,
+            stuck_after=stuck_after,
+            at=timestamp(now()),
+            skip=skip,
+            keep_held=keep_held,
+        )
+        return None if chosen is None else _issue(conn, chosen)
+
+
+def take(store: Store, issue_id: str, *, actor: str, at: str) -> Issue | None:
+    """Claim the issue `pick` chose, stamped `at`; None when it was closed meanwhile."""
+    with store.write() as conn:
+        row = conn.execute("SELECT status FROM issues WHERE id = ?", (issue_id,)).fetchone()
+        if row is None or row[0] == "closed":
+            return None
+        return _take(conn, issue_id, actor=actor, at=at)
+
+
+def held(store: Store, asked: Asked) -> Issue | None:
+    """The issue the actor holds in progress that `pick(keep_held=True)` would keep, or None:
+    `pn claim-next` of an agent whose loop claims for it (PN_CLAIMS=held)."""
+    where, params = asked.where("status = 'in_progress'", "assignee = ?")
+    with store.snapshot() as conn:
+        row = conn.execute(
+            f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
+            [asked.actor, *params],
+        ).fetchone()
+        return None if row is None else _issue(conn, row[0])
+
+
+def _choose(
+    conn: sqlite3.Connection,
+    asked: Asked,
+    *,
+    stuck_after: int | None,
+    at: str,
+    skip: Collection[str] = (),
+    keep_held: bool = False,
+    also: tuple[str, ...] = (),
+) -> str | None:
+    """The id to claim, inside the caller's write transaction (stuck ones marked meanwhile);
+    `also`: more conditions every candidate meets."""
+    outside: list[str] = [*also]
+    excluded: list[object] = []
+    if skip:
+        import json
+
+        outside.append("id NOT IN (SELECT value FROM json_each(?))")
+        excluded.append(json.dumps(sorted(skip)))
+    queries = []
+    if keep_held:
+        queries.append(asked.where("status = 'in_progress'", "assignee = ?", *outside))
+    queries.append(asked.where(READY, "(assignee IS NULL OR assignee = ?)", *outside))
+    for where, params in queries:
         while True:
             row = conn.execute(
                 f"SELECT id FROM issues WHERE {where} ORDER BY priority, seq LIMIT 1",
-                [actor, *params],
+                [asked.actor, *excluded, *params],
             ).fetchone()
             if row is None:
-                return None
+                break
             holders = claims_since_reset(conn, row[0])
             if stuck_after is None or len(holders) < stuck_after:
-                break
-            mark_stuck(conn, row[0], holders, at=stamp)
-        conn.execute(
-            "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? "
-            "WHERE id = ? AND status = 'open'",
-            (actor, stamp, row[0]),
-        )
-        log_event(conn, row[0], "claimed", actor=actor, detail="claim-next", at=stamp)
-        claimed = fetch_issue(conn, row[0])
-        assert claimed is not None  # we hold the write lock: it cannot have vanished
-        return Issue.from_row(claimed)
+                return str(row[0])
+            mark_stuck(conn, row[0], holders, at=at)
+    return None
 
 
-def held(conn: sqlite3.Connection, actor: str) -> list[tuple[str, str]]:
+def _issue(conn: sqlite3.Connection, issue_id: str) -> Issue:
+    row = fetch_issue(conn, issue_id)
+    assert row is not None  # chosen inside this very transaction
+    return Issue.from_row(row)
+
+
+def _take(conn: sqlite3.Connection, issue_id: str, *, actor: str, at: str) -> Issue:
+    conn.execute(
+        "UPDATE issues SET status = 'in_progress', assignee = ?, updated_at = ? WHERE id = ?",
+        (actor, at, issue_id),
+    )
+    log_event(conn, issue_id, "claimed", actor=actor, detail="claim-next", at=at)
+    return _issue(conn, issue_id)  # we hold the write lock: it cannot have vanished
+
+
+def _holding(conn: sqlite3.Connection, actor: str) -> list[tuple[str, str]]:
     """(id, type) of every issue `actor` holds in progress, most urgent first."""
     rows = conn.execute(
         "SELECT id, issue_type FROM issues INDEXED BY issues_held "
@@ -103,7 +200,7 @@ def refuse_second_claim(conn: sqlite3.Connection, issue: Issue, actor: str) -> N
     """AlreadyClaimed if `actor` already holds a task in progress (or, claiming a spike, a
     spike): one claim per agent, and a spike beside it."""
     spike = issue.issue_type is IssueType.SPIKE
-    for other, kind in held(conn, actor):
+    for other, kind in _holding(conn, actor):
         if other != issue.id and (kind == IssueType.SPIKE) == spike:
             what = "a spike" if spike else "an issue"
             raise AlreadyClaimed(

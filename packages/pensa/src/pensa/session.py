@@ -237,33 +237,55 @@ class Session:
         stuck_after: int | None = None,
         require_verify: bool = False,
     ) -> Issue | None:
-        """Claim the first ready issue for the actor (or hand back the task it holds), or
-        None. With `PN_CLAIMS=git` the claim is published through the remote before the work
-        starts (`pensa.gitclaims`)."""
+        """Claim the first ready issue for the actor, or None. PN_CLAIMS chooses how
+        (`pensa.gitclaims`): here, published through the remote first (`git`), or the one
+        the actor's loop already claimed for it (`held`)."""
         self.expect_actor()
         from pensa import claims, gitclaims
 
+        asked = claims.Asked(
+            self.actor, priority, issue_types or None, spec, labels, require_verify
+        )
         store = self.store(write=True)
+        return gitclaims.claim(
+            store,
+            asked,
+            env=self.environ,
+            now=self.now,
+            stuck_after=stuck_after,
+            project=self.project,
+        )
 
-        def claim() -> Issue | None:
-            return claims.claim_next(
-                store,
-                actor=self.actor,
-                now=self.now,
-                priority=priority,
-                issue_type=issue_types or None,
-                spec=spec,
-                stuck_after=stuck_after,
-                labels=labels,
-                require_verify=require_verify,
+    def release(
+        self,
+        issue_id: str | None = None,
+        *,
+        held_by: str | None = None,
+        reason: str | None = None,
+        cut_short_since: datetime | None = None,
+    ) -> list[Issue]:
+        """Give back the issue, or every issue `held_by` holds (a loop that ended). With
+        PN_CLAIMS=git the claims ref then learns this clone's releases and closes
+        (`gitclaims.publish`); out of reach, it is said, and the next claim publishes them."""
+        tracker = self.tracker(write=True)
+        if held_by is None:
+            assert issue_id is not None
+            released = [tracker.release(issue_id, actor=self.actor)]
+        else:
+            released = tracker.release_held(
+                held_by, actor=self.actor, reason=reason, cut_short_since=cut_short_since
             )
+        from pensa import gitclaims
 
-        project = self.project(create=True) if gitclaims.enabled(self.environ) else None
-        if project is not None:
-            return gitclaims.claim_next(
-                store, project, actor=self.actor, env=self.environ, claim=claim
-            )
-        return claim()
+        if gitclaims.enabled(self.environ) and (project := self.project(create=True)):
+            store = self.store(write=True)
+            said = gitclaims.publish(
+                store, project, actor=self.actor, env=self.environ, now=self.now,
+                release=[issue_id] if issue_id else [],
+            )  # fmt: skip
+            if said:  # released here all the same; the next claim publishes it
+                self.say(said)
+        return released
 
     def export(self, *, stage: bool = False) -> Summary | None:
         """Write `.pensa/*.jsonl` from the database (None without a project), staged when

@@ -175,6 +175,12 @@ def env_option(flag: str, **kwargs: Any) -> Callable[[F], F]:
     help="A task claimed N times without a close leaves the queue for a human (PN_STUCK_AFTER).",
 )
 @env_option(
+    "--claim",
+    metavar="ARGS",
+    help="Claim each iteration's task on the host first, with `pn claim-next ARGS` (sgf sets "
+    'it for claims = "git"); the agent\'s pn claim-next answers with that task.',
+)
+@env_option(
     "--record",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="PATH",
@@ -323,6 +329,7 @@ def cli(
     max_time: str | None,
     max_failed_iterations: int,
     stuck_threshold: int,
+    claim: str | None,
     record: Path | None,
     stop_file: Path | None,
     integrate: str | None,
@@ -387,6 +394,7 @@ def cli(
             max_failed=max_failed_iterations,
         ),
         stuck_threshold=stuck_threshold,
+        claim=_claim(claim),
         record=record.resolve() if record else None,
         stop_file=stop_file.absolute() if stop_file else None,
         integrate=integrate,
@@ -438,6 +446,19 @@ def _checks(text: str) -> tuple[str, ...]:
         raise click.BadParameter(
             f"{text!r}: use some of {known}, or none", param_hint="--checks"
         ) from None
+
+
+def _claim(text: str | None) -> tuple[str, ...] | None:
+    """`--claim`'s pn arguments; None when unset. `--json` is ralph's to add."""
+    if text is None:
+        return None
+    try:
+        args = tuple(shlex.split(text))
+    except ValueError as e:
+        raise click.BadParameter(f"{text!r}: {e}", param_hint="--claim") from None
+    if "--json" in args:
+        raise click.BadParameter(f"{text!r}: ralph adds --json itself", param_hint="--claim")
+    return args
 
 
 def _memory(text: str) -> str:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from ralph import crossing, format, hooks, proc, safefile, sentinel, stoprequest
+from ralph import crossing, format, hooks, preclaim, proc, safefile, sentinel, stoprequest
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
 from ralph.check import act
@@ -137,7 +137,7 @@ class Loop:
                 self.out.warning(line.removeprefix("warning: "))
             else:
                 self.out.note(line)
-        if ended is Exit.COMPLETE:
+        if ended is not Exit.INTERRUPTED:  # a push that failed before goes now, closes with it
             self.push_pending()
 
     def _holding(self) -> dict[str, str] | None:
@@ -188,6 +188,8 @@ class Loop:
             if over := self.governor.over_budget():
                 self.out.warning(f"stopping before iteration {index}: {over}")
                 return self._stop(Exit.EXHAUSTED, over)
+            if self.config.claim is not None and not self._claim(index):
+                return self._stop(Exit.COMPLETE, "complete")
             sentinel.clear(self.root, loop_id)
             self.out.banner(index, total, loop_id)
             if self.home is not None:
@@ -241,6 +243,18 @@ class Loop:
             return True
         lane = self.home.lane
         return self.reviewing.final(lane.repo, start=self.start_tip, tip=lane.target_tip())
+
+    def _claim(self, index: int) -> bool:
+        """Claim the iteration's task on the host (preclaim.py); False when none is ready:
+        the agent would only find that out and stop."""
+        task = preclaim.claim(self.config, self.env or {})
+        if task is None:
+            self.out.summary(
+                f"ralph complete after {index - 1} iteration(s): nothing left to claim"
+            )
+            return False
+        self.out.note(f"claimed {task} for iteration {index}")
+        return True
 
     def _given(self) -> tuple[str, str] | None:
         """The branch and commit the host gave the iteration's workspace, if it has one."""

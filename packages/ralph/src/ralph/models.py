@@ -132,6 +132,8 @@ class Config:
     timeouts: Timeouts = field(default_factory=Timeouts)
     budgets: Budgets = field(default_factory=Budgets)
     stuck_threshold: int = 3  # claims of one task without a close before a human gets it
+    # `pn claim-next` arguments: the host claims each iteration's task first (preclaim.py)
+    claim: tuple[str, ...] | None = None
     record: Path | None = None  # the run record (record.py); sgf keeps it under .sgf/runs/
     stop_file: Path | None = None  # once it exists, no iteration starts (stoprequest.py)
     ding_command: tuple[str, ...] | None = None  # overrides the platform's sound player
@@ -163,11 +165,11 @@ class Config:
             # pn claim-next hands a task claimed this often without a close to a human
             "PN_STUCK_AFTER": str(self.stuck_threshold),
         }
-        # claims published through git, with their retry knobs (the sandbox names the
-        # shared database itself: PN_SHARED_DB)
-        for name in ("PN_CLAIMS", "PN_CLAIM_TRIES", "PN_CLAIM_BACKOFF"):
-            if host.get(name):
-                env[name] = host[name]
+        # The host claims for the agent (preclaim.py): its claim-next answers with that task
+        # and never claims, so it needs no remote (the sandbox names the shared database
+        # itself: PN_SHARED_DB). The host's PN_CLAIMS=git never reaches the agent.
+        if self.claim is not None:
+            env["PN_CLAIMS"] = "held"
         return env
 
     def allowed(self) -> tuple[Allowed, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ralph import proc
 from ralph.errors import CommandFailed
@@ -63,3 +64,33 @@ def run(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: floa
         return proc.run(["pn", *args], cwd=cwd, env=env, check=False, timeout=timeout).ok
     except CommandFailed:
         return False
+
+
+class Answer(NamedTuple):
+    """What `ask` got: pn's JSON when it succeeded, else why not, in one line."""
+
+    ok: bool
+    value: object = None
+    error: str = ""
+
+
+def ask(args: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float = 60) -> Answer:
+    """Run `pn ARGS --json` for an answer the caller cannot do without: pn's JSON, or the
+    line saying why there is none (pn's own error line when it gave one)."""
+    if _absent(cwd):
+        return Answer(False, error="pn is not on PATH, or the project has no .pensa/ folder")
+    try:
+        done = proc.run(["pn", *args, "--json"], cwd=cwd, env=env, check=False, timeout=timeout)
+    except CommandFailed as e:
+        return Answer(False, error=str(e))
+    if not done.ok:
+        try:
+            said = json.loads(done.stderr.strip().splitlines()[-1])["error"]
+        except (ValueError, IndexError, KeyError, TypeError):
+            lines = [line for line in done.stderr.splitlines() if line.strip()]
+            said = lines[-1].strip() if lines else f"exit {done.returncode}"
+        return Answer(False, error=str(said))
+    try:
+        return Answer(True, json.loads(done.stdout))
+    except ValueError:
+        return Answer(False, error=f"pn printed no JSON: {done.stdout[:80]!r}")

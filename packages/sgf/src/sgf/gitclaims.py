@@ -1,17 +1,30 @@
-"""`claims = "git"`: loops on many machines, each in its own clone, meeting through git (issue
-14). pn publishes every claim before the agent works on it (pensa.gitclaims); sgf turns it
-on for ralph and its agents, and names each loop's actor so machines never share one."""
+"""`claims = "git"`: loops on many machines, each in its own clone, meeting through git.
+
+Claims travel on the remote's claims ref, never on the code branch (pensa.gitclaims). The host
+publishes them: ralph claims each iteration's task with `pn claim-next` before the agent
+starts (`RALPH_CLAIM`, the stage's own filters), and the agent's pn answers with that task
+and claims nothing itself, so the sandbox needs neither the remote nor credentials for it.
+sgf turns this on for the stages that claim with `pn claim-next`, and names each loop's actor
+so machines never share one."""
 
 from __future__ import annotations
 
 import hashlib
+import shlex
 import socket
 from pathlib import Path
 
 from sgf import git
 from sgf.config import Claims, Config
 from sgf.errors import SgfError
-from sgf.loops import Launch
+from sgf.loops import Launch, Stage
+
+# What each stage's prompt claims with `pn claim-next` (templates/prompts/build.md, test.md;
+# tests/test_prompts_agree.py holds them together). The other stages claim nothing this way.
+CLAIMS: dict[Stage, tuple[str, ...]] = {
+    Stage.BUILD: ("-t", "task", "-t", "chore"),
+    Stage.TEST: ("-t", "test"),
+}
 
 
 def machine(root: Path) -> str:
@@ -24,9 +37,16 @@ def machine(root: Path) -> str:
     return f"{socket.gethostname()}-{digest}"
 
 
-def env(
-    root: Path, config: Config, request: Launch, *, loop_id: str, isolated: bool
-) -> dict[str, str]:
+def claim_args(request: Launch) -> tuple[str, ...] | None:
+    """The `pn claim-next` filters of the stage's prompt, with its spec; None for a stage
+    that does not claim with claim-next."""
+    found = CLAIMS.get(request.stage)
+    if found is None:
+        return None
+    return (*found, "--spec", request.spec) if request.spec else found
+
+
+def env(root: Path, config: Config, request: Launch, *, loop_id: str) -> dict[str, str]:
     """ralph's environment for `claims = "git"`, refused where it cannot hold.
 
     Loop ids have one-second resolution and carry no machine: two machines starting a loop
@@ -34,15 +54,14 @@ def env(
     its own. So the actor is `<loop-id>@<machine>`."""
     if config.claims is not Claims.GIT:
         return {}
-    if isolated:
-        raise SgfError(
-            'claims = "git" publishes each clone\'s claims: run one loop per clone in its '
-            "shared tree, not in worktrees (--worktree, --parallel, isolation)"
-        )
     auto_push = config.auto_push if request.auto_push is None else request.auto_push
     if not auto_push:
         raise SgfError(
             'claims = "git" needs auto_push: closes reach the other machines with the '
             "work's commit; drop --no-push (or set auto_push = true)"
         )
-    return {"PN_CLAIMS": "git", "PN_ACTOR": f"{loop_id}@{machine(root)}"}
+    loop_env = {"PN_ACTOR": f"{loop_id}@{machine(root)}"}
+    args = claim_args(request)
+    if args is not None:
+        loop_env.update(PN_CLAIMS="git", RALPH_CLAIM=shlex.join(args))
+    return loop_env

@@ -157,7 +157,7 @@ def prepare(
     ralph = preflight.check(
         root, template=template, sandbox=kind, env=env, agent=agent, offline=request.offline
     )
-    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id), isolated=isolated)
+    loop_env = gitclaims.env(root, config, request, loop_id=str(loop_id))
     extra = ["--scenario", str(played)] if played else []
     argv = request.ralph_argv(ralph, config, loop_id, prompts.assembled(root, name), extra)
     preflight.check_options(argv, cwd=root, env={**env, **loop_env})

@@ -327,16 +327,12 @@ def release(
         raise InvalidArgument("give either ID or --held-by ACTOR")
     if interrupted_since is not None and held_by is None:
         raise InvalidArgument("--interrupted-since goes with --held-by")
-    tracker = env.session.tracker(write=True)
+    since = None if interrupted_since is None else parse_since(interrupted_since)
+    released = env.session.release(issue_id, held_by=held_by, reason=reason, cut_short_since=since)
     if held_by is not None:
-        since = None if interrupted_since is None else parse_since(interrupted_since)
-        released = tracker.release_held(
-            held_by, actor=env.session.actor, reason=reason, cut_short_since=since
-        )
         env.out.issues(released)
-        return
-    assert issue_id is not None
-    env.out.issue(tracker.release(issue_id, actor=env.session.actor))
+    else:
+        env.out.issue(released[0])
 
 
 @cli.command()

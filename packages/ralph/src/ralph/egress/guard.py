@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import git
 from ralph.egress import policy, sidecar
 from ralph.egress.policy import Allowed
 from ralph.egress.refusals import Refusal
@@ -55,16 +54,6 @@ def proxy_env() -> dict[str, str]:
 # Claude Code's telemetry, error reports, feature flags and OAuth account look-ups go straight
 # to api.anthropic.com, not through ANTHROPIC_BASE_URL.
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-
-
-def remotes(project: Path, env: Mapping[str, str]) -> list[Allowed]:
-    """The http(s) git remotes' hosts, when the agent itself fetches and pushes: loops that
-    claim through git (`PN_CLAIMS=git`) pull and push claims from inside the container."""
-    if env.get("PN_CLAIMS") != "git":
-        return []
-    done = git.command(project, "config", "--get-regexp", r"^remote\..*\.url$", env=env)
-    urls = [line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line]
-    return [entry for url in urls if (entry := policy.remote(url)) is not None]
 
 
 def extra_hosts(text: str) -> dict[str, str]:

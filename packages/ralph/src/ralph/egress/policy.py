@@ -13,7 +13,6 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from typing import NamedTuple
-from urllib.parse import urlsplit
 
 from ralph.errors import UsageProblem
 
@@ -57,14 +56,6 @@ def parse(text: str) -> Allowed:
     except ValueError:
         return Allowed(host, ports)
     raise UsageProblem(f"--allow {text!r}: allow host names, not IP addresses")
-
-
-def remote(url: str) -> Allowed | None:
-    """The host an http(s) git remote is fetched from, or None (a path, ssh: not proxied)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parse(f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname)
 
 
 def normalise(entries: Iterable[Allowed]) -> tuple[Allowed, ...]:

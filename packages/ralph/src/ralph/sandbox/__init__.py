@@ -34,7 +34,7 @@ def write_script(state: Path) -> Path:
 
 def make(config: Config, *, env: Mapping[str, str], state: Path, place: Place | None) -> Sandbox:
     """The sandbox `config.sandbox` asks for, with the backend's files in the run's HOME."""
-    from ralph.egress.guard import Guard, remotes
+    from ralph.egress.guard import Guard
     from ralph.sandbox.docker import DockerSandbox
     from ralph.sandbox.host import HostSandbox
 
@@ -46,7 +46,7 @@ def make(config: Config, *, env: Mapping[str, str], state: Path, place: Place | 
         return HostSandbox(config, env, state, place=place, agent_vars=agent_vars)
     box = DockerSandbox(config, env, state, place=place)
     # the guard binds the key proxy now: the agent's files name its URLs and placeholders
-    allow = [*config.allowed(), *remotes(config.project, env)]
+    allow = list(config.allowed())  # git claims are the host's: the agent needs no remote
     box.guard = Guard.plan(network=config.network, env=env, allow=allow, gateway=box.gateway)
     try:
         box.agent_vars = config.backend(env).setup(home, {**env, **box.guard.agent_env})

@@ -79,7 +79,9 @@ class HostSandbox:
 
     @property
     def agent_env(self) -> dict[str, str]:
-        env = {**self.env, **self.agent_vars, **self.config.loop_env(self.env)}
+        # the host's git claims are the host's to publish (preclaim.py), never the agent's
+        own = {k: v for k, v in self.env.items() if not k.startswith("PN_CLAIM")}
+        env = {**own, **self.agent_vars, **self.config.loop_env(self.env)}
         if self.place is not None and self.place.pensa is not None:
             env["PN_SHARED_DB"] = str(self.place.pensa / "db.sqlite")
         return env
