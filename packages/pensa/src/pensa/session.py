@@ -243,18 +243,13 @@ class Session:
         self.expect_actor()
         from pensa import claims, gitclaims
 
-        asked = claims.Asked(
-            self.actor, priority, issue_types or None, spec, labels, require_verify
-        )
+        types = issue_types or None
+        asked = claims.Asked(self.actor, priority, types, spec, labels, require_verify)
         store = self.store(write=True)
         return gitclaims.claim(
-            store,
-            asked,
-            env=self.environ,
-            now=self.now,
-            stuck_after=stuck_after,
+            store, asked, env=self.environ, now=self.now, stuck_after=stuck_after,
             project=self.project,
-        )
+        )  # fmt: skip
 
     def release(
         self,

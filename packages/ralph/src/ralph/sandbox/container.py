@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ralph import credentials, proc
+from ralph import credentials, pids, proc
 from ralph.errors import SandboxFailed
 from ralph.sandbox.limits import Limits, folders
 
@@ -157,6 +157,14 @@ def oom_killed(container: Container) -> bool:
         return False
     state = container.attrs.get("State") or {}
     return bool(state.get("OOMKilled"))
+
+
+def orphaned(labels: Mapping[str, str]) -> bool:
+    """Whether the ralph that labelled a container is gone (a reused PID included)."""
+    pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
+    if not (pid.isdigit() and proc.is_alive(int(pid))):
+        return True
+    return start.isdigit() and pids.start_time(int(pid)) != int(start)
 
 
 def cid(container: Container) -> str:

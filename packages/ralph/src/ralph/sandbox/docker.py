@@ -1,17 +1,15 @@
 """One Docker container per agent run: the security boundary.
 
 Container lifecycle (create, labels, kill, remove, clean-up by label) goes through the docker
-SDK; how one container runs and ends is container.py's.
-
-What a container sees (docs/security.md): the loop's workspace at the project's own
-path (the agent's repository, which no host git ever enters), the project's objects
-read-only (the workspace borrows them as alternates), the project's `.pensa/` folder (the one
-database the loops claim in), the per-run directory (HOME) and, read-only, the hooks and the
-workspace steps. Not the project's work tree, not its `.git/`. The agent runs as the user, or
-as an unprivileged user of its own when the user is root, with no capabilities, no new
-privileges, and limits on processes and memory. No credential enters the container: the
-run's guard (egress/guard.py) gives it placeholders, the key proxy's URLs and, unless
---network says otherwise, a network whose only way out is the allow-list sidecar.
+SDK; how one container runs and ends is container.py's. What a container sees
+(docs/security.md): the loop's workspace at the project's own path (the agent's repository,
+which no host git enters), the project's objects read-only (borrowed as alternates), the
+shared pensa database's own files, the per-run directory (HOME) and, read-only, the hooks and
+the workspace steps; never the project's work tree or `.git/`. The agent runs as the user (an
+unprivileged stand-in for root) with no capabilities, no new privileges and limits on
+processes and memory. No credential enters: the run's guard (egress/guard.py) gives it
+placeholders, the key proxy's URLs and, unless --network says otherwise, a network whose
+only way out is the allow-list sidecar.
 """
 
 from __future__ import annotations
@@ -42,6 +40,7 @@ from ralph.sandbox.container import (
     DockerRun,
     cid,
     give_root_files,
+    orphaned,
     remote_engine,
     sandbox_user,
     short,
@@ -178,11 +177,7 @@ class DockerSandbox:
         removed = []
         for container in client.containers.list(all=True, filters={"label": project}):
             labels = container.labels
-            pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")
-            orphan = not (pid.isdigit() and proc.is_alive(int(pid)))
-            if not orphan and start.isdigit():
-                orphan = pids.start_time(int(pid)) != int(start)
-            if labels.get(LABEL_LOOP) == self.config.loop_id or orphan:
+            if labels.get(LABEL_LOOP) == self.config.loop_id or orphaned(labels):
                 self._remove(container)
                 removed.append(short(container))
         return removed
