@@ -79,11 +79,12 @@ def test_each_backend_refuses_a_destructive_command_and_sends_a_premature_stop_b
 
 
 # What an earlier iteration's agent could commit to turn its own CLI's hooks off, and where
-# that CLI's managed settings are in the container.
+# that CLI's managed settings are in the container. opencode.json as opencode leaves it: it
+# writes a `$schema` into a config file that lacks one, which would be a change to commit.
 TURNED_OFF = {
     "claude": (".claude/settings.json", '{"disableAllHooks": true}\n'),
     "codex": (".codex/config.toml", "[features]\nhooks = false\n"),
-    "opencode": ("opencode.json", '{"plugin": []}\n'),
+    "opencode": ("opencode.json", '{"$schema": "https://opencode.ai/config.json", "plugin": []}\n'),
     "gemini": (
         ".gemini/settings.json",
         '{"hooksConfig": {"enabled": false, "disabled": ["ralph-pre-tool-use"]}}\n',

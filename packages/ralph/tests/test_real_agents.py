@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from ralph.agents import opencode as opencode_agent
+
 PORT = 8765
 URL = f"http://127.0.0.1:{PORT}"
 PROMPT = "Follow the script."
@@ -294,6 +296,35 @@ def test_real_opencode_speaks_chat_completions_offline(
     assert any(r["kind"] == "side" for r in run.requests)
     steps = [e["part"]["tokens"] for e in events(run.stdout) if e["type"] == "step_finish"]
     assert [tokens["input"] for tokens in steps] == [10, 10]
+
+
+@pytest.mark.opencode
+def test_real_opencode_loads_a_plugin_without_asking_npm_for_its_package(
+    opencode_bin: Path, project: Path, tmp_path: Path
+) -> None:
+    """opencode installs its plugin package from npm into its config folder before it loads
+    any plugin, and waits for that (over a minute of retries without a registry); in a folder
+    prepared as ralph prepares the run's, it loads the plugin and never asks npm."""
+    agent = opencode(opencode_bin, tmp_path)
+    config_path = Path(agent.env["OPENCODE_CONFIG"])
+    loaded = tmp_path / "plugin-loaded"
+    plugin = tmp_path / "plugin.js"
+    plugin.write_text(
+        'import { writeFileSync } from "node:fs";\n'
+        f"export const Probe = async () => {{ writeFileSync({json.dumps(str(loaded))}, "
+        '"yes"); return {}; };\n'
+    )
+    config = json.loads(config_path.read_text())
+    config_path.write_text(json.dumps({**config, "plugin": [f"file://{plugin}"]}))
+    folder = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
+    opencode_agent.plugin_package_present(folder)
+    argv = [*agent.argv[:-1], "--print-logs", "--log-level", "WARN", agent.argv[-1]]
+
+    run = offline(tmp_path, project, argv, agent.env)
+
+    assert run.returncode == 0, run.explain()
+    assert loaded.read_text() == "yes", run.explain()
+    assert "dependency install" not in run.stderr, run.explain()
 
 
 @pytest.mark.gemini

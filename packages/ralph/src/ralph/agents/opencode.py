@@ -24,6 +24,8 @@ from ralph.stream import Event, Reader, Result, Text, ToolError, ToolUse
 
 MANAGED = "/etc/opencode/opencode.json"
 PLUGIN = "opencode_plugin.js"
+# what opencode installs from npm before it loads a plugin (plugin_package_present)
+PLUGIN_PACKAGE = "@opencode-ai/plugin"
 _SHELLS = {"bash"}
 # opencode's `run --format json` prints nothing while it retries a failed API call (five
 # times, about a minute): its ERROR log on stderr is the only place a retry shows
@@ -81,6 +83,7 @@ class Opencode:
         path = home / ".config" / "ralph-opencode.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         safefile.replace(path, json.dumps(config, indent=2).encode())
+        plugin_package_present(home / ".config" / "opencode")
         return {
             "OPENCODE_CONFIG": str(path),
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
@@ -96,6 +99,21 @@ class Opencode:
     def warnings(self, host: Mapping[str, str]) -> list[str]:
         asked = f"the model {prices.DEFAULT['opencode']}"
         return common.unnamed_model("opencode", asked, self.model, host)
+
+
+def plugin_package_present(folder: Path) -> None:
+    """Tell opencode that its plugin package is installed in its config folder (`folder`,
+    under the run's HOME), so it starts without npm.
+
+    Before it loads any plugin, opencode installs `@opencode-ai/plugin` from npm into each of
+    its config folders and waits for that: without a registry (the sandbox's egress allows
+    none) it retries for over a minute, on every run and every rerun of the stop checklist.
+    ralph's plugin needs nothing from npm, and opencode skips the install where a
+    `node_modules/` and a lock file that lists the package exist (checked with the pinned
+    opencode)."""
+    (folder / "node_modules").mkdir(parents=True, exist_ok=True)
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {PLUGIN_PACKAGE: "*"}}}}
+    safefile.replace(folder / "package-lock.json", json.dumps(lock).encode())
 
 
 def plugins(hooks: HookSet) -> dict[str, object]:
