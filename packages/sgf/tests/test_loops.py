@@ -68,9 +68,11 @@ def tail(
     ]  # fmt: skip
 
 
-# the build loop's reviews, by default (docs/guardrails.md "Reviews")
+# the build loop's reviews, when the config asks for them (docs/guardrails.md "Reviews"):
+# by default there are none, so the build's argv carries no review flag
 FOCUS = str(resources.path("prompts", "review-focus.md"))
-REVIEW = ["--review", "feature", "--reviewers", "3", "--review-focus", FOCUS]
+REVIEW: list[str] = []
+CUT = -2 - len(REVIEW)  # a tail without its review flags, count and prompt
 
 
 IMG = "springfield-sandbox:latest"
@@ -124,7 +126,7 @@ def test_config_keys_become_flags() -> None:
         network="host",
     )
     assert argv(Launch(Stage.BUILD, afk=True), config) == [
-        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:-8],
+        "ralph", "-a", *tail("build-20260226T143000", "go-sandbox:2", "false", 50, 5, "none")[:CUT],
         "--network", "host", *REVIEW, "5", str(PROMPT),
     ]  # fmt: skip
 
@@ -157,7 +159,7 @@ def test_options_override_config() -> None:
         Stage.BUILD, auto_push=True, template="b", sandbox=SandboxKind.DOCKER, network="n"
     )
     assert argv(request, config)[1:] == [
-        *tail("build-20260226T143000", "b", "true", 100, 25, allow=())[:-8], "--network", "n",
+        *tail("build-20260226T143000", "b", "true", 100, 25, allow=())[:CUT], "--network", "n",
         *REVIEW, "25", str(PROMPT),
     ]  # fmt: skip
 
@@ -165,10 +167,12 @@ def test_options_override_config() -> None:
 def test_only_the_build_loop_reviews_and_the_config_says_how() -> None:
     assert "--review" not in argv(Launch(Stage.VERIFY))
     config = Config(stack="go", docker_template="a", review=Review.TASK, reviewers=2)
-    assert argv(Launch(Stage.BUILD), config)[-8:-2] == [*REVIEW[:1], "task", "--reviewers", "2",
-                                                       *REVIEW[4:]]  # fmt: skip
+    assert argv(Launch(Stage.BUILD), config)[-8:-2] == [
+        "--review", "task", "--reviewers", "2", "--review-focus", FOCUS,
+    ]  # fmt: skip
     off = Config(stack="go", docker_template="a", review=Review.OFF)
-    assert argv(Launch(Stage.BUILD), off)[-4:-2] == ["--review", "off"]
+    assert "--review" not in argv(Launch(Stage.BUILD), off)
+    assert "--review" not in argv(Launch(Stage.BUILD))  # opt-in
 
 
 def test_the_sandbox_is_always_explicit_so_no_stray_variable_picks_it() -> None:
@@ -256,4 +260,7 @@ def test_the_stacks_registries_and_the_configs_hosts_are_the_allow_list() -> Non
     ]  # fmt: skip
     opened = Config(stack="python", docker_template="a", network="open", allow=["x.org"])
     assert "--allow" not in argv(Launch(Stage.BUILD), opened)
-    assert argv(Launch(Stage.BUILD), opened)[-10:-8] == ["--network", "open"]
+    assert argv(Launch(Stage.BUILD), opened)[-4 - len(REVIEW) : -2 - len(REVIEW)] == [
+        "--network",
+        "open",
+    ]

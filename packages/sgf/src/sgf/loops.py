@@ -160,9 +160,9 @@ class Launch:
         """The build loop's reviews (docs/guardrails.md "Reviews"); other stages have none."""
         if self.stage is not Stage.BUILD:
             return []
-        review = config.review or Review.FEATURE
+        review = config.review or Review.OFF  # opt-in: `review = "feature"` in config
         if review is Review.OFF:
-            return ["--review", review.value]
+            return []  # ralph's own default
         focus = resources.path("prompts", "review-focus.md")
         count = str(config.reviewers or 3)
         return ["--review", review.value, "--reviewers", count, "--review-focus", str(focus)]
