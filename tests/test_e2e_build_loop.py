@@ -79,7 +79,8 @@ def test_build_loop_that_never_finishes_exits_2_and_pushes_its_work(
     # left in progress, rather than leaving it held and taking another
     held = claimed(server.requests)
     assert len(held) == 2
-    assert held[0] == held[1] and held[0] in tasks
+    assert held[0] == held[1]
+    assert held[0] in tasks
     remote = project.remote_log()
     assert [s for s in remote if "work in progress" in s] == [f"[{held[0]}] work in progress"]
     issues = project.issues()
