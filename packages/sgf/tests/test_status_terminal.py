@@ -123,7 +123,7 @@ def test_status_watch_at_100_columns_has_a_loop_column_with_whole_ids(
     with on_terminal(argv, cwd=two_parallel_loops, env=tool_env, columns=100) as (child, master):
         shown = read(master, until=PARALLEL[1].encode())
         child.send_signal(signal.SIGINT)
-        assert child.wait(timeout=30) == 130
+        assert child.wait(timeout=120) == 130
     header = next(line for line in shown.splitlines() if line.startswith("loop "))
     assert header.split()[:2] == ["loop", "stage"]  # a narrow terminal does without project
     rows = [line for line in shown.splitlines() if line.startswith("build-auth-")]

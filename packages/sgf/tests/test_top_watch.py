@@ -112,7 +112,7 @@ def test_status_watch_through_the_real_console_script(
         assert time.monotonic() < deadline
         lines.append(child.stdout.readline())
     child.send_signal(signal.SIGINT)
-    rest: Any = child.communicate(timeout=30)
+    rest: Any = child.communicate(timeout=120)
     assert child.returncode == 130, rest
     assert lines[0].split()[:3] == ["at", "loop", "id"]
     assert "verify-20260301T100000" in lines[-1]

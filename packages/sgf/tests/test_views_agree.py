@@ -98,7 +98,7 @@ def test_every_view_of_one_loop_reports_the_same_numbers(
     assert child.stdout is not None
     header, first = child.stdout.readline(), child.stdout.readline()
     child.send_signal(signal.SIGINT)
-    child.communicate(timeout=30)
+    child.communicate(timeout=120)
     row = dict(
         zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", first.strip()), strict=False)
     )
