@@ -113,16 +113,7 @@ def _close_fixed_bug(
     """Close the bug `issue` fixes once no issue fixing it is still open."""
     if issue.fixes is None:
         return None
-    bug = get(conn, issue.fixes)
-    if bug.status is Status.CLOSED:
-        return None
-    pending = conn.execute(
-        "SELECT count(*) FROM issues WHERE fixes = ? AND status != 'closed'", (issue.fixes,)
-    ).fetchone()[0]
-    if pending:
-        return None
-    mark_closed(conn, bug.id, f"fixed by {issue.id}", now=now, actor=actor)
-    return get(conn, bug.id)
+    return _close_when_none_open(conn, "fixes", issue.fixes, f"fixed by {issue.id}", now, actor)
 
 
 def _close_finished_parent(
@@ -132,16 +123,26 @@ def _close_finished_parent(
     closed. As a bug closes with its last fix: a `closed` event, the reason naming the child."""
     if issue.parent is None:
         return None
-    parent = get(conn, issue.parent)
-    if parent.status is Status.CLOSED:
+    reason = f"last child {issue.id} closed"
+    return _close_when_none_open(conn, "parent", issue.parent, reason, now, actor)
+
+
+def _close_when_none_open(
+    conn: sqlite3.Connection, link: str, target: str, reason: str, now: str, actor: str
+) -> Issue | None:
+    """Close `target` once no open issue names it in its `link` column (`fixes` or
+    `parent`); the closed target, or None when it stays as it was."""
+    found = get(conn, target)
+    if found.status is Status.CLOSED:
         return None
+    assert link in ("fixes", "parent")  # a column name, never data
     pending = conn.execute(
-        "SELECT count(*) FROM issues WHERE parent = ? AND status != 'closed'", (parent.id,)
+        f"SELECT count(*) FROM issues WHERE {link} = ? AND status != 'closed'", (target,)
     ).fetchone()[0]
     if pending:
         return None
-    mark_closed(conn, parent.id, f"last child {issue.id} closed", now=now, actor=actor)
-    return get(conn, parent.id)
+    mark_closed(conn, found.id, reason, now=now, actor=actor)
+    return get(conn, found.id)
 
 
 def reopen(
