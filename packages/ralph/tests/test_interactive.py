@@ -141,7 +141,21 @@ def drive(term: Terminal, resize: tuple[int, int] | None = None) -> bytes:
     os.write(term.master, b"hello\x03q")
     seen += read_until(term.master, b"BYE")
     term.proc.wait(timeout=60)
-    return seen
+    return seen + drain(term.master)
+
+
+def drain(fd: int) -> bytes:
+    """What ralph wrote after the agent's last line (it has exited: nothing more comes)."""
+    rest = b""
+    while select.select([fd], [], [], 0)[0]:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        rest += data
+    return rest
 
 
 def test_keys_reach_the_agent_and_the_terminal_is_restored(
