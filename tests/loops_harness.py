@@ -104,7 +104,9 @@ def make(tmp: Path, environ: Mapping[str, str], **config: str) -> Loops:
     (root / "README.md").write_text("# project\n")
     loops.run("sgf", "init", "--stack", "python")
     path = root / ".sgf" / "config.toml"
-    extra = "".join(f'{k} = "{v}"\n' for k, v in {"sandbox": "none", **config}.items())
+    # Reviews need a builder that plays reviewers: a test that wants them turns them on.
+    chosen = {"sandbox": "none", "review": "off", **config}
+    extra = "".join(f'{k} = "{v}"\n' for k, v in chosen.items())
     path.write_text(path.read_text() + extra)
     loops.git("add", "-A")
     loops.git("commit", "-qm", "chore: sgf init")

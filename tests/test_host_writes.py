@@ -48,7 +48,7 @@ def project(tmp_path: Path, base_image: str) -> Iterator[Loops]:
     loops.run("sgf", "init", "--stack", "python")
     path = root / ".sgf" / "config.toml"
     config = tomllib.loads(path.read_text())
-    config.update(docker_template=base_image, auto_push=False)
+    config.update(docker_template=base_image, auto_push=False, review="off")
     path.write_text(tomli_w.dumps(config))
     (root / "tools").mkdir()
     shutil.copy(AGENT, root / "tools" / "fake_agent.py")

@@ -68,10 +68,9 @@ def tail(
     ]  # fmt: skip
 
 
-# the build loop's reviews, when the config asks for them (docs/guardrails.md "Reviews"):
-# by default there are none, so the build's argv carries no review flag
+# the build loop's reviews, by default (docs/guardrails.md "Reviews")
 FOCUS = str(resources.path("prompts", "review-focus.md"))
-REVIEW: list[str] = []
+REVIEW = ["--review", "feature", "--reviewers", "3", "--review-focus", FOCUS]
 CUT = -2 - len(REVIEW)  # a tail without its review flags, count and prompt
 
 
@@ -171,8 +170,8 @@ def test_only_the_build_loop_reviews_and_the_config_says_how() -> None:
         "--review", "task", "--reviewers", "2", "--review-focus", FOCUS,
     ]  # fmt: skip
     off = Config(stack="go", docker_template="a", review=Review.OFF)
-    assert "--review" not in argv(Launch(Stage.BUILD), off)
-    assert "--review" not in argv(Launch(Stage.BUILD))  # opt-in
+    assert argv(Launch(Stage.BUILD), off)[-4:-2] == ["--review", "off"]
+    assert argv(Launch(Stage.BUILD))[-8:-2] == REVIEW  # on unless the config says off
 
 
 def test_the_sandbox_is_always_explicit_so_no_stray_variable_picks_it() -> None:

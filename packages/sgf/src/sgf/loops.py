@@ -160,9 +160,9 @@ class Launch:
         """The build loop's reviews (docs/guardrails.md "Reviews"); other stages have none."""
         if self.stage is not Stage.BUILD:
             return []
-        review = config.review or Review.OFF  # opt-in: `review = "feature"` in config
+        review = config.review or Review.FEATURE
         if review is Review.OFF:
-            return []  # ralph's own default
+            return ["--review", review.value]
         focus = resources.path("prompts", "review-focus.md")
         count = str(config.reviewers or 3)
         return ["--review", review.value, "--reviewers", count, "--review-focus", str(focus)]
