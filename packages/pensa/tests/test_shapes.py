@@ -336,3 +336,39 @@ def test_status_counts_as_ready_what_ready_lists(tracker: Tracker, store: Store)
     make(tracker, "task", parent=epic)
     make(tracker, "alone", FEATURE)
     assert status(store).ready == len(ready_ids(store)) == 2
+
+
+# --- blockers pass down, reopening passes up ------------------------------------------------
+
+
+def test_a_child_waits_with_its_blocked_ancestor(
+    tracker: Tracker, graph: Graph, store: Store
+) -> None:
+    from pensa.stats import status
+
+    first = make(tracker, "first feature", FEATURE)
+    early = make(tracker, "early", parent=first)
+    second = make(tracker, "second feature", FEATURE)
+    part = make(tracker, "part of the second", FEATURE, parent=second)
+    late = make(tracker, "late", parent=part)
+    graph.add(second, first, actor="ann")  # the second feature waits for the first
+    assert ready_ids(store) == [early]
+    assert status(store).ready == 1
+    assert claim_next(store, actor="a") == tracker.get(early)
+    assert claim_next(store, actor="b") is None  # `late` waits with its grandparent
+    reasons = {n.issue.id: n.reasons for n in explain(store, Filters())}
+    assert [(r.code, r.ids) for r in reasons[late]] == [("parent_blocked", (second, first))]
+    tracker.close_many([early], actor="a")  # the first feature closes with its last child
+    assert ready_ids(store) == [late]
+    assert status(store).ready == 1
+
+
+def test_reopening_a_child_reopens_the_parent_that_closed_with_it(tracker: Tracker) -> None:
+    epic = make(tracker, "epic", EPIC)
+    feature = make(tracker, "feature", FEATURE, parent=epic)
+    task = make(tracker, "task", parent=feature)
+    tracker.close_many([task], actor="ann")
+    assert tracker.get(epic).status is Status.CLOSED
+    tracker.reopen(task, actor="bob", reason="the check failed")
+    assert [tracker.get(i).status for i in (task, feature, epic)] == [Status.OPEN] * 3
+    assert tracker.get(epic).closed_at is None

@@ -79,17 +79,31 @@ def oracle(store: Store, filters: Filters) -> list[dict[str, Any]]:
             "SELECT id, issue_type, status, priority, spec, assignee, seq, labels FROM issues"
         )
     }
-    waits: dict[str, list[str]] = {}
+    edges: dict[str, list[str]] = {}
     for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
-        waits.setdefault(child, []).append(parent)
-    for child, parent in store.rows("SELECT id, parent FROM issues WHERE parent IS NOT NULL"):
+        edges.setdefault(child, []).append(parent)
+    waits: dict[str, list[str]] = {}
+    parents = dict(store.rows("SELECT id, parent FROM issues WHERE parent IS NOT NULL"))
+    for child, parent in parents.items():
         waits.setdefault(parent, []).append(child)  # a parent waits for its children
+
+    def ancestors(issue_id: str) -> list[str]:
+        chain = []
+        while (issue_id := parents.get(issue_id)) is not None:
+            chain.append(issue_id)
+        return chain
+
+    def blocked(issue_id: str) -> bool:  # a dependency not closed, its own or an ancestor's
+        deps = [d for i in (issue_id, *ancestors(issue_id)) for d in edges.get(i, ())]
+        return any(issues[d]["status"] != "closed" for d in deps)
+
     chosen = [
         i
         for i in issues.values()
         if i["status"] == "open"
         and i["issue_type"] != "bug"
         and all(issues[p]["status"] == "closed" for p in waits.get(i["id"], ()))
+        and not blocked(i["id"])
         and (i["assignee"] is None or filters.assignee is not None)
         and all(
             i[k] == str(v)

@@ -169,7 +169,24 @@ def reopen(
         if issue.assignee is not None:
             detail = f"assignee: {issue.assignee} -> (none)"
             log_event(conn, issue.id, "updated", actor=actor, detail=detail, at=now)
+        _reopen_ancestors(conn, issue, actor=actor, now=now)
     return [get(conn, issue.id) for issue in issues]
+
+
+def _reopen_ancestors(conn: sqlite3.Connection, child: Issue, *, actor: str, now: str) -> None:
+    """A feature or epic closes when its last child does, so one with an open child is open:
+    reopen each closed ancestor of `child`."""
+    seen = {child.id}
+    above, below = child.parent, child.id
+    while above is not None and above not in seen:
+        seen.add(above)
+        parent = get(conn, above)
+        if parent.status is Status.CLOSED:
+            fields = {"status": "open", "closed_at": None, "close_reason": None}
+            set_fields(conn, parent.id, fields, now)
+            log_event(conn, parent.id, "reopened", actor=actor, detail=f"child {below} reopened",
+                      at=now)  # fmt: skip
+        above, below = parent.parent, parent.id
 
 
 def delete(

@@ -117,7 +117,7 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "index",
         "issues_children",
         "issues",
-        "CREATE INDEX issues_children ON issues (parent, status) WHERE parent IS NOT NULL",
+        "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL",
     ),
     (
         "index",

@@ -2,8 +2,8 @@
 
 `pn ready` answers with one query (`views.READY`); this says, for every issue not closed that
 the query leaves out, each reason it does, in the words a person acts on: a bug waits for the
-task that fixes it, a held issue for its holder, a blocked one for its dependencies, an epic
-or feature for its children, and, where the project asks for a Ready Contract
+task that fixes it, a held issue for its holder, a blocked one for its dependencies (or its
+ancestors'), an epic or feature for its children, and, where the project asks for a Ready Contract
 (`--require-verify`), a task for its verify commands. Not on the hot path: `pn ready` itself
 never imports this.
 """
@@ -68,6 +68,31 @@ def _children(store: Store, ids: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def _ancestors(store: Store) -> dict[str, str]:
+    """Every issue's parent, for the issues that have one."""
+    return {
+        str(i): str(p)
+        for i, p in store.rows("SELECT id, parent FROM issues WHERE parent IS NOT NULL")
+    }
+
+
+def _blocked_above(
+    issue: Issue, parents: dict[str, str], blockers: dict[str, list[tuple[str, str]]]
+) -> Reason | None:
+    """The nearest ancestor that waits on an open dependency (its tasks wait with it)."""
+    seen: set[str] = set()
+    above = parents.get(issue.id)
+    while above is not None and above not in seen:
+        seen.add(above)
+        if waits := [b for b, _ in blockers.get(above, [])]:
+            return Reason(
+                "parent_blocked", (above, *waits),
+                f"its parent {above} is blocked by {', '.join(waits)}",
+            )  # fmt: skip
+        above = parents.get(above)
+    return None
+
+
 def _held(issue: Issue, filters: Filters) -> Reason | None:
     who = issue.assignee
     if issue.status is Status.IN_PROGRESS:
@@ -86,7 +111,8 @@ def explain(store: Store, filters: Filters, *, require_verify: bool = False) -> 
     filters and `require_verify`) leaves out, with its reasons; by priority, then age."""
     issues = list_query(filters._replace(statuses=(Status.OPEN, Status.IN_PROGRESS))).issues(store)
     ids = [i.id for i in issues]
-    blockers = open_blockers(store, ids)
+    parents = _ancestors(store)
+    blockers = open_blockers(store, [*ids, *set(parents.values())])
     children = _children(store, ids)
     out = []
     for issue in issues:
@@ -99,6 +125,8 @@ def explain(store: Store, filters: Filters, *, require_verify: bool = False) -> 
             reasons.append(held)
         if waits := [b for b, _ in blockers.get(issue.id, [])]:
             reasons.append(Reason("blocked", tuple(waits), f"blocked by {', '.join(waits)}"))
+        if (above := _blocked_above(issue, parents, blockers)) is not None:
+            reasons.append(above)
         if kids := children.get(issue.id, []):
             reasons.append(
                 Reason("open_children", tuple(kids), f"has open children {', '.join(kids)}")

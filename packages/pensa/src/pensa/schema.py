@@ -360,3 +360,13 @@ def m008_shapes(conn: sqlite3.Connection) -> None:
 
 
 REBUILDS.add(m008_shapes)
+
+
+@migration
+def m009_inherited_blockers(conn: sqlite3.Connection) -> None:
+    """`issues_children` gains the child's id: `pn ready` walks down from a blocked issue to
+    every descendant (views.BLOCKED_ABOVE) through the index alone."""
+    conn.execute("DROP INDEX issues_children")
+    conn.execute(
+        "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.views import BLOCKED, HUMAN, Filters
+from pensa.views import BLOCKED, BLOCKED_ABOVE, HUMAN, OPEN_CHILDREN, Filters
 
 if TYPE_CHECKING:
     from pensa.store import Store
@@ -103,6 +103,12 @@ PARENTS_COUNTED = (
     f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED}"
 )
 
+# Free, unblocked and a leaf, yet not ready: below a blocked ancestor (`views.BLOCKED_ABOVE`).
+BELOW_BLOCKED_COUNTED = (
+    f"SELECT count(*) FROM issues WHERE {BLOCKED_ABOVE} AND status = 'open' "
+    f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN}"
+)
+
 
 class StatusReport(_StatusReportFields):
     """`status`: a project health snapshot. `bars` splits each type into open (free to
@@ -137,6 +143,7 @@ def status(store: Store) -> StatusReport:
         every = conn.execute(EVERY_COUNTED).fetchall()
         waiting = conn.execute(BLOCKED_COUNTED).fetchall()
         ready_n -= conn.execute(PARENTS_COUNTED).fetchone()[0]
+        ready_n -= conn.execute(BELOW_BLOCKED_COUNTED).fetchone()[0]
     for issue_type, state, assignee, n in every:
         by_type[issue_type][state] += n
         bars[issue_type][state] += n

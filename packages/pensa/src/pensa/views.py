@@ -38,7 +38,23 @@ DEPENDENTS_OF = "id IN (SELECT issue_id FROM deps WHERE depends_on_id = ?)"
 # children are (schema.m008_shapes' issues_children answers from the issues with a parent).
 OPEN_CHILDREN = "EXISTS (SELECT 1 FROM issues c WHERE c.parent = issues.id AND c.status > 'closed')"
 CHILDREN_OF = "parent = ?"
-READY = f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN}"
+# A child inherits its ancestors' blockers: a feature that waits on another waits with all its
+# tasks. Computed once per query, walking down from the children of blocked issues through
+# issues_children (which holds only issues with a parent, and their ids): nothing for the many
+# trackers with no parents, no row of the table read.
+BLOCKED_ABOVE = (
+    "seq IN (WITH RECURSIVE below(id, seq) AS ("
+    "SELECT c.id, c.seq FROM issues c INDEXED BY issues_children WHERE c.parent IS NOT NULL "
+    "AND EXISTS (SELECT 1 FROM deps d JOIN issues p ON p.id = d.depends_on_id "
+    "WHERE d.issue_id = c.parent AND p.status > 'closed') "
+    "UNION SELECT c.id, c.seq FROM below JOIN issues c INDEXED BY issues_children "
+    "ON c.parent = below.id WHERE c.parent IS NOT NULL) "
+    "SELECT seq FROM below)"
+)
+READY = (
+    f"status = 'open' AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN} "
+    f"AND NOT {BLOCKED_ABOVE}"
+)
 # A project that wants every task to say how it is checked (`--require-verify`) asks this too.
 HAS_VERIFY = "verify IS NOT NULL"
 # A stuck task (claims.mark_stuck) is handed to HUMAN: still open, assignee a plain string (the
