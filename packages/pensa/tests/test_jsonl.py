@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pensa.committed import jsonl
-from pensa.committed.disk import file_name
+from pensa.committed.disk import file_name, jsonl_files
 from pensa.errors import InvalidData
 from pensa.graph import Graph
 from pensa.models import IssueType
@@ -85,10 +85,10 @@ def test_re_export_of_an_unchanged_database_is_byte_identical(
     project: Project, clock: Clock
 ) -> None:
     populate(project, clock)
-    before = [Path(p).read_bytes() for p in project.jsonl_files()]
+    before = [Path(p).read_bytes() for p in jsonl_files(project)]
     with Store.open(project.db) as store:
         jsonl.export(store, project)
-    assert [Path(p).read_bytes() for p in project.jsonl_files()] == before
+    assert [Path(p).read_bytes() for p in jsonl_files(project)] == before
     assert not list(Path(project.dir).glob("*.tmp"))
 
 

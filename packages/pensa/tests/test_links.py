@@ -11,8 +11,8 @@ import pytest
 
 from pensa import crash
 from pensa.committed import mergefile
-from pensa.committed.files import new_file, write_atomically
 from pensa.errors import UnsafePath
+from pensa.safefile import new_file, write_atomically
 from pensa.store import Store
 
 from .conftest import Pn

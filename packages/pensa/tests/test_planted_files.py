@@ -1,6 +1,6 @@
 """A FIFO, a device, a socket or a huge file planted where pensa reads never hangs pn or makes
 it read without end: it is refused with one line naming the path (`unsafe_path`), before
-anything is read (`committed.files.read_regular`, `refuse_unsafe`).
+anything is read (`safefile.read_regular`, `refuse_unsafe`).
 
 Without the defence a FIFO at `.pensa/issues.jsonl` hung `pn list` and the pre-commit hook,
 and `/dev/zero` there had pn read past 4 GB: each run here is bounded in time and memory, so
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pensa.committed.files import read_regular, refuse_unsafe
 from pensa.errors import InvalidData, UnsafePath
+from pensa.safefile import read_regular, refuse_unsafe
 
 from .conftest import BIN, PN, Pn, git
 

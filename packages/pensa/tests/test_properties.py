@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pensa.committed import jsonl
+from pensa.committed.disk import jsonl_files
 from pensa.cycles import find_cycles
 from pensa.errors import CycleDetected, InvalidArgument
 from pensa.graph import Graph
@@ -173,11 +174,11 @@ def test_export_import_export_is_byte_identical(
                 fields = by_id[json.loads(line)["id"]]
                 kept = {k: v for k, v in fields.items() if v not in (None, [])}
                 assert line == json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
-        first = [Path(p).read_bytes() for p in project.jsonl_files()]
+        first = [Path(p).read_bytes() for p in jsonl_files(project)]
         jsonl.import_(project)
         with Store.open(project.db) as store:
             jsonl.export(store, project)
-        assert [Path(p).read_bytes() for p in project.jsonl_files()] == first
+        assert [Path(p).read_bytes() for p in jsonl_files(project)] == first
 
 
 ISSUE_ROW = st.tuples(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pensa.committed import base, jsonl
+from pensa.committed.disk import jsonl_files
 from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
@@ -292,12 +293,12 @@ def test_unknown_fields_and_labels_survive_an_import_byte_for_byte(project: Proj
     with Store.open(project.db) as store:  # files in the canonical form an export writes
         jsonl.import_(project)
         jsonl.export(store, project)
-    first = {p: Path(p).read_bytes() for p in project.jsonl_files()}
+    first = {p: Path(p).read_bytes() for p in jsonl_files(project)}
     assert b'"alpha":"\xc3\xbc \xe2\x9c\x93"' in first[f"{project.dir}/issues-1.jsonl"]
     jsonl.import_(project)
     with Store.open(project.db) as store:
         jsonl.export(store, project)
-    assert {p: Path(p).read_bytes() for p in project.jsonl_files()} == first
+    assert {p: Path(p).read_bytes() for p in jsonl_files(project)} == first
 
 
 def test_rows_go_in_whole_and_in_order_across_statements(tmp_path: Path) -> None:

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import InvalidArgument
-from pensa.models import IssueType, Priority, clean_labels, encode_labels, encode_list
+from pensa.models import (
+    IssueType,
+    Priority,
+    Size,
+    clean_commands,
+    clean_labels,
+    encode_labels,
+    encode_list,
+)
 from pensa.store import fetch_issue, get, log_event, resolve, set_fields
 
 if TYPE_CHECKING:
@@ -173,8 +181,6 @@ def columns_of(conn: sqlite3.Connection, changes: Changes, issue_id: str) -> dic
     if changes.fixes is not None:
         columns["fixes"] = check_fixes(conn, changes.fixes) if changes.fixes else None
     if changes.shape:
-        from pensa.links import shape_columns
-
         columns.update(shape_columns(conn, issue_id, changes.shape))
     return columns
 
@@ -208,3 +214,26 @@ def held(issue: Issue, name: str) -> object:
     """The issue's value of column `name` as the column stores it."""
     value = getattr(issue, name)
     return encode_list(name, value) if name == "verify" else value
+
+
+def shape_columns(
+    conn: sqlite3.Connection, issue_id: str | None, shape: Shape
+) -> dict[str, str | None]:
+    """The columns `shape` sets, as stored, checked inside the caller's transaction
+    (`issue_id` None: an issue being created)."""
+    from pensa.links import FIELDS, check_link
+
+    columns: dict[str, str | None] = {}
+    for kind, field in FIELDS.items():
+        text = getattr(shape, field)
+        if text is not None:
+            columns[field] = check_link(conn, kind, issue_id, text) if text else None
+    if shape.size is not None:
+        columns["size"] = Size.parse(shape.size).value if shape.size else None
+    for field in ("objective", "artifact"):
+        text = getattr(shape, field)
+        if text is not None:
+            columns[field] = text.strip() or None
+    if shape.verify is not None:
+        columns["verify"] = encode_list("verify", clean_commands(shape.verify))
+    return columns

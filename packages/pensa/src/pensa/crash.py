@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pensa.committed.files import write_atomically
+from pensa.safefile import write_atomically
 
 TOOL = "pn"
 

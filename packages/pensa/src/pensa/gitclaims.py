@@ -328,7 +328,7 @@ def _locked(common: str) -> Iterator[None]:
     would only add rejected rounds."""
     import fcntl
 
-    from pensa.committed.files import open_lock
+    from pensa.safefile import open_lock
 
     # never through a link, FIFO or device planted at the git directory's top
     fd = open_lock(os.path.join(common, "pensa-claims.lock"))

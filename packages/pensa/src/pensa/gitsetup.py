@@ -185,7 +185,7 @@ def _update(path: str, new: str, old: str | None) -> Step:
     name = os.path.basename(path)
     if old == new:
         return Step(name, "kept")
-    from pensa.committed.files import write_atomically
+    from pensa.safefile import write_atomically
 
     write_atomically(path, new)
     return Step(name, "created" if old is None else "updated")
@@ -196,9 +196,9 @@ SETUP_FILE_MAX = 1 << 20
 
 
 def _read(path: str) -> str | None:
-    """A set-up file's text (None when missing), read as `committed.files` reads: a link,
+    """A set-up file's text (None when missing), read as `safefile` reads: a link,
     FIFO or device is refused, and so is a file past SETUP_FILE_MAX."""
-    from pensa.committed.files import read_regular
+    from pensa.safefile import read_regular
 
     data = read_regular(path, limit=SETUP_FILE_MAX)
     if data is None:
@@ -235,7 +235,7 @@ def init(cwd: str, env: Mapping[str, str]) -> list[Step]:
     """Set the git repository around `cwd` up for pensa; return what was done."""
     from pensa import project as projects
     from pensa.committed import sync
-    from pensa.committed.disk import KINDS
+    from pensa.project import KINDS
     from pensa.store import Store
 
     top = git.toplevel(cwd, env)

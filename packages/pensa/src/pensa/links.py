@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pensa.errors import CycleDetected, InvalidArgument, InvalidStatusTransition
-from pensa.models import IssueType, LinkKind, Size, Status, clean_commands, encode_list
+from pensa.models import IssueType, LinkKind, Status
 from pensa.store import fetch_issue, resolve
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from pensa.changes import Shape
 
 # Every "A waits for B" pair, as (A, B): an issue for what it depends on, a parent for each
 # of its children.
@@ -109,24 +108,3 @@ def open_children(conn: sqlite3.Connection, issue_id: str) -> list[str]:
             (issue_id,),
         )
     ]
-
-
-def shape_columns(
-    conn: sqlite3.Connection, issue_id: str | None, shape: Shape
-) -> dict[str, str | None]:
-    """The columns `shape` sets, as stored, checked inside the caller's transaction
-    (`issue_id` None: an issue being created)."""
-    columns: dict[str, str | None] = {}
-    for kind, field in FIELDS.items():
-        text = getattr(shape, field)
-        if text is not None:
-            columns[field] = check_link(conn, kind, issue_id, text) if text else None
-    if shape.size is not None:
-        columns["size"] = Size.parse(shape.size).value if shape.size else None
-    for field in ("objective", "artifact"):
-        text = getattr(shape, field)
-        if text is not None:
-            columns[field] = text.strip() or None
-    if shape.verify is not None:
-        columns["verify"] = encode_list("verify", clean_commands(shape.verify))
-    return columns

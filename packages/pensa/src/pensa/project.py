@@ -24,6 +24,11 @@ GITIGNORE = (
 
 # The files SQLite and the writers' lock keep beside the database.
 DB_SUFFIXES = ("", "-journal", "-wal", "-shm", ".lock")
+# The committed files, one per kind of record, each also in shards by id (`committed.disk`).
+KINDS = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
+# The untracked file a write leaves to say the committed files are behind the database
+# (`committed.writeback`).
+MARKER = "uncommitted"
 
 # Functional form on purpose: the class form compiles every (string) annotation at
 # import, start-up that every `pn` run would pay.
@@ -47,20 +52,9 @@ class Project(_ProjectFields):
 
     @property
     def issues_jsonl(self) -> str:
-        """The committed issues file of ids no shard takes (`pensa.committed.disk`); earlier
+        """The committed issues file of ids no shard takes (`committed.disk`); earlier
         versions' one issues file. It exists wherever pensa wrote the files."""
         return os.path.join(self.dir, "issues.jsonl")
-
-    def jsonl_files(self) -> list[str]:
-        """The committed files that exist (`pensa.committed.disk`: every shard of every
-        kind), in reading order."""
-        from pensa.committed.disk import fingerprints, ordered
-
-        return [os.path.join(self.dir, n) for n in ordered(fingerprints(self))]
-
-    def has_files(self) -> bool:
-        """Whether any committed file exists (a fresh clone to import, say)."""
-        return os.path.exists(self.issues_jsonl) or bool(self.jsonl_files())
 
     def exists(self) -> bool:
         """Whether the directory exists."""
@@ -70,7 +64,7 @@ class Project(_ProjectFields):
         """Create the directory if missing, and its .gitignore for the database (also in a
         fresh clone, where the untracked .gitignore did not travel: an agent's `git add -A`
         must never commit db.sqlite)."""
-        from pensa.committed.files import write_atomically
+        from pensa.safefile import write_atomically
 
         ignore = os.path.join(self.dir, ".gitignore")
         self.refuse_unsafe()
@@ -91,10 +85,8 @@ class Project(_ProjectFields):
         or writes is a link, a FIFO, a device, a socket or a directory: the sandboxed agent can
         plant one to make pn on the host write (or read) elsewhere, hang, or read without end.
         Twelve `lstat` calls, made before every command touches the files (a shard is
-        checked as it is read: `committed.files.read_regular`)."""
-        from pensa.committed.disk import KINDS
-        from pensa.committed.files import refuse_unsafe
-        from pensa.committed.writeback import MARKER
+        checked as it is read: `safefile.read_regular`)."""
+        from pensa.safefile import refuse_unsafe
 
         db = self.db
         names = (*KINDS, ".gitignore", MARKER)

@@ -60,7 +60,11 @@ def choose(found: Project | None, *, write: bool, shared: str | None = None) -> 
         return Choice(on_disk=False, first_use=False)
     db = os.path.abspath(shared) if shared else found.db
     exists = os.path.exists(db)
-    first_use = not shared and not exists and found.has_files()
+    first_use = False
+    if not shared and not exists:
+        from pensa.committed.disk import has_files
+
+        first_use = has_files(found)
     return Choice(on_disk=write or first_use or exists, first_use=first_use, db=db)
 
 
@@ -208,8 +212,9 @@ class Session:
             writeback.write_back(store, found)
         except (PensaError, OSError) as e:  # the write itself is done: say why git may not see it
             from pensa.inert import inert
+            from pensa.project import MARKER
 
-            self.say(inert(f"pn: warning: .pensa/{writeback.MARKER} not written: {e}"))
+            self.say(inert(f"pn: warning: .pensa/{MARKER} not written: {e}"))
 
     def tracker(self, *, write: bool = False) -> Tracker:
         """The issue lifecycle over this run's store."""

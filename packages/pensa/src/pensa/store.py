@@ -112,8 +112,8 @@ class Store:
                 f"{sqlite3.sqlite_version} (a newer Python, or one built with a newer SQLite)"
             )
         if path is not None:
-            from pensa.committed.files import refuse_unsafe
             from pensa.project import DB_SUFFIXES
+            from pensa.safefile import refuse_unsafe
 
             # SQLite opens these itself, and a FIFO as the journal hung every pn command; a
             # folder as the database itself is damage that `pn doctor --fix` repairs
@@ -250,7 +250,7 @@ class Store:
         if self.path is None:
             yield
             return
-        from pensa.committed.files import open_lock
+        from pensa.safefile import open_lock
 
         try:
             fd = open_lock(self.path + ".lock")  # never a planted link, FIFO or device

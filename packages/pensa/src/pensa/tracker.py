@@ -106,7 +106,7 @@ class Tracker:
     ) -> Issue:
         """Create an open issue, optionally depending on `deps`, fixing bug `fixes`, under a
         parent and with a Ready Contract (`shape`)."""
-        from pensa.links import shape_columns
+        from pensa.changes import shape_columns
 
         title = clean_title(title)
         labels = clean_labels(labels)

@@ -33,16 +33,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+# The four kinds of record, named by the file of each that earlier versions committed, in
+# the order they are written (`Project` owns the names). `deleted.jsonl` holds tombstones: a
+# deletion must travel through git, or a clone that still has the issue would bring it back.
+from pensa.project import KINDS
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from pensa.project import Project
     from pensa.store import Store
 
-# The four kinds of record, named by the file of each that earlier versions committed, in
-# the order they are written. `deleted.jsonl` holds tombstones: a deletion must travel
-# through git, or a clone that still has the issue would bring it back.
-KINDS = ("issues.jsonl", "deps.jsonl", "comments.jsonl", "deleted.jsonl")
 SHARDS = "0123456789abcdef"
 # Written even when empty (`pn init` commits them; `deleted.jsonl` comes with a first
 # deletion of an id that has no shard, or from an earlier version).
@@ -99,6 +100,16 @@ def fingerprint(path: str) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
+def jsonl_files(project: Project) -> list[str]:
+    """The committed files that exist (every shard of every kind), in reading order."""
+    return [os.path.join(project.dir, n) for n in ordered(fingerprints(project))]
+
+
+def has_files(project: Project) -> bool:
+    """Whether any committed file exists (a fresh clone to import, say)."""
+    return os.path.exists(project.issues_jsonl) or bool(jsonl_files(project))
+
+
 def fingerprints(project: Project) -> dict[str, str]:
     """Each committed file on disk and its fingerprint (a link or FIFO by a committed name is
     listed too, and refused when read)."""
@@ -130,8 +141,8 @@ def is_stale(store: Store, project: Project) -> bool:
 
 def read_file(project: Project, name: str) -> bytes:
     """One committed file's bytes (missing: empty); anything but a regular file, or one past
-    `files.JSONL_MAX`, is refused without blocking (`committed.files.read_regular`)."""
-    from pensa.committed.files import read_regular
+    `safefile.JSONL_MAX`, is refused without blocking (`safefile.read_regular`)."""
+    from pensa.safefile import read_regular
 
     return read_regular(os.path.join(project.dir, name)) or b""
 
@@ -148,7 +159,7 @@ def write_files(
     touched, and a file with nothing left in it is emptied, never deleted (`existing`: the
     files on disk). The shards and the kinds' own files (`KEPT`) are made, empty, when
     missing. Returns the bytes of each file written or found current."""
-    from pensa.committed.files import write_atomically
+    from pensa.safefile import write_atomically
 
     project.ensure()
     on_disk = set(existing)

@@ -67,6 +67,6 @@ def drift(store: Store, project: Project | None) -> list[str]:
 
 
 def _read(path: str) -> bytes | None:
-    from pensa.committed.files import read_regular
+    from pensa.safefile import read_regular
 
     return read_regular(path)

@@ -55,7 +55,7 @@ def head_tree(project: Project, env: Mapping[str, str] | None) -> Head | None:
     if env is None or not in_git(project):
         return None
     from pensa import git
-    from pensa.committed.files import JSONL_MAX
+    from pensa.safefile import JSONL_MAX
 
     done = git.run([*HARDENED, "ls-tree", "-z", "-l", "HEAD", "--", "./"], cwd=project.dir, env=env)
     if done.code != 0:  # no commit yet: HEAD holds nothing

@@ -66,7 +66,9 @@ def import_(
     """Rebuild `project`'s database from its JSONL files (`committed.rebuild`); None when there
     is nothing to import. It refuses to drop what only the database holds unless
     `discard_local` (`pensa.committed.localwork`)."""
-    if not project.has_files():
+    from pensa.committed.disk import has_files
+
+    if not has_files(project):
         return None
     from pensa.committed import rebuild
     from pensa.committed.head import head_tree

@@ -29,15 +29,15 @@ def _kind(path: str, ours: str) -> str:
 
 
 def _read(path: str, name: str, label: str) -> Snapshot:
-    from pensa.committed.files import read_regular
+    from pensa.safefile import read_regular
 
     return parse({name: read_regular(path) or b""}, prefix=f"{label} ")
 
 
 def merge_paths(base: str, ours: str, theirs: str, path: str = "") -> int:
     """Merge the three files into `ours`; return how many lines it now holds."""
-    from pensa.committed.files import write_atomically
     from pensa.committed.merge import merge_file
+    from pensa.safefile import write_atomically
 
     name = _kind(path, ours)
     merged = merge_file(

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pensa.committed import base as sync_base
 from pensa.committed.contents import Contents, read_contents
 from pensa.committed.disk import fingerprints
-from pensa.committed.files import new_file
 from pensa.committed.localwork import refuse_if_unsaved
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra
 from pensa.errors import StorageError
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_list
+from pensa.safefile import new_file
 from pensa.store import Store
 
 if TYPE_CHECKING:

@@ -30,7 +30,6 @@ from pensa.committed import apply, pending
 from pensa.committed import base as sync_base
 from pensa.committed.apply import Diff, Synced
 from pensa.committed.disk import (
-    KINDS,
     MISSING,
     changed,
     file_name,
@@ -44,6 +43,7 @@ from pensa.committed.head import blob_id
 from pensa.committed.records import Record
 from pensa.committed.snapshot import Snapshot
 from pensa.errors import InvalidData
+from pensa.project import KINDS
 
 if TYPE_CHECKING:
     import sqlite3

@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING
 
 from pensa import git
+from pensa.project import MARKER
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,7 +43,6 @@ ATTRIBUTES_LINE = ".pensa/*.jsonl merge=pensa"
 HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # How long to wait for another git's index lock (a concurrent `git add` or commit).
 INDEX_LOCK_WAIT = 2.0
-MARKER = "uncommitted"
 MARKER_TEXT = (
     "pensa: the tracker has changes not yet in .pensa/*.jsonl. The next commit writes and\n"
     "stages them (pensa's pre-commit hook runs `pn export`, which also removes this file):\n"
@@ -58,8 +58,8 @@ ATTRIBUTES_MAX = 1 << 20
 def set_up(project: Project) -> bool:
     """Whether `project` sits at the top of a git work tree that `pn init` set up (a
     `.gitattributes` that is a link, a FIFO, a device or too big says no)."""
-    from pensa.committed.files import read_regular
     from pensa.errors import PensaError
+    from pensa.safefile import read_regular
 
     top = os.path.dirname(project.dir)
     if not os.path.exists(os.path.join(top, ".git")):
@@ -87,7 +87,7 @@ def mark(project: Project, *, pending: bool) -> None:
         return
     if os.path.lexists(path) or not set_up(project):
         return
-    from pensa.committed.files import write_atomically
+    from pensa.safefile import write_atomically
 
     write_atomically(path, MARKER_TEXT)
 
