@@ -16,10 +16,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from ralph.keyproxy.login import ClaudeLogin
+from typing import Protocol
 
 # (route, the variable naming its endpoint, the provider's own endpoint, its credentials)
 FAMILIES = (
@@ -99,13 +96,25 @@ class Route:
         return [s for c in self.credentials for s in c.source.known()]
 
 
+class Login(Source, Protocol):
+    """The host's Claude Code login (keyproxy.login.ClaudeLogin), as a route uses it."""
+
+    def present(self) -> bool:
+        """Whether the host has a login to use."""
+        ...
+
+    def placeholder(self) -> str:
+        """The stand-in the agent sees for the login's token."""
+        ...
+
+
 def placeholder(real: str) -> str:
     """A fresh random stand-in for `real`, with its kind's prefix (`sk-ant-oat01-`...)."""
     kind = _KIND.match(real)
     return f"{kind.group(0) if kind else ''}ralph-placeholder-{secrets.token_urlsafe(24)}"
 
 
-def plan(host: Mapping[str, str], *, login: ClaudeLogin | None = None) -> tuple[Route, ...]:
+def plan(host: Mapping[str, str], *, login: Login | None = None) -> tuple[Route, ...]:
     """The routes for the credentials and endpoints set in `host`.
 
     `login` is the host's Claude Code login (`~/.claude/.credentials.json`): used, as an

@@ -7,21 +7,42 @@ container when the engine may be another machine (DOCKER_HOST, RALPH_PROBE_MOUNT
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ralph import safefile
 from ralph.errors import SandboxFailed
 from ralph.sandbox.base import OBJECTS, OUT, PENSA
 
 if TYPE_CHECKING:
-    from docker import DockerClient
+    from collections.abc import Mapping
+    from pathlib import Path
 
-    from ralph.sandbox.docker import DockerSandbox
+    from docker import DockerClient
+    from docker.types import Mount
+
+    from ralph.models import Config
+    from ralph.sandbox.base import Place
+
+
+class Probed(Protocol):
+    """What the probe needs of the sandbox it checks (sandbox.docker.DockerSandbox)."""
+
+    config: Config
+    state: Path
+    place: Place | None
+    env: Mapping[str, str]
+    uid: int
+    gid: int
+
+    def labels(self) -> dict[str, str]: ...
+
+    def probe_mounts(self) -> list[Mount]: ...
+
 
 log = logging.getLogger(__name__)
 
 
-def check(box: DockerSandbox, client: DockerClient) -> None:
+def check(box: Probed, client: DockerClient) -> None:
     """Refuse an engine that does not see the project at its own path.
 
     Bind mounts name paths on the engine's machine: a remote engine (DOCKER_HOST) without
