@@ -1,7 +1,7 @@
 """Concurrent claims: N `pn claim-next --json` processes started at once on one database.
 
 Prints p50, p99 and the maximum wall time of a claim, and the double claims (there must be
-none), for 8 and 32 processes. Target (issue 12): p99 <= 1.5 s at 32 on 2 cores. Each round
+none), for 8 and 32 processes. Target: p99 <= 1.5 s at 32 on 2 cores. Each round
 starts from a fresh database with 64 ready tasks; the processes wait on a barrier file so they
 start within a millisecond or two of each other. pn runs from the bytecode `make env` compiles
 (without it, each of the 32 start-ups compiles pensa again and p99 rose from 1.06 s to 1.70 s

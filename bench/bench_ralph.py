@@ -1,7 +1,7 @@
 """ralph's own overhead: per-iteration cost in Docker beyond `docker run --rm IMAGE true`, and
 stream formatting throughput. Prints a table; exits 1 when a target is missed.
 
-Targets (issue 3): median iteration overhead <= 0.5 s over 20 iterations; >= 20,000 events/s.
+Targets: median iteration overhead <= 0.5 s over 20 iterations; >= 20,000 events/s.
 """
 
 from __future__ import annotations

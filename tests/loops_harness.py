@@ -1,4 +1,4 @@
-"""A project for many-loops tests (issue 14): real sgf, ralph and pn, the builder fake agent
+"""A project for many-loops tests: real sgf, ralph and pn, the builder fake agent
 on the host (`--sandbox none`), no Docker, no model."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def git_argv_literals(source: Path) -> list[int]:
 
 @pytest.mark.parametrize("package", ["ralph", "sgf"])
 def test_every_host_git_command_goes_through_the_hardened_helper(package: str) -> None:
-    """Issue 9: repository configuration is attacker input, so ralph and sgf spell the git
+    """Repository configuration is attacker input, so ralph and sgf spell the git
     command once, as git.HARDENED (hooks, fsmonitor, pager and ext:: off), and nowhere else."""
     src = ROOT / "packages" / package / "src" / package
     spelled = {
@@ -87,7 +87,7 @@ def test_ralph_and_sgf_harden_git_alike() -> None:
     assert ralph_git.HARDENED == sgf_git.HARDENED
 
 
-# Starting, signalling and waiting for processes: only proc.py does it (issue 12, "one door").
+# Starting, signalling and waiting for processes: only proc.py does it.
 PROCESS_MODULES = {"subprocess", "pty"}
 PROCESS_CALLS = {
     "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "kill", "killpg", "waitpid",

@@ -1,5 +1,5 @@
 """An unexpected exception in any of the three tools is one line on stderr naming a crash log
-with the traceback (issue 12; pre-commit's error_handler is the model)."""
+with the traceback."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ def test_a_rejected_push_is_replayed_onto_the_remote_and_both_sides_claims_and_c
 def test_a_task_the_agent_cannot_do_leaves_the_queue_and_the_loop_finishes_the_rest(
     project: Project, model: Model
 ) -> None:
-    """Issue 10, with the real claude binary in the sandbox: the agent gives up on one task
+    """With the real claude binary in the sandbox: the agent gives up on one task
     every time it gets it; after 3 claims pn hands it to a human, the loop finishes the other
     task and exits 0, and `sgf status` says a task needs a human."""
     stuck = project.create_task("impossible: needs a human decision")

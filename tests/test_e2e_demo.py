@@ -51,7 +51,7 @@ def test_demo_builds_the_greeter_in_the_sandbox(
     assert "--sandbox none" not in out  # Docker answers here, so the sandbox was used
     assert len(re.findall(r"closed\s+task", out)) == 3
     assert "sent back" not in out  # its own checks (python3 -m unittest) count
-    # the closing `sgf status` is piped here: plain rows, whole ids, no box drawing (issue 24)
+    # the closing `sgf status` is piped here: plain rows, whole ids, no box drawing
     after = done.stdout[done.stdout.rindex("Afterwards") :]
     closing = after[: after.index("pn list")]
     assert not set("│─┃━┏┡") & set(closing), closing
@@ -69,6 +69,6 @@ def test_demo_builds_the_greeter_in_the_sandbox(
     ).stdout.split()
     assert leftovers == []
     image = tomllib.loads((project / ".sgf" / "config.toml").read_text())["docker_template"]
-    assert image != sandbox_image  # the demo project built its own image (issue 11)
+    assert image != sandbox_image  # the demo project built its own image
     subprocess.run(["docker", "image", "rm", image], capture_output=True, check=False)
     assert processes_mentioning(str(project.parent)) == []  # the scripted model was stopped

@@ -1,5 +1,5 @@
-"""`sgf spec` on a real terminal: no first-run screens (issue 11), and the agent's sentinel
-ends the session without anybody quitting Claude Code (issue 12).
+"""`sgf spec` on a real terminal: no first-run screens, and the agent's sentinel
+ends the session without anybody quitting Claude Code.
 
 The real claude binary runs interactively in the sandbox, on the slave side of a fresh pty, with
 a HOME that has never seen Claude Code. The scripted model answers the session's first message

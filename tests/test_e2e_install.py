@@ -1,4 +1,4 @@
-"""Issue 11's acceptance: the wheels in a fresh venv, no clone in sight, run a real loop.
+"""The wheels in a fresh venv, no clone in sight, run a real loop.
 
 The three wheels are built, installed into a virtual environment outside the repository, and
 only that environment's executables are on PATH. Two python projects each build their own

@@ -1,4 +1,4 @@
-"""The install commands of README "Install" and docs/install.md, run as written (issue 11):
+"""The install commands of README "Install" and docs/install.md, run as written:
 `uv tool install` of sgf with pensa and ralph puts all three on PATH, and pensa alone gives a
 `pn init` that works in any repository.
 
@@ -59,7 +59,7 @@ def test_the_readme_install_command_puts_three_tools_on_path(
     project = tmp_path / "project"
     project.mkdir()
     sh("git init -q && sgf init --stack python", cwd=project, env=tools)
-    # docs/install.md's model-free command, as written, works from the installed tools (issue 24)
+    # docs/install.md's model-free command, as written, works from the installed tools
     served = sh(block_with("ralph.testing.model_server --help"), cwd=project, env=tools)
     assert "--scenario" in served
     assert (project / ".sgf" / "config.toml").is_file()

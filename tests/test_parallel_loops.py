@@ -1,4 +1,4 @@
-"""`sgf build -a N --parallel P` (issue 14 acceptance): P isolated loops over one backlog, with
+"""`sgf build -a N --parallel P`: P isolated loops over one backlog, with
 the builder fake agent on the host."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stage prompts agree with each other, with pn and with the workflow (issue 12).
+"""The stage prompts agree with each other, with pn and with the workflow.
 
 Every shipped prompt is rendered for every stack, with and without a spec, the way `sgf` renders
 it; then each rendering is checked for the commands it must hold: the claim command of its

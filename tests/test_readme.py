@@ -1,4 +1,4 @@
-"""The manual's shell blocks run (issue 11): the blocks that can run offline run for real in a
+"""The manual's shell blocks run: the blocks that can run offline run for real in a
 throw-away repository. That every `pn`, `sgf`, `ralph` and `make` command in them parses against
 the real command-line definitions is scripts/check_docs.py's to say (tests/test_check_docs.py)."""
 

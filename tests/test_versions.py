@@ -1,4 +1,4 @@
-"""`--version` on all three tools prints the installed package's version (issues 10 and 11)."""
+"""`--version` on all three tools prints the installed package's version."""
 
 from __future__ import annotations
 

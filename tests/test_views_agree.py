@@ -1,4 +1,4 @@
-"""ralph and sgf print a run's figures in one form (issue 24): ralph's totals line and AFK
+"""ralph and sgf print a run's figures in one form: ralph's totals line and AFK
 summaries, and every sgf view, show the same strings for the same numbers. The packages share
 no code, so each has its few lines and this test holds them together."""
 

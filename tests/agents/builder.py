@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fake build-loop agent: one task per run, the way the build prompt asks (issue 14 tests).
+"""A fake build-loop agent: one task per run, the way the build prompt asks.
 
 Claims with `pn claim-next`, writes `work/<task-id>.txt`, closes the task and commits with
 `git add -A`, printing stream-json like `claude -p`. Nothing ready: it writes the loop's

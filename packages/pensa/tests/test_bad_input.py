@@ -1,4 +1,4 @@
-"""Every bad byte, file or disk is a one-line error, never a traceback (issue 9).
+"""Every bad byte, file or disk is a one-line error, never a traceback.
 
 The mount cases need root (CI runs as root); they use real read-only binds and a real
 tiny tmpfs, not chmod, which root ignores.

@@ -1,4 +1,4 @@
-"""claim-next's stuck tasks and release --held-by (issue 10), on real SQLite files and real pn."""
+"""claim-next's stuck tasks and release --held-by, on real SQLite files and real pn."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 through the real `pn`: forgiving input for people, exact JSON for agents."""
+"""Through the real `pn`: forgiving input for people, exact JSON for agents."""
 
 from __future__ import annotations
 

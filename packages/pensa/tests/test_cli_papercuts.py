@@ -1,4 +1,4 @@
-"""Small things a person meets first (issue 24): a description from a file or stdin, a delete
+"""Small things a person meets first: a description from a file or stdin, a delete
 that asks on a terminal and names the whole id, dependency arrows that read like the graph."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pensa.cycles import PRUNE_ROUNDS, cycles_among, drawn, find_cycles
 
 
 def plain_find_cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
-    """The search as pensa first wrote it (before issue 12's doctor budget): the oracle."""
+    """The search as pensa first wrote it (before doctor had a time budget): the oracle."""
     white, grey, black = 0, 1, 2
     colour: dict[str, int] = {}
     found: dict[tuple[str, ...], list[str]] = {}

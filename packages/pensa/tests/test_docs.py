@@ -78,7 +78,7 @@ def test_the_manual_documents_every_doctor_check() -> None:
 
 
 def test_the_priority_option_is_declared_once_and_reads_the_same_everywhere() -> None:
-    """Issue 12: `-p` was declared five times with three help texts."""
+    """`-p` was once declared five times with three help texts."""
     helps = set()
     for name in ("create", "q", "update", "list", "ready", "claim-next"):
         command = cli.get_command(click.Context(cli), name)

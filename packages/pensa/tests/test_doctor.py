@@ -175,7 +175,7 @@ def test_work_the_database_holds_and_the_files_lack_is_not_drift(
 def test_files_unchanged_since_the_last_sync_are_not_read_or_rendered(
     tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 12: doctor at 100k issues rendered the whole export (0.64 s, 191 MB) to look for
+    """Doctor at 100k issues rendered the whole export (0.64 s, 191 MB) to look for
     drift; files whose fingerprint is the last sync's hold nothing new and are skipped."""
     project = at(tmp_path / ".pensa")
     project.ensure()

@@ -1,4 +1,4 @@
-"""Hostile text is inert on the terminal; JSON stays exact (issue 9)."""
+"""Hostile text is inert on the terminal; JSON stays exact."""
 
 from __future__ import annotations
 

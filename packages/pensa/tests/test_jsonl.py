@@ -322,7 +322,7 @@ def test_import_over_a_crashed_writer_leaves_no_hot_journal(project: Project, cl
 
 
 def test_import_keeps_every_index_it_rebuilds(project: Project, clock: Clock) -> None:
-    """Issue 12: import drops the emptied tables' indexes and makes them again after the
+    """Import drops the emptied tables' indexes and makes them again after the
     inserts; the schema afterwards is exactly the schema before."""
     import sqlite3
 

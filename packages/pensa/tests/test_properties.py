@@ -196,7 +196,7 @@ ISSUE_ROW = st.tuples(
 def test_status_counts_agree_with_a_plain_python_oracle(
     rows: list[tuple[str, str, str | None]], links: list[tuple[int, int]]
 ) -> None:
-    """Issue 12 rewrote `pn status` as two grouped counts; an oracle that walks every issue
+    """`pn status` is two grouped counts; an oracle that walks every issue
     and its deps says what ready, blocked, needing a human and the bars must be."""
     from pensa.stats import status
 

@@ -1,4 +1,4 @@
-"""PN_SHARED_DB: worktree loops share the main checkout's database (issue 14), with real git,
+"""PN_SHARED_DB: worktree loops share the main checkout's database, with real git,
 hooks and `pn`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What each hot command loads: nothing it does not use (STYLE.md, issue 12)."""
+"""What each hot command loads: nothing it does not use (STYLE.md)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_ready_loads_no_write_path(repo: Path) -> None:
 
 
 def test_create_loads_no_read_views(repo: Path) -> None:
-    """pensa.views is ~0.3 ms of import that `pn create` never uses (issue 12)."""
+    """pensa.views is ~0.3 ms of import that `pn create` never uses."""
     modules = loaded(["create", "t", "-t", "bug"], repo)
     assert "pensa.tracker" in modules
     assert "pensa.views" not in modules

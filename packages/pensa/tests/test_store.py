@@ -121,7 +121,7 @@ def test_each_migration_is_declared_once_in_order() -> None:
 
 
 def test_writers_take_turns_on_a_lock_file_git_ignores(tmp_path: Path) -> None:
-    """Issue 12: writers queue on `<db>.lock` (flock) before BEGIN IMMEDIATE; the file is
+    """Writers queue on `<db>.lock` (flock) before BEGIN IMMEDIATE; the file is
     in pensa's .gitignore, and a write waits while another process holds the turn."""
     import fcntl
     import threading

@@ -1,4 +1,4 @@
-"""Concurrency of the git layer (issue 8, point 7): one snapshot per export, no lost writes."""
+"""Concurrency of the git layer: one snapshot per export, no lost writes."""
 
 from __future__ import annotations
 

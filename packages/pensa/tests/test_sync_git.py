@@ -1,4 +1,4 @@
-"""pensa in git never loses data (issue 8): every repro, with real git, hooks and `pn`.
+"""pensa in git never loses data: every repro, with real git, hooks and `pn`.
 
 Each test failed on 9da76fd, where the hooks ran `pn import` (replace the database with the
 JSONL) and export rewrote the files from a stale database.

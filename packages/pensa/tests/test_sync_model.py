@@ -1,4 +1,4 @@
-"""Model-based test: pensa in git never loses data (issue 8).
+"""Model-based test: pensa in git never loses data.
 
 Two clones of a bare remote run random `pn` writes (create, claim, close, reopen, edit,
 comment, dep add/remove, delete, export, import) interleaved with git work (commit, a commit

@@ -158,7 +158,7 @@ def test_ready_prints_the_same_bytes_without_its_indexes(big: Store, filters: Fi
 
 
 def test_ready_reads_only_its_indexes(big: Store) -> None:
-    """The plan that makes `pn ready --json` fit its budget at 100k issues (issue 12): the
+    """The plan that makes `pn ready --json` fit its budget at 100k issues: the
     open issues and their JSON from issues_ready, each dependency's status from
     issues_unclosed, no row of the table itself."""
     sql = ready_query(Filters())._sql("issue_json")
@@ -290,7 +290,7 @@ def test_the_json_follows_every_kind_of_write(tmp_path: Path) -> None:
 
 
 def test_status_counts_from_covering_indexes_only(big: Store) -> None:
-    """`pn status` at 100k issues (issue 12): both grouped counts read indexes, no table row."""
+    """`pn status` at 100k issues: both grouped counts read indexes, no table row."""
     from pensa.stats import BLOCKED_COUNTED, EVERY_COUNTED
 
     for sql, index in ((EVERY_COUNTED, "issues_type_status"), (BLOCKED_COUNTED, "issues_unclosed")):

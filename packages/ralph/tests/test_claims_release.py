@@ -1,4 +1,4 @@
-"""Claims end with the loop (issue 10): however ralph ends, the loop's tasks go back."""
+"""Claims end with the loop: however ralph ends, the loop's tasks go back."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_a_user_chosen_actor_is_never_released_wholesale(
 def test_a_task_released_every_iteration_leaves_the_queue_after_three_claims(
     project: Path, env: dict[str, str], ralph: Run, script: Script, task: str
 ) -> None:
-    """Issue 10: an agent that gives up on the same task each iteration does not eat the loop:
+    """An agent that gives up on the same task each iteration does not eat the loop:
     after 3 claims the task goes to a human with a comment, and the loop moves on."""
     second = pn(project, "create", "the next task", "-t", "task")
     assert isinstance(second, dict)

@@ -374,7 +374,7 @@ def test_help_names_the_environment_variable_of_each_configurable_option() -> No
 def test_a_single_word_that_is_no_file_is_refused_before_any_agent_runs(
     ralph: Run, word: str, tmp_path: Path
 ) -> None:
-    """Issue 10: `ralph version` or a mistyped path must not start a paid agent run."""
+    """`ralph version` or a mistyped path must not start a paid agent run."""
     marker = tmp_path / "agent-ran"
     done = ralph("-a", word, env={"RALPH_COMMAND": f"/bin/sh -c 'touch {marker}'"})
     assert done.returncode == 1

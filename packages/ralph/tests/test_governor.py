@@ -1,4 +1,4 @@
-"""A loop that governs itself (issue 10): circuit breaker, budgets, totals and stop reasons."""
+"""A loop that governs itself: circuit breaker, budgets, totals and stop reasons."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -
 def test_a_loop_whose_every_iteration_failed_exits_1_without_run_again_advice(
     ralph: Run, iterations: str
 ) -> None:
-    """Fewer iterations than the breaker needs: still no "work may remain" (issue 10)."""
+    """Fewer iterations than the breaker needs: still no "work may remain"."""
     done = ralph("-a", "--command", "/bin/false", iterations, "do the work")
     assert done.returncode == 1, done.stdout + done.stderr
     reason = (
@@ -156,7 +156,7 @@ def test_a_bad_max_time_is_a_one_line_usage_error(ralph: Run) -> None:
 def test_root_with_sandbox_none_and_claude_is_refused_before_any_iteration(
     ralph_env: dict[str, str], fake_agent: Path, project: Path, tmp_path: Path
 ) -> None:
-    """Issue 10: not three failed iterations, one clear line."""
+    """Not three failed iterations, one clear line."""
     import subprocess
     import sys
 

@@ -1,4 +1,4 @@
-"""Hostile text from the model or a tool never reaches the terminal raw (issue 9)."""
+"""Hostile text from the model or a tool never reaches the terminal raw."""
 
 from __future__ import annotations
 

@@ -204,7 +204,7 @@ def test_bell_rings_when_no_sound_player_is_set(
 def test_the_sentinel_ends_an_interactive_session_nobody_quits(
     terminal: Callable[..., Terminal], tty_agent: Path, project: Path
 ) -> None:
-    """Issue 12: the agent cannot quit Claude Code; its sentinel ends the session for it."""
+    """The agent cannot quit Claude Code; its sentinel ends the session for it."""
     term = terminal(
         "--sandbox", "none", "--command", str(tty_agent), "3", "go on",
         env={"TTY_AGENT_COMPLETE": "1", "RALPH_SENTINEL_GRACE": "0.5"},

@@ -61,7 +61,7 @@ def test_agent_ignoring_sigint_and_sigterm_is_killed(ralph: Run, script: Script)
     steps = [["ignore", "SIGINT"], ["ignore", "SIGTERM"], ["say", "stubborn"], ["hang"]]
     # the idle timeout leaves the agent's interpreter time to start and ignore the signals
     done = ralph("-a", "--idle-timeout", "2", "1", script(default=steps))
-    assert done.returncode == 1  # its only iteration failed (issue 10)
+    assert done.returncode == 1  # its only iteration failed
     assert "every iteration failed (1); the last: the watchdog stopped the agent" in done.stderr
     assert "no output from the agent" in done.stdout
     assert "exit -9" in done.stdout
@@ -256,7 +256,7 @@ def test_kill_9_of_ralph_leaves_a_host_agent_that_the_next_start_stops(
     spawn_ralph: Spawn,
     ralph: Run,
 ) -> None:
-    """Issue 9: a `kill -9`ed ralph cannot stop its agent; the next ralph start does."""
+    """A `kill -9`ed ralph cannot stop its agent; the next ralph start does."""
     ready = tmp_path / "ready"
     steps = [["ready", str(ready)], ["hang"]]
     first = spawn_ralph(project, ralph_env, "-a", "1", script(_1=steps, default=[["result"]]))

@@ -154,7 +154,7 @@ def test_real_claude_in_a_container_waits_out_a_usage_limit(
 def test_real_claude_reports_cost_and_max_cost_stops_the_loop(
     claude_bin: Path, project: Path, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 10: `--max-cost 0.002` with the scripted model. Each reply reports 200 input
+    """`--max-cost 0.002` with the scripted model. Each reply reports 200 input
     tokens, which Claude Code prices into its result's total_cost_usd (about $0.001)."""
     scenario = parse_scenario({"input_tokens": 200, "steps": [{"text": "More work next time."}]})
     record = tmp_path / "run.jsonl"

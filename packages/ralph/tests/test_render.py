@@ -34,7 +34,7 @@ def test_long_lines_are_not_wrapped_on_a_terminal() -> None:
 
 
 def test_styled_output_prints_markup_in_agent_text_as_is() -> None:
-    """Issue 12: agent text with `[/x]` (a closing tag with no opening one) or `[bold]` is
+    """Agent text with `[/x]` (a closing tag with no opening one) or `[bold]` is
     printed literally on a terminal; rich would raise MarkupError or restyle it."""
     out = io.StringIO()
     render = Output(out, io.StringIO(), styled=True)

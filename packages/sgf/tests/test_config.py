@@ -100,7 +100,7 @@ def test_a_config_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_every_config_field_is_a_key_and_round_trips() -> None:
-    """The keys, types and defaults are Config's fields, written once (issue 12)."""
+    """The keys, types and defaults are Config's fields, written once."""
     from dataclasses import fields
 
     full = config.Config(

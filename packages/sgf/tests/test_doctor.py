@@ -1,4 +1,4 @@
-"""`sgf doctor` (issue 24): one line per finding with its fix, exit 1 on a problem; run as the
+"""`sgf doctor`: one line per finding with its fix, exit 1 on a problem; run as the
 real console script against a real Docker engine (or a dead DOCKER_HOST)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""After ralph ends (issue 10): a dead ralph's claims go back at once; advice fits the stop."""
+"""After ralph ends: a dead ralph's claims go back at once; advice fits the stop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Notifications (issue 24): `notify` in .sgf/config.toml or `--notify` runs on the host with a
+"""Notifications: `notify` in .sgf/config.toml or `--notify` runs on the host with a
 JSON event on stdin when a loop ends, when a budget stops it and when a task is handed to a
 human; a failing or slow notifier never holds up or breaks the loop. Real sgf, ralph, pn and
 the repo's fake agent on the host."""

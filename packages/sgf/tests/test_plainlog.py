@@ -1,4 +1,4 @@
-"""Logs people can read (issue 10): no ANSI escapes, no carriage returns, even from a terminal."""
+"""Logs people can read: no ANSI escapes, no carriage returns, even from a terminal."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_an_unsafe_template_is_refused_and_nothing_runs(
     assert not (tmp_path / ".sgf/prompts/.assembled/build.md").exists()
 
 
-# What each stage may claim (issue 10): the build loop tasks and chores (never the test plan's
+# What each stage may claim: the build loop tasks and chores (never the test plan's
 # items, nor bugs), the test loop tests, issues-plan the bug it plans; the rest claim nothing.
 CLAIMS = {
     "build": "pn claim-next -t task -t chore{spec} --json",

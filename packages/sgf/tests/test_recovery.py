@@ -203,7 +203,7 @@ def test_an_unreadable_pid_file_counts_as_stale(
 def test_a_pid_file_whose_pid_now_belongs_to_another_process_is_a_crashed_loop(
     project: Path, sgf: Run, fake_ralph: Any
 ) -> None:
-    """Issue 9: after a reboot the PID in a dead loop's file may name a live process; its
+    """After a reboot the PID in a dead loop's file may name a live process; its
     start time tells them apart, so recovery runs instead of waiting forever."""
     from sgf import proc
 

@@ -227,7 +227,7 @@ def test_logs_follows_a_running_loop_until_it_ends(
 def test_status_shows_hostile_history_text_inert_and_never_as_markup(
     project: Path, sgf: Run
 ) -> None:
-    """Issue 9 and 12: a loop id or outcome holding escapes or `[/x]` neither reaches the
+    """A loop id or outcome holding escapes or `[/x]` neither reaches the
     terminal raw nor raises rich's MarkupError."""
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -281,7 +281,7 @@ def test_sgf_arguments_that_are_not_utf8_are_one_line(project: Path) -> None:
 def test_status_removes_the_container_of_a_killed_ralph(
     project: Path, sgf: Run, base_image: str
 ) -> None:
-    """Issue 9: after `kill -9` of ralph its container runs on; `sgf status` removes it."""
+    """After `kill -9` of ralph its container runs on; `sgf status` removes it."""
     started = subprocess.run(
         [
             "docker",
@@ -317,7 +317,7 @@ def test_status_removes_the_container_of_a_killed_ralph(
 def test_status_warns_when_the_images_pn_is_not_the_hosts(
     project: Path, sgf: Run, inside: str, labelled: Callable[..., str]
 ) -> None:
-    """Issue 11: the image records its pn version; status names a mismatch with the host's."""
+    """The image records its pn version; status names a mismatch with the host's."""
     from importlib.metadata import version
 
     host = version("pensa")
@@ -373,7 +373,7 @@ def test_logs_can_wait_for_a_loop_that_has_not_started(project: Path, sgf: Run) 
 def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     project: Path, sgf: Run, tool_env: dict[str, str]
 ) -> None:
-    """Issue 10: what each loop is doing now, and how recent loops ended, from run records."""
+    """What each loop is doing now, and how recent loops ended, from run records."""
     live = "build-20260101T000000"
     task = json.loads(
         subprocess.run(
@@ -437,7 +437,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     assert "the current task" in text
     assert "budget reached: cost" in text
     [row] = [line for line in text.splitlines() if done_id in line]
-    cells = row.split()  # piped: plain rows, whole cells, no box drawing (issue 24)
+    cells = row.split()  # piped: plain rows, whole cells, no box drawing
     assert cells[0] == done_id
     assert cells[3:9] == ["2", "3/?", "$1.5000", "900", "1m00s", "2"]
 
@@ -445,7 +445,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
 def test_status_lists_the_stuck_tasks_needing_a_human(
     project: Path, sgf: Run, tool_env: dict[str, str]
 ) -> None:
-    """Issue 10: a task agents gave up on 3 times is named, and not counted as ready."""
+    """A task agents gave up on 3 times is named, and not counted as ready."""
     stuck = pn(project, tool_env, "create", "impossible task", "-t", "task")["id"]
     pn(project, tool_env, "create", "doable task", "-t", "task")
     for loop in ("build-1", "build-2", "build-3"):

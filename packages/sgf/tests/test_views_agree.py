@@ -1,4 +1,4 @@
-"""Every view of one recorded loop reports the same numbers (issue 24): ralph's totals line in
+"""Every view of one recorded loop reports the same numbers: ralph's totals line in
 the loop's log, `sgf status --json`, piped `sgf status`, piped `sgf status --watch` and
 `sgf top` through Textual's pilot. The loop is real: sgf, ralph, pn and the repo's fake agent
 on the host; it completes on its second iteration, so the totals hold the completing one.

@@ -2,17 +2,14 @@
 
 `Session` is what the `pn` commands drive and what a Python caller uses: it finds the
 project, opens (and catches up) the database, and owns the rules that choose between paths:
-the shared database of a worktree loop (`PN_SHARED_DB`, `committed.shared`), local or git claims
-(`PN_CLAIMS`, `pensa.gitclaims`), staging in a commit hook, and the write-back that keeps
-`.pensa/*.jsonl` current after a change (`committed.writeback`). It prints nothing: what a user
-should hear goes to `say` (the CLI sends it to stderr).
+a worktree loop's shared database (`PN_SHARED_DB`), local or git claims (`PN_CLAIMS`), staging
+in a commit hook, and the write-back after a change (`committed.writeback`). It prints nothing:
+what a user should hear goes to `say` (the CLI sends it to stderr).
 
-Which database a command opens, and catching it up with the committed JSONL first:
-- a write opens (creating) the project's database;
-- a read never creates files: without a database it sees an empty in-memory one, except in a
-  fresh clone (`.pensa/` with JSONL but no database), where the first use imports the files;
-- before working, the database merges in JSONL changed since the last sync (a checkout whose
-  hook did not run, a teammate without pensa); a read that cannot write reads as it is.
+A write opens (creating) the project's database; a read never creates files: without a
+database it sees an empty in-memory one, except in a fresh clone (JSONL, no database), whose
+first use imports the files. Before working, the database merges in JSONL changed since the
+last sync (a checkout whose hook did not run); a read that cannot write reads as it is.
 
     with Session(cwd=".", environ=os.environ) as pensa:
         issue = pensa.claim_next(spec="auth")
