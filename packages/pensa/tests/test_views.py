@@ -83,14 +83,19 @@ def oracle(store: Store, filters: Filters) -> list[dict[str, Any]]:
     for child, parent in store.rows("SELECT issue_id, depends_on_id FROM deps"):
         edges.setdefault(child, []).append(parent)
     waits: dict[str, list[str]] = {}
-    parents = dict(store.rows("SELECT id, parent FROM issues WHERE parent IS NOT NULL"))
+    parents: dict[str, str] = {
+        str(i): str(p)
+        for i, p in store.rows("SELECT id, parent FROM issues WHERE parent IS NOT NULL")
+    }
     for child, parent in parents.items():
         waits.setdefault(parent, []).append(child)  # a parent waits for its children
 
     def ancestors(issue_id: str) -> list[str]:
         chain = []
-        while (issue_id := parents.get(issue_id)) is not None:
-            chain.append(issue_id)
+        above = parents.get(issue_id)
+        while above is not None:
+            chain.append(above)
+            above = parents.get(above)
         return chain
 
     def blocked(issue_id: str) -> bool:  # a dependency not closed, its own or an ancestor's

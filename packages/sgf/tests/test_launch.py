@@ -13,10 +13,15 @@ from typing import Any
 import pytest
 
 from sgf import config as sgf_config
-from sgf import stacks
+from sgf import resources, stacks
 from sgf.loops import STOP_CHECKS, Stage
 
 from .conftest import BIN, alive
+
+REVIEWS = [
+    "--review", "feature", "--reviewers", "3",
+    "--review-focus", str(resources.path("prompts", "review-focus.md")),
+]  # fmt: skip
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
@@ -62,6 +67,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
         "--sandbox", "docker",
         "--checks", ",".join(STOP_CHECKS[Stage(stage)]) or "none",  # the stage's checklist
         *[f for host in stacks.get(loaded.stack).registries for f in ("--allow", host)],
+        *(REVIEWS if stage == "build" else []),  # the build loop reviews by default
         count, str(prompt),
     ]  # fmt: skip
     assert record["argv"] == expected
