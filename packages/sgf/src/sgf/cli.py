@@ -175,9 +175,9 @@ def top_command(env: Env, all_projects: bool, interval: float) -> int:
 
 def fail(message: str) -> int:
     """Print `error: <message>` on stderr and return exit code 1."""
-    from sgf import render
+    from sgf import text
 
-    click.echo(f"error: {render.inert(message, multiline=True)}", err=True)
+    click.echo(f"error: {text.inert(message, multiline=True)}", err=True)
     return ExitCode.ERROR
 
 

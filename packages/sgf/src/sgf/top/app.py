@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static 
 
 from sgf.errors import SgfError
 from sgf.loopstate import LoopRow
-from sgf.render import inert
+from sgf.text import inert
 from sgf.top import columns, control, layout
 from sgf.top.collect import Snapshot
 from sgf.top.logview import LogFollower, style_of
