@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from sgf.doctor import Finding
-    from sgf.recovery import Report
+    from sgf.loop.recovery import Report
     from sgf.scaffold import Step
     from sgf.status import Running, Status
 

@@ -14,7 +14,7 @@ import click
 from sgf import notify, text
 from sgf.commandenv import Env
 from sgf.config import Isolation, SandboxKind
-from sgf.loops import Launch, Stage
+from sgf.loop.loops import Launch, Stage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,9 +108,10 @@ def stage_options(
 
 
 def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = None) -> int:
-    """Run one stage (or `parallel` isolated loops of it) through sgf/stage.py; print what
+    """Run one stage (or `parallel` isolated loops of it) through sgf/loop/stage.py; print what
     was prepared and how each loop ended; return one exit code."""
-    from sgf import render, stage
+    from sgf import render
+    from sgf.loop import stage
 
     root = env.root()
     environ = env.environ

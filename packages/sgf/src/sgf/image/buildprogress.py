@@ -19,7 +19,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from sgf import buildview, figures, timings
+from sgf import figures
+from sgf.image import buildview, timings
 from sgf.text import inert
 
 if TYPE_CHECKING:
