@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sgf import loopindex, proc, runs
+from sgf import proc
+from sgf.loop import loopindex, runs
 from sgf.top.app import TopApp
 from sgf.top.collect import Collector
 

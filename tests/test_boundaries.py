@@ -151,7 +151,7 @@ DOCKER_COMMANDS = {"build", "run", "ps", "image", "images", "rm", "rmi", "info",
 
 
 def test_only_engine_talks_to_docker_in_sgf() -> None:
-    """sgf reaches the Docker engine through the SDK in one module (engine.py), never by
+    """sgf reaches the Docker engine through the SDK in one module (image/engine.py), never by
     running the `docker` command: ralph needs that command to attach to its containers, sgf
     needs it for nothing."""
     src = ROOT / "packages" / "sgf" / "src" / "sgf"
@@ -160,7 +160,7 @@ def test_only_engine_talks_to_docker_in_sgf() -> None:
         for path in src.rglob("*.py")
         if imported_top_levels(path) & {"docker", "requests"}
     )
-    assert importers == ["engine.py"]
+    assert importers == ["image/engine.py"]
     runners = [
         f"{path.relative_to(src)}:{node.lineno}"
         for path in sorted(src.rglob("*.py"))

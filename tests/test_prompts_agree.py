@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 import pytest
 from pensa.cli.base import cli as pn_cli
-from sgf import prompts, resources, scaffold, stacks
+from sgf import resources, scaffold, stacks
+from sgf.loop import prompts
 
 SENTINEL = 'echo "$RALPH_LOOP_ID" > .ralph-complete'
 CLAIMS = {
@@ -146,7 +147,7 @@ def test_interactive_sessions_end_by_their_sentinel(tmp_path: Path, name: str) -
 
 def test_git_claims_claim_on_the_host_what_each_prompt_claims() -> None:
     """With `claims = "git"` ralph claims for the agent (`RALPH_CLAIM`): the same filters."""
-    from sgf import gitclaims
+    from sgf.loop import gitclaims
 
     assert {stage.value for stage in gitclaims.CLAIMS} == set(CLAIMS)
     for stage, args in gitclaims.CLAIMS.items():

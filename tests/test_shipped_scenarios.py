@@ -11,8 +11,8 @@ from ralph.testing.conversation import Request
 from ralph.testing.engine import Engine
 from ralph.testing.scenario import load_scenario
 from ralph.testing.wire import MessageReply, TextBlock, ToolUseBlock
-from sgf import offline
-from sgf.loops import Stage
+from sgf.loop import offline
+from sgf.loop.loops import Stage
 
 SENTINEL = 'echo "$RALPH_LOOP_ID" > .ralph-complete'
 INDEX = "| Spec | Code | Purpose |\n|------|------|---------|\n"

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from sgf import baseimage, claude, engine
+from sgf import claude
 from sgf.errors import ImageUnavailable
+from sgf.image import baseimage, engine
 
 UNREACHABLE = "registry.invalid:5000/springfield/none:1"  # no such host, ever
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sgf import timings
-from sgf.buildprogress import Display, Lines, Tally
+from sgf.image import timings
+from sgf.image.buildprogress import Display, Lines, Tally
 
 BUILD = [
     "Step 1/3 : ARG BASE=debian:bookworm-slim",

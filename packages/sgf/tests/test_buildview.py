@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sgf.buildview import WIDTH, failure, steps
+from sgf.image.buildview import WIDTH, failure, steps
 
 CLASSIC = (
     b"Sending build context to Docker daemon  412MB\r\n"
@@ -37,7 +37,7 @@ def test_buildkit_steps_are_recognised() -> None:
 
 
 def test_the_cause_of_a_failed_build_is_its_last_error_line() -> None:
-    from sgf import buildview
+    from sgf.image import buildview
 
     kit = [
         "#4 [internal] load metadata for registry.invalid:5000/no:1",

@@ -10,9 +10,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from sgf import cli, launch
+from sgf import cli
 from sgf.config import Config
-from sgf.loops import Stage
+from sgf.loop import launch
+from sgf.loop.loops import Stage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 MANUAL = Path(__file__).resolve().parents[3] / "docs" / "sgf.md"
@@ -87,10 +88,10 @@ def test_stage_commands_outside_git_say_so(tmp_path: Path, sgf: Run) -> None:
 
 
 def test_every_exit_code_is_in_the_manual_table() -> None:
-    """One source: sgf.loops.ExitCode; the table in docs/sgf.md lists exactly its codes."""
+    """One source: sgf.loop.loops.ExitCode; the table in docs/sgf.md lists exactly its codes."""
     import re
 
-    from sgf.loops import ExitCode
+    from sgf.loop.loops import ExitCode
 
     text = MANUAL.read_text()
     table = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from sgf import claude, proc, sandboximage
+from sgf import claude, proc
+from sgf.image import sandboximage
 
 SGF = Path(sys.executable).parent / "sgf"
 Image = Callable[..., str]  # the `labelled` fixture (conftest.py)

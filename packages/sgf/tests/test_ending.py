@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sgf import ending, launch
-from sgf.loops import Stage
+from sgf.loop import ending, launch
+from sgf.loop.loops import Stage
 
 from .conftest import pn
 

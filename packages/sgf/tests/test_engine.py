@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sgf import engine
 from sgf.errors import BuildFailed, ImageUnavailable
+from sgf.image import engine
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sgf import gitclaims
 from sgf.config import Claims, Config
 from sgf.errors import SgfError
-from sgf.loops import Launch, Stage
+from sgf.loop import gitclaims
+from sgf.loop.loops import Launch, Stage
 
 from .conftest import git
 

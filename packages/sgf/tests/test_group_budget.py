@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sgf import runs
-from sgf.groupbudget import GroupBudget
-from sgf.loopstate import Progress
+from sgf.loop import runs
+from sgf.loop.groupbudget import GroupBudget
+from sgf.loop.loopstate import Progress
 
 pytestmark = pytest.mark.timeout(180)
 

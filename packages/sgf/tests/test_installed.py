@@ -31,7 +31,7 @@ def test_installed_pensa_is_materialised_and_builds_the_same_wheel(
 ) -> None:
     out = tmp_path / "src"
     script = (
-        "import sys; from pathlib import Path; from sgf import installed; "
+        "import sys; from pathlib import Path; from sgf.image import installed; "
         "print(installed.materialise(Path(sys.argv[1])))"
     )
     env = {**os.environ, "PYTHONPATH": str(installed_pensa)}

@@ -14,7 +14,7 @@ import pytest
 
 from sgf import config as sgf_config
 from sgf import resources, stacks
-from sgf.loops import STOP_CHECKS, Stage
+from sgf.loop.loops import STOP_CHECKS, Stage
 
 from .conftest import BIN, alive
 

@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sgf import launch, runs, stage
-from sgf.loops import Launch, Stage
+from sgf.loop import launch, runs, stage
+from sgf.loop.loops import Launch, Stage
 
 
 def open_fds() -> int:

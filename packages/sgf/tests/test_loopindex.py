@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sgf import loopindex, proc, relaunch
-from sgf.loops import Launch, Stage
+from sgf import proc
+from sgf.loop import loopindex, relaunch
+from sgf.loop.loops import Launch, Stage
 
 Spawn = Callable[..., "subprocess.Popen[str]"]
 

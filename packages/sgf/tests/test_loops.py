@@ -11,7 +11,7 @@ import pytest
 from sgf import resources
 from sgf.config import Config, Review, SandboxKind
 from sgf.errors import SpecNotFound
-from sgf.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
+from sgf.loop.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
 
 T = datetime(2026, 2, 26, 14, 30, 0)
 CONFIG = Config(stack="python", docker_template="springfield-sandbox:latest")
@@ -199,7 +199,7 @@ def test_check_spec_accepts_an_existing_spec_and_lists_them_otherwise(tmp_path: 
 
 
 def test_a_taken_loop_id_moves_on_by_a_second(tmp_path: Path) -> None:
-    from sgf import launch
+    from sgf.loop import launch
 
     logs = tmp_path / ".sgf" / "logs"
     logs.mkdir(parents=True)

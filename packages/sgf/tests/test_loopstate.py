@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sgf import proc, runs
-from sgf.loopstate import LoopRow, Progress, Reader, State, Task, tail, waiting
+from sgf import proc
+from sgf.loop import runs
+from sgf.loop.loopstate import LoopRow, Progress, Reader, State, Task, tail, waiting
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 LIVE = "build-auth-20260301T115000"

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from sgf import offline, preflight, relaunch
+from sgf import preflight
 from sgf.cli import cli
 from sgf.config import SandboxKind
 from sgf.errors import NoOfflineScenario, PreflightError
-from sgf.loops import Launch, Stage
+from sgf.loop import offline, relaunch
+from sgf.loop.loops import Launch, Stage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]

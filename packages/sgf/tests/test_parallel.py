@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sgf import parallel, proc
+from sgf import proc
+from sgf.loop import parallel
 
 
 @pytest.mark.parametrize(

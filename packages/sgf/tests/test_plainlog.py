@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from sgf.plainlog import PlainLog
+from sgf.loop.plainlog import PlainLog
 
 STYLED = (
     b"\x1b[2m====\x1b[0m\r\n\x1b[1mIteration 1 of 3\x1b[0m\r\n"

@@ -143,7 +143,7 @@ def build_with_image_labels(
 def test_build_warns_when_the_sandbox_image_is_stale(
     project: Path, sgf: Run, fake_ralph: Any, labelled: Image
 ) -> None:
-    from sgf import sandboximage
+    from sgf.image import sandboximage
 
     labels = {
         sandboximage.HASH_LABEL: "0" * 32,
@@ -161,7 +161,7 @@ def test_build_warns_when_the_sandbox_image_is_stale(
 def test_build_warns_when_the_images_pn_differs_from_the_hosts(
     project: Path, sgf: Run, fake_ralph: Any, labelled: Image
 ) -> None:
-    from sgf import sandboximage
+    from sgf.image import sandboximage
 
     image = labelled(**{sandboximage.HASH_LABEL: "0" * 32, sandboximage.PN_LABEL: "0.0.1"})
     done = build_with_image_labels(project, sgf, fake_ralph, image)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sgf import prompts, resources, scaffold
+from sgf import resources, scaffold
 from sgf.errors import PathRefused, PromptError
+from sgf.loop import prompts
 
 from .conftest import FakeRalph, Run
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sgf import relaunch
 from sgf.config import Isolation, SandboxKind
-from sgf.loops import Launch, Stage
+from sgf.loop import relaunch
+from sgf.loop.loops import Launch, Stage
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,8 @@ def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) ->
     assert not any(n.endswith("/templates") for n in names)  # a copy, not a dangling link
     probe = (
         "import sgf, pathlib, tempfile\n"
-        "from sgf import prompts, resources\n"
+        "from sgf import resources\n"
+        "from sgf.loop import prompts\n"
         "root = pathlib.Path(tempfile.mkdtemp())\n"
         "(root / '.sgf/prompts').mkdir(parents=True)\n"
         "for name in ('_shared.md', 'build.md'):\n"

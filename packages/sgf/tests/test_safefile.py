@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sgf import proc, prompts, relaunch, runs, safefile
+from sgf import proc, safefile
 from sgf.errors import PathRefused
-from sgf.loops import Launch, Stage
+from sgf.loop import prompts, relaunch, runs
+from sgf.loop.loops import Launch, Stage
 
 from .conftest import FakeRalph, Git, Run
 

@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 import pytest
 
-from sgf import claude, resources, sandboximage, stacks
+from sgf import claude, resources, stacks
 from sgf.errors import SgfError
+from sgf.image import sandboximage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Image = Callable[..., str]  # the `labelled` fixture (conftest.py)

@@ -253,7 +253,7 @@ def test_a_warning_with_a_closing_tag_prints_instead_of_raising(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from sgf import render
-    from sgf.recovery import Report
+    from sgf.loop.recovery import Report
 
     render.recovery(Report(warnings=["could not release [/x] \x1b[2J"]))  # MarkupError before
     err = capsys.readouterr().err

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from textual.widgets import RichLog
 
-from sgf import loopindex
-from sgf.loopstate import LoopRow, State
+from sgf.loop import loopindex
+from sgf.loop.loopstate import LoopRow, State
 from sgf.top.app import TopApp
 from sgf.top.collect import Collector
 from sgf.top.widgets import Confirm, Help

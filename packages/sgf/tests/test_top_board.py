@@ -6,7 +6,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from sgf.loopstate import Task
+from sgf.loop.loopstate import Task
 from sgf.top import board
 from sgf.top.board import Board, Boards, Claim
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from sgf import loopindex, proc, runs
-from sgf.containers import LabelledLoop
-from sgf.loopstate import State, Task
+from sgf import proc
+from sgf.image.containers import LabelledLoop
+from sgf.loop import loopindex, runs
+from sgf.loop.loopstate import State, Task
 from sgf.top.board import Board, Boards, Claim
 from sgf.top.collect import Collector
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sgf.loopstate import LoopRow, State, Task
+from sgf.loop.loopstate import LoopRow, State, Task
 from sgf.top import columns
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

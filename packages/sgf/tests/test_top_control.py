@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sgf import proc, relaunch
-from sgf.loops import Launch, Stage
-from sgf.loopstate import LoopRow, State
+from sgf import proc
+from sgf.loop import relaunch
+from sgf.loop.loops import Launch, Stage
+from sgf.loop.loopstate import LoopRow, State
 from sgf.top import control
 from sgf.top.control import NotRestartable, NotStoppable
 

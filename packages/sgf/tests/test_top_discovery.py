@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sgf import containers, loopindex
-from sgf.containers import LabelledLoop
+from sgf.image import containers
+from sgf.image.containers import LabelledLoop
+from sgf.loop import loopindex
 from sgf.top import discovery
 
 

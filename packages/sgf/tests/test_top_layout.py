@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from sgf.loopstate import LoopRow, State, Task
+from sgf.loop.loopstate import LoopRow, State, Task
 from sgf.top import layout
 from sgf.top.app import TopApp
 from sgf.top.collect import Snapshot

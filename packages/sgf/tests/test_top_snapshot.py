@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sgf.loopstate import LoopRow, State, Task
+from sgf.loop.loopstate import LoopRow, State, Task
 from sgf.top.app import TopApp
 from sgf.top.board import Board, Claim
 from sgf.top.collect import Snapshot

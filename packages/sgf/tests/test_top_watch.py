@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
-from sgf import runs
-from sgf.loopstate import LoopRow, State, Task
+from sgf.loop import runs
+from sgf.loop.loopstate import LoopRow, State, Task
 from sgf.top import watch
 from sgf.top.board import Board
 from sgf.top.collect import Snapshot

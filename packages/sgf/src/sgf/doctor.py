@@ -13,10 +13,12 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from sgf import baseimage, claude, engine, pncli, preflight, proc, runs, sandboximage
+from sgf import claude, pncli, preflight, proc
 from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import PnRefused, ProgramMissing, SgfError
+from sgf.image import baseimage, engine, sandboximage
+from sgf.loop import runs
 
 LOW_DISK = 5 * 1024**3  # bytes free below which a build or a loop may run out (warning)
 FULL_DISK = 1 * 1024**3  # below which it will (problem)
@@ -140,7 +142,7 @@ def _base(
 
 def stages_by_agent(config: config_mod.Config) -> dict[str, list[str]]:
     """Each agent the stages run (`agent`, `[stages.<name>] agent`), with its stages."""
-    from sgf.loops import Stage
+    from sgf.loop.loops import Stage
 
     used: dict[str, list[str]] = {}
     for stage in Stage:
@@ -193,7 +195,7 @@ def _agent_in_image(agent: str, runs_what: str, labels: dict[str, str], image: s
 
 def _stages_shown(stages: list[str]) -> str:
     """`every stage`, `the build stage` or `the spec, build stages`."""
-    from sgf.loops import Stage
+    from sgf.loop.loops import Stage
 
     if len(stages) == len(Stage):
         return "every stage"

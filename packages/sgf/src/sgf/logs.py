@@ -6,9 +6,9 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
-from sgf import runs
 from sgf.errors import LoopNotFound
-from sgf.loops import LoopId
+from sgf.loop import runs
+from sgf.loop.loops import LoopId
 
 POLL = 0.2  # seconds between looks at a growing log, like `tail -f`
 

@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sgf import proc, runs
+from sgf import proc
 from sgf.errors import SgfError
-from sgf.loopstate import Progress
+from sgf.loop import runs
+from sgf.loop.loopstate import Progress
 
 LOG = runs.LOGS / "notify.log"
 TIMEOUT = 30.0  # seconds a notifier may take before its process group is killed

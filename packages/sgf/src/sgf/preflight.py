@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sgf import engine, proc
+from sgf import proc
 from sgf.config import SandboxKind
 from sgf.errors import OptionsRefused, PreflightError, ProgramMissing
+from sgf.image import engine
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
 # The key each other agent reads (ralph passes it through its credentials file).

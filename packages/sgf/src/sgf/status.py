@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sgf import git, pncli, runs
+from sgf import git, pncli
 from sgf.errors import SgfError
-from sgf.loops import LoopId
-from sgf.loopstate import Progress
+from sgf.loop import runs
+from sgf.loop.loops import LoopId
+from sgf.loop.loopstate import Progress
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ def gather(root: Path, *, env: Mapping[str, str], now: Callable[[], datetime]) -
         picture, error = None, str(e)
     history = runs.history(root)
     totals = {o.loop_id: _totals(runs.read_record(root, o.loop_id)) for o in history}
-    from sgf import sandboximage
+    from sgf.image import sandboximage
 
     removed = sandboximage.remove_orphans(root, env)
     return Status(

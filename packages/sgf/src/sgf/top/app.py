@@ -23,8 +23,8 @@ from textual.screen import ModalScreen  # noqa: TID253
 from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static  # noqa: TID253
 
 from sgf.errors import SgfError
-from sgf.loopstate import LoopRow
-from sgf.render import inert
+from sgf.loop.loopstate import LoopRow
+from sgf.text import inert
 from sgf.top import columns, control, layout
 from sgf.top.collect import Snapshot
 from sgf.top.logview import LogFollower, style_of
@@ -352,7 +352,7 @@ class TopApp(App[None]):
         except SgfError as e:
             self.notify(inert(str(e)), severity="warning", markup=False)
             return
-        from sgf import relaunch
+        from sgf.loop import relaunch
 
         command = " ".join(["sgf", *relaunch.sgf_args(request)])
         question = Text("Restart ") + plain(row.loop_id, "bold") + Text(" as\n  ")

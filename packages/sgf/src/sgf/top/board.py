@@ -20,7 +20,7 @@ from typing import Any
 
 from sgf import proc
 from sgf.errors import SgfError
-from sgf.loopstate import Task
+from sgf.loop.loopstate import Task
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sgf import proc
-from sgf.containers import LabelledLoop, labelled_loops
-from sgf.loopstate import LoopRow, Reader
+from sgf.image.containers import LabelledLoop, labelled_loops
+from sgf.loop.loopstate import LoopRow, Reader
 from sgf.top import discovery
 from sgf.top.board import Board, Boards
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from sgf import figures, tablefit
-from sgf.loopstate import LoopRow, State
+from sgf.loop.loopstate import LoopRow, State
 
 COLUMNS = (
     "project",

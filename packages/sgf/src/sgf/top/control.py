@@ -3,7 +3,7 @@
 Stopping goes the way Ctrl+C goes: sgf passes SIGINT on to ralph, ralph stops the agent,
 releases the loop's claims naming the stop reason, records `end` with stop reason
 "interrupted", and sgf writes the outcome to history and removes the PID file. Restarting runs
-`sgf` again, detached, with the loop's original arguments (`sgf.relaunch`).
+`sgf` again, detached, with the loop's original arguments (`sgf.loop.relaunch`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgf import loopindex, proc, relaunch
+from sgf import proc
 from sgf.errors import SgfError
-from sgf.loops import Launch
-from sgf.loopstate import LoopRow
+from sgf.loop import loopindex, relaunch
+from sgf.loop.loops import Launch
+from sgf.loop.loopstate import LoopRow
 
 if TYPE_CHECKING:
     import subprocess

@@ -1,7 +1,7 @@
 """Which projects `sgf top` looks at, without any global state of Springfield's own.
 
 Without `--all`: the current project. With `--all`, also every project named by
-  1. the per-user index of running loops (`sgf.loopindex`: every loop sgf launches, sandboxed
+  1. the per-user index of running loops (`sgf.loop.loopindex`: every loop sgf launches, sandboxed
      or not, is listed there while it runs; a dead loop's entry only names its project, whose
      own PID files then tell that the loop is gone), and
   2. the labels of running Docker containers (`springfield.project`, `springfield.loop-id`),
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from sgf import loopindex
-from sgf.containers import LabelledLoop
+from sgf.image.containers import LabelledLoop
+from sgf.loop import loopindex
 
 
 def projects(

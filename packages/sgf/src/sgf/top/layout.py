@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sgf import tablefit
-from sgf.loopstate import LoopRow
+from sgf.loop.loopstate import LoopRow
 from sgf.top import columns
 
 NAMES = ("loop", *columns.COLUMNS)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sgf import tablefit
-from sgf.render import inert
+from sgf.text import inert
 from sgf.top import columns, layout
 from sgf.top.collect import Snapshot
 

@@ -16,8 +16,8 @@ from textual.binding import Binding, BindingType  # noqa: TID253
 from textual.screen import ModalScreen  # noqa: TID253
 from textual.widgets import DataTable, RichLog, Static  # noqa: TID253
 
-from sgf.loopstate import LoopRow, State
-from sgf.render import inert
+from sgf.loop.loopstate import LoopRow, State
+from sgf.text import inert
 from sgf.top import columns
 from sgf.top.board import Board
 

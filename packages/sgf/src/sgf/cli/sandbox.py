@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from sgf import agents, baseimage, claude, config, safefile, sandboximage, stacks
+from sgf import agents, claude, config, safefile, stacks
 from sgf.commandenv import Env
 from sgf.errors import BuildFailed, InsideGitDir, NotAGitRepo, NotInitialised, SgfError
+from sgf.image import baseimage, sandboximage
 
 
 @click.group("sandbox")
@@ -73,7 +74,7 @@ def sandbox_build(
         sgf sandbox build --stack go
         sgf sandbox build --base springfield-base:bookworm
     """
-    from sgf import buildprogress, buildview
+    from sgf.image import buildprogress, buildview
 
     cfg = _config(env)
     configured = (cfg.stack, cfg.docker_template) if cfg else None
@@ -142,7 +143,7 @@ def sandbox_base(env: Env, image: str, force: bool, verbose: bool) -> None:
         sudo "$(command -v sgf)" sandbox base
         sgf sandbox build --base springfield-base:bookworm
     """
-    from sgf import buildprogress, engine
+    from sgf.image import buildprogress, engine
 
     if not baseimage.made_here(image):
         raise click.BadParameter(

@@ -11,18 +11,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sgf import config as config_mod
-from sgf import (
-    git,
-    gitclaims,
-    offline,
-    preflight,
-    prompts,
-    recovery,
-    runs,
-    sandboximage,
-)
+from sgf import git, preflight
 from sgf.config import SandboxKind
-from sgf.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
+from sgf.image import sandboximage
+from sgf.loop import gitclaims, offline, prompts, recovery, runs
+from sgf.loop.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 

@@ -20,9 +20,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgf import engine, proc
-from sgf.buildprogress import Lines, Progress
+from sgf import proc
 from sgf.errors import ImageUnavailable
+from sgf.image import engine
+from sgf.image.buildprogress import Lines, Progress
 
 DEFAULT = "debian:bookworm-slim"
 MADE_REPOSITORY = "springfield-base"

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgf import figures, runs
-from sgf.loopstate import Progress
+from sgf import figures
+from sgf.loop import runs
+from sgf.loop.loopstate import Progress
 
 
 @dataclass

@@ -13,9 +13,10 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgf import proc, runs
+from sgf import proc
 from sgf.errors import SgfError
-from sgf.loops import ExitCode
+from sgf.loop import runs
+from sgf.loop.loops import ExitCode
 
 RALPH_CODES = frozenset(ExitCode)  # the exits ralph makes itself, having released its claims
 

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sgf import ending, loopindex, proc, relaunch, runs, safefile, sandboximage
+from sgf import proc, safefile
 from sgf.errors import SgfError
-from sgf.launch import OUTCOMES, Prepared, meaning
-from sgf.loops import ExitCode
-from sgf.plainlog import PlainLog
+from sgf.image import sandboximage
+from sgf.loop import ending, loopindex, relaunch, runs
+from sgf.loop.launch import OUTCOMES, Prepared, meaning
+from sgf.loop.loops import ExitCode
+from sgf.loop.plainlog import PlainLog
 
 Execute = Callable[[Sequence[proc.Job]], list[int]]
 

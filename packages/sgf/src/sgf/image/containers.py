@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sgf import engine
+from sgf.image import engine
 
 
 @dataclass(frozen=True, slots=True)

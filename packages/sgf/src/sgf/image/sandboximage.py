@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from sgf import baseimage, engine, installed, proc, resources, stacks
+from sgf import proc, resources, stacks
 from sgf.errors import SgfError
+from sgf.image import baseimage, engine, installed
 from sgf.stacks import Stack
 
 if TYPE_CHECKING:
-    from sgf.buildprogress import Progress
+    from sgf.image.buildprogress import Progress
 
 DEFAULT_BASE = baseimage.DEFAULT
 HASH_LABEL = "springfield.content-hash"
@@ -47,7 +48,7 @@ def pensa_source(explicit: Path | None = None) -> Path:
 
     A workspace checkout installs pensa editable (direct_url.json points at the source). A
     wheel-installed pensa has no source left, so its installed files are written back as one
-    (sgf.installed) under the temporary directory: no clone needed.
+    (sgf.image.installed) under the temporary directory: no clone needed.
     """
     if explicit is not None:
         if not (explicit / "pyproject.toml").is_file():
@@ -77,7 +78,7 @@ def source_version(src: Path) -> str:
     """The `pn --version` the image will print: pyproject's version, else `__version__`.
 
     The workspace's pyproject reads its version from `__version__` (one source); a tree
-    written back from an installed pensa (sgf.installed) states it in pyproject.
+    written back from an installed pensa (sgf.image.installed) states it in pyproject.
     """
     import re
     import tomllib

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgf import safefile, timelimit
+from sgf import safefile
 from sgf.errors import PromptError
+from sgf.loop import timelimit
 
 if TYPE_CHECKING:
     import jinja2

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sgf import config, git, pncli, protected, runs
+from sgf import config, git, pncli, protected
 from sgf.errors import DirtyTree, SgfError
-from sgf.loops import LoopId
+from sgf.loop import runs
+from sgf.loop.loops import LoopId
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from sgf import buildview, figures, timings
+from sgf import figures
+from sgf.image import buildview, timings
+from sgf.text import inert
 
 if TYPE_CHECKING:
     from rich.console import Console, Group
@@ -248,15 +250,11 @@ class Display:
         from rich.console import Group
         from rich.text import Text
 
-        from sgf.render import inert
-
         last = Text(inert(self._last), style="dim", no_wrap=True, overflow="ellipsis")
         return Group(*([self._bar] if self._bar is not None else []), last)
 
     def _print(self, text: str, *, style: str | None = None) -> None:
         from rich.text import Text
-
-        from sgf.render import inert
 
         # the style goes on the text: print(style=...) would also dim the live rows rich
         # redraws below it in the same call

@@ -20,8 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
-from sgf import runs
-from sgf.loops import LoopId
+from sgf.loop import runs
+from sgf.loop.loops import LoopId
 
 TAIL_BYTES = 8192  # enough of a log's end to find its last few lines
 

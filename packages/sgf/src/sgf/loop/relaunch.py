@@ -13,9 +13,10 @@ import json
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from sgf import runs, safefile
+from sgf import safefile
 from sgf.config import Isolation, SandboxKind
-from sgf.loops import Launch, Stage
+from sgf.loop import runs
+from sgf.loop.loops import Launch, Stage
 
 
 def launch_path(root: Path, loop_id: str) -> Path:

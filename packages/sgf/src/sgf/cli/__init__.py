@@ -1,6 +1,6 @@
 """Command line for sgf: parse, call the library, render. Errors map to exit 1 here, once.
 
-The stage commands live in stagecli.py, `sgf sandbox` in sandboxcli.py; this module holds the
+The stage commands live in stages.py, `sgf sandbox` in sandbox.py; this package holds the
 group, the small commands and `main`.
 """
 
@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 
 import click
 
-from sgf import logs, sandboxcli, scaffold, stacks, stagecli, status
+from sgf import logs, scaffold, stacks, status
+from sgf.cli import sandbox, stages
 from sgf.commandenv import Env
 from sgf.errors import NotAGitRepo, SgfError, UnknownStack
-from sgf.loops import ExitCode
+from sgf.loop.loops import ExitCode
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,8 +69,8 @@ def init(env: Env, stack: str | None, force: bool, git_init: bool) -> None:
     render.init_steps(steps, str(root))
 
 
-stagecli.register(cli)
-cli.add_command(sandboxcli.sandbox_group)
+stages.register(cli)
+cli.add_command(sandbox.sandbox_group)
 
 
 @cli.command("doctor")
@@ -175,9 +176,9 @@ def top_command(env: Env, all_projects: bool, interval: float) -> int:
 
 def fail(message: str) -> int:
     """Print `error: <message>` on stderr and return exit code 1."""
-    from sgf import render
+    from sgf import text
 
-    click.echo(f"error: {render.inert(message, multiline=True)}", err=True)
+    click.echo(f"error: {text.inert(message, multiline=True)}", err=True)
     return ExitCode.ERROR
 
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sgf import launch, parallel, proc, runner, terminal
-from sgf.groupbudget import GroupBudget
-from sgf.launch import Prepared
-from sgf.loops import Launch
+from sgf import proc
+from sgf.loop import launch, parallel, runner, terminal
+from sgf.loop.groupbudget import GroupBudget
+from sgf.loop.launch import Prepared
+from sgf.loop.loops import Launch
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from sgf import git
 from sgf.config import Claims, Config
 from sgf.errors import SgfError
-from sgf.loops import Launch, Stage
+from sgf.loop.loops import Launch, Stage
 
 # What each stage's prompt claims with `pn claim-next` (templates/prompts/build.md, test.md;
 # tests/test_prompts_agree.py holds them together). The other stages claim nothing this way.

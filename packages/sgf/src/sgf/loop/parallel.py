@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from sgf import launch
 from sgf.config import Isolation
 from sgf.errors import SgfError
-from sgf.loops import Launch
+from sgf.loop import launch
+from sgf.loop.loops import Launch
 
 
 def overall(codes: list[int]) -> int:
