@@ -20,7 +20,7 @@ import pytest
 from ralph.testing.model_server import ModelServer
 
 from tests.e2e_harness.agents import assert_image_carries, endpoints
-from tests.e2e_harness.project import Project
+from tests.e2e_harness.project import SANDBOX_IMAGE, Project
 from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario, scenario_json
 from tests.e2e_harness.tracker import touches_issues
 
@@ -206,7 +206,7 @@ def test_sgf_sandbox_build_puts_the_configured_agent_in_the_image(
 ) -> None:
     """`agent = "codex"` in the config: status warns the image lacks it until a build adds it
     (from the shared cache codex_bin filled) with its version label."""
-    image = "springfield-sandbox-python:sgf-codex"
+    image = f"{SANDBOX_IMAGE}-sgf-codex"  # this checkout's own
     project.set_config(agent="codex")
 
     before = project.sgf("status")

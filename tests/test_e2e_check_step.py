@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from ralph.testing.model_server import ModelServer
 
-from tests.e2e_harness.project import Project
+from tests.e2e_harness.project import SANDBOX_IMAGE, Project
 from tests.e2e_harness.scenarios import FAKE_TOKEN, scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.claude, pytest.mark.timeout(600)]
@@ -106,7 +106,7 @@ def codex_image(sandbox_image: str, codex_bin: Path, tmp_path: Path) -> str:
         f"FROM {sandbox_image}\nCOPY codex /usr/local/bin/codex\n"
         f"LABEL springfield.agent.codex={CODEX}\n"
     )
-    tag = "springfield-sandbox-python:check-step-codex"
+    tag = f"{SANDBOX_IMAGE}-check-step-codex"  # this checkout's own
     done = subprocess.run(
         ["docker", "build", "-q", "-t", tag, str(context)],
         capture_output=True, text=True, check=False, timeout=600,
