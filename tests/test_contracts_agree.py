@@ -33,7 +33,7 @@ def literals(package: str, prefix: str) -> set[str]:
 
 
 def test_sgf_offers_exactly_ralphs_agent_backends() -> None:
-    assert sgf_config.AGENTS == ralph_agents.names()
+    assert ralph_agents.names() == sgf_config.AGENTS
     assert set(preflight.AGENT_KEYS) <= set(ralph_agents.names())
 
 
