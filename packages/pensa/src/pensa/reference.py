@@ -47,9 +47,9 @@ SECTIONS: tuple[tuple[str, tuple[Ref, ...]], ...] = (
             Ref(
                 "pn ready [-n N] [-p P] [-a A] [-t TYPE] [--spec S] [--label L]... "
                 "[--require-verify] [--explain]",
-                "unassigned open issues (no bugs) with every dependency closed and no open "
-                "child (assigned to A: `-a A`; stuck ones: `-a human`); `--explain`: the ones "
-                "not ready, and why",
+                "unassigned open issues (no bugs) with every dependency closed, their "
+                "ancestors' too, and no open child (assigned to A: `-a A`; stuck ones: "
+                "`-a human`); `--explain`: the ones not ready, and why",
             ),
         ),
     ),
@@ -201,7 +201,8 @@ PITFALLS = (
     "has the full id.",
     "Bugs are never ready: plan a task with `--fixes BUG`; closing it closes the bug.",
     "An epic or feature is not ready work while it has open children: its children are; "
-    "it closes when its last child closes.",
+    "it closes when its last child closes, and reopens when one reopens. A child waits "
+    "with its parent: if the feature waits on another, so do its tasks.",
     "A task's Ready Contract: `--objective`, `--artifact` and `--verify CMD` (repeat, in "
     "order): the commands a check runs to decide it is done; `--size S|M|L`.",
     "Work found while doing a task: `pn create ... --discovered-from TASK` (and the task's "
