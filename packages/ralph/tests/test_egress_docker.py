@@ -112,19 +112,60 @@ def assert_gone(client: DockerClient, guard: Guard, name: str) -> None:
     assert not guard.folder.exists()
 
 
+# What the probe asks each API family for, as the backends that use it would. The key's form
+# is each provider's, so the placeholder keeps its kind; the canary is in the real key alone.
+MESSAGE = [{"role": "user", "content": "hi"}]
+FAMILIES: dict[str, dict[str, Any]] = {
+    "claude": {
+        "real": "sk-ant-api03-CANARY",
+        "env": {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""},
+        "api": None,  # the probe's default: the Messages API with x-api-key
+    },
+    "codex and opencode": {
+        "real": "sk-proj-CANARY",
+        "env": {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "/v1"},
+        "api": {
+            "base": "OPENAI_BASE_URL",
+            "key": "OPENAI_API_KEY",
+            "header": "authorization",
+            "prefix": "Bearer ",
+            "path": "/chat/completions",
+            "body": {"model": "m", "stream": True, "messages": MESSAGE},
+        },
+    },
+    "gemini": {
+        "real": "AIzaCANARY",
+        "env": {"GEMINI_API_KEY": "", "GOOGLE_GEMINI_BASE_URL": ""},
+        "api": {
+            "base": "GOOGLE_GEMINI_BASE_URL",
+            "key": "GEMINI_API_KEY",
+            "header": "x-goog-api-key",
+            "path": "/v1beta/models/m:streamGenerateContent?alt=sse",
+            "body": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("backend", list(FAMILIES))
 def test_a_hostile_agent_finds_no_key_and_no_way_out_but_the_allowed_ones(
     client: DockerClient,
     base_image: str,
     host_service: HostService,
     registry: HostService,
     tmp_path: Path,
+    backend: str,
 ) -> None:
-    canary = f"sk-ant-api03-CANARY{uuid.uuid4().hex}"
+    family = FAMILIES[backend]
+    canary = f"{family['real']}{uuid.uuid4().hex}"
     allowed = f"registry.test:{registry.port}"
     with ModelServer(parse_scenario(SCENARIO), key=canary) as model:
+        # the key's variable holds the canary, the endpoint's the server (plus its API's path),
+        # on the host's loopback: no --network host
+        [(key_var, _), (url_var, suffix)] = family["env"].items()
         env = {
-            "ANTHROPIC_API_KEY": canary,
-            "ANTHROPIC_BASE_URL": model.url,  # on the host's loopback: no --network host
+            key_var: canary,
+            url_var: model.url + suffix,
             "HOME": str(tmp_path / "home"),
             "RALPH_EGRESS_HOSTS": "registry.test:host-gateway",
         }
@@ -133,6 +174,8 @@ def test_a_hostile_agent_finds_no_key_and_no_way_out_but_the_allowed_ones(
         try:
             guard.start(client, bases=(base_image,), project=tmp_path, note=lambda _: None)
             plan = escapes(client, host_service.port, registry.port)
+            if family["api"]:
+                plan["model"] = family["api"]
             report, inspected = run_probe(client, base_image, guard, tmp_path, plan)
             refused = guard.refusals()
             sidecar_inspected = json.dumps(client.containers.get(guard.network or "").attrs)
@@ -143,7 +186,7 @@ def test_a_hostile_agent_finds_no_key_and_no_way_out_but_the_allowed_ones(
         statuses = [r.status for r in model.requests]
 
     assert report["leaks"] == []
-    assert "ANTHROPIC_API_KEY" in report["searched_env"]
+    assert key_var in report["searched_env"]
     assert canary not in inspected
     assert canary not in sidecar_inspected
     assert report["answers"] == {

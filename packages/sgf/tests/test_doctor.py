@@ -105,8 +105,8 @@ def test_a_ready_project_has_no_problem(
     env = {**tool_env, "ANTHROPIC_API_KEY": "k", "SPRINGFIELD_BASE_IMAGE": base_image}
     code, found = doctor(shop, env)
     assert {k: f["level"] for k, f in found.items() if k != "disk"} == {
-        "ralph": "ok", "docker": "ok", "base_image": "ok", "image": "ok", "credentials": "ok",
-        "pensa": "ok", "pid_files": "ok",
+        "ralph": "ok", "docker": "ok", "base_image": "ok", "image": "ok", "network": "ok",
+        "credentials": "ok", "pensa": "ok", "pid_files": "ok",
     }  # fmt: skip
     assert code == 0
 
@@ -327,6 +327,39 @@ def test_keys_and_binaries_of_the_agents_the_stages_run_on_this_machine(
     code, found = doctor(shop, env)
     levels = {k: found[k]["level"] for k in ("codex_key", "gemini_key", "codex", "gemini")}
     assert set(levels.values()) == {"ok"}
+
+
+@pytest.mark.parametrize(
+    ("config", "level", "says"),
+    [
+        (
+            'allow = ["docs.python.org"]\n',
+            "ok",
+            "allow-list: the model through ralph's key proxy, pypi.org, files.pythonhosted.org, "
+            "docs.python.org; keys stay on the host",
+        ),
+        (
+            'network = "open"\n',
+            "warning",
+            "network = 'open': agents reach whatever the container can (keys still stay on the "
+            "host)",
+        ),
+        (
+            'sandbox = "none"\n',
+            "warning",
+            'sandbox = "none": no allow-list and no key proxy; agents have this machine\'s '
+            "network, files and keys",
+        ),
+    ],
+)
+def test_doctor_says_what_the_agents_can_reach(
+    shop: Path, tool_env: dict[str, str], config: str, level: str, says: str
+) -> None:
+    """The allow-list names its hosts; an opt-out is a warning that says what it gives up."""
+    configure_agents(shop, config)
+    env = {**tool_env, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    _, found = doctor(shop, env)
+    assert (found["network"]["level"], found["network"]["message"]) == (level, says)
 
 
 @pytest.mark.docker

@@ -24,6 +24,18 @@ from typing import Any
 MARKER = "".join(["CAN", "ARY"]).encode()
 SKIP = ("/proc", "/sys", "/dev")
 READ_LIMIT = 4 * 1024 * 1024
+ANTHROPIC = {
+    "base": "ANTHROPIC_BASE_URL",
+    "key": "ANTHROPIC_API_KEY",
+    "header": "x-api-key",
+    "path": "/v1/messages",
+    "body": {
+        "model": "m",
+        "max_tokens": 16,
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+}
 
 
 def leaks_in_files(root: str = "/") -> list[str]:
@@ -109,17 +121,24 @@ def main() -> int:
     plan: dict[str, Any] = json.loads(Path(sys.argv[1]).read_text())
     out = Path(sys.argv[2])
     report: dict[str, Any] = {"escaped": {}, "blocked": [], "reached": {}, "answers": {}}
-    model = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages"
-    key = os.environ.get("ANTHROPIC_API_KEY", "")
-    body = json.dumps({"model": "m", "max_tokens": 16, "stream": True,
-                       "messages": [{"role": "user", "content": "hi"}]}).encode()  # fmt: skip
-    base = os.environ["ANTHROPIC_BASE_URL"]
+    # The backend under test: where its API is, which variable holds its key, the header
+    # that carries the key, and a streamed request in its dialect.
+    api = plan.get("model", ANTHROPIC)
+    base = os.environ[api["base"]]
+    model = base + api["path"]
+    key = os.environ.get(api["key"], "")
+    body = json.dumps(api["body"]).encode()
     plain = {"content-type": "application/json"}
-    keyed = {**plain, "x-api-key": key}
+    keyed = {**plain, api["header"]: api.get("prefix", "") + key}
     answers = {
         "model": ask(model, data=body, headers=keyed, proxy=False),
         "no key": ask(model, data=body, headers=plain, proxy=False),
-        "wrong key": ask(model, data=body, headers={**keyed, "x-api-key": key + "x"}, proxy=False),
+        "wrong key": ask(
+            model,
+            data=body,
+            headers={**keyed, api["header"]: keyed[api["header"]] + "x"},
+            proxy=False,
+        ),
         "bearer": ask(
             model, data=body, headers={**plain, "authorization": f"Bearer {key}"}, proxy=False
         ),

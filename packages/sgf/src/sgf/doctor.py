@@ -18,7 +18,7 @@ from sgf import config as config_mod
 from sgf.config import SandboxKind
 from sgf.errors import PnRefused, ProgramMissing, SgfError
 from sgf.image import baseimage, engine, sandboximage
-from sgf.loop import runs
+from sgf.loop import loops, runs
 
 LOW_DISK = 5 * 1024**3  # bytes free below which a build or a loop may run out (warning)
 FULL_DISK = 1 * 1024**3  # below which it will (problem)
@@ -81,11 +81,37 @@ def examine(root: Path, *, env: Mapping[str, str]) -> list[Finding]:
         docker = False
     else:
         found += [ok("docker", "the Docker engine answers"), *_images(root, config, env)]
+    found.append(_network(config))
     found += _agents(root, config, env, docker=docker)
     found += _pensa(root, env)
     found.append(_pid_files(root))
     found.append(_disk(root))
     return found
+
+
+def _network(config: config_mod.Config) -> Finding:
+    """What the agents can reach: the allow-list, or the opt-out the project chose."""
+    if config.sandbox is SandboxKind.NONE:
+        return Finding(
+            "network",
+            Level.WARNING,
+            'sandbox = "none": no allow-list and no key proxy; agents have this machine\'s '
+            "network, files and keys",
+            'remove sandbox = "none" from .sgf/config.toml to run agents in Docker',
+        )
+    if config.network:
+        return Finding(
+            "network",
+            Level.WARNING,
+            f"network = {config.network!r}: agents reach whatever the container can "
+            "(keys still stay on the host)",
+            "remove network from .sgf/config.toml for the allow-list",
+        )
+    hosts = ", ".join(loops.allowed_hosts(config)) or "nothing else"
+    return ok(
+        "network",
+        f"allow-list: the model through ralph's key proxy, {hosts}; keys stay on the host",
+    )
 
 
 def _ralph(env: Mapping[str, str]) -> Finding:

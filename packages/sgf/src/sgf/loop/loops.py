@@ -150,12 +150,6 @@ class Launch:
         """Where the agents run: `--sandbox`, else the config's `sandbox`, else Docker."""
         return self.sandbox or config.sandbox or SandboxKind.DOCKER
 
-    def _registries(self, config: Config) -> tuple[str, ...]:
-        try:
-            return stacks.get(config.stack).registries
-        except UnknownStack:  # a stack of a newer sgf: its own defaults are not known here
-            return ()
-
     def _review_flags(self, config: Config) -> list[str]:
         """The build loop's reviews (docs/guardrails.md "Reviews"); other stages have none."""
         if self.stage is not Stage.BUILD:
@@ -206,7 +200,7 @@ class Launch:
             argv += ["--network", network]
         elif self.sandbox_kind(config) is SandboxKind.DOCKER:
             # the allow-list: the stack's registries and the project's own hosts
-            for host in dict.fromkeys([*self._registries(config), *(config.allow or [])]):
+            for host in allowed_hosts(config):
                 argv += ["--allow", host]
         if agent := config.agent_for(self.stage.value):
             argv += ["--agent", agent]
@@ -243,3 +237,13 @@ class Launch:
                 argv += ["--check-model", check_model]
         argv += self._review_flags(config)
         return [*argv, *extra, str(count), str(prompt.resolve())]
+
+
+def allowed_hosts(config: Config) -> list[str]:
+    """What the allow-list lets the agent reach besides its model: the stack's registries and
+    the project's own `allow`, in that order, each once."""
+    try:
+        registries = stacks.get(config.stack).registries
+    except UnknownStack:  # a stack of a newer sgf: its own defaults are not known here
+        registries = ()
+    return list(dict.fromkeys([*registries, *(config.allow or [])]))
