@@ -102,6 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
     fixtures (built before any test's own isolation) cannot see them either."""
     for name in [name for name in os.environ if ours(name)]:
         del os.environ[name]
+    # A suite started in the background by a script (`make test &`, `nohup .ci/run &`) arrives
+    # with SIGINT ignored, and every console script a test starts would inherit it: the tests
+    # that stop one with SIGINT, as Ctrl+C does, would wait on a process that cannot hear it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # What the test process does with the signals a program is stopped by. A child inherits an

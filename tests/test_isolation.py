@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,25 @@ def test_agent_variables_never_reach_a_real_tracker(tmp_path: Path) -> None:
     tail = "\n".join((done.stdout + done.stderr).splitlines()[-30:])
     assert done.returncode == 0, f"the suites failed with an agent's variables set:\n{tail}"
     assert snapshot(tracker) == before, "a test wrote into the tracker the variables named"
+
+
+def test_a_suite_started_with_sigint_ignored_starts_its_console_scripts_able_to_hear_it(
+    tmp_path: Path,
+) -> None:
+    """A script's background job (`nohup .ci/run &`) starts the suite with SIGINT ignored;
+    the tests that stop a console script with SIGINT still find it listening."""
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "import signal, subprocess, sys\n"
+        "def test_a_child_hears_sigint():\n"
+        "    code = 'import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)'\n"
+        "    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+        "    assert out.stdout.strip() == 'False'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+         "-n", "0", str(probe)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
