@@ -78,9 +78,12 @@ test: env lint prereqs
 	printf '%-6s %6s%% (floor %s%%)\n' total "$$($(VENV)/bin/coverage report --format=total)" $(COVERAGE_FLOOR)
 	$(VENV)/bin/coverage report --fail-under=$(COVERAGE_FLOOR) >/dev/null
 
-# Quick loop for developers: no lint, no docker/claude set-up (those tests skip locally).
+# Quick loop for developers: the pure tests, in-process, no lint and no set-up. A test that
+# starts any program carries `process` (or docker, an agent's marker, e2e); the root conftest
+# fails one that starts a program without it, so nothing slow creeps in unmarked.
 test-fast: env
-	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal -m "not docker and not claude and not codex and not opencode and not gemini and not e2e"
+	$(VENV)/bin/pytest -n $(WORKERS) --dist worksteal \
+	  -m "not (process or docker or claude or codex or opencode or gemini or e2e)"
 
 # The long model-based run: thousands of random pn and git steps on two clones (~0.3 s a
 # step), without the suite's 300 s limit per test, which cut it short.

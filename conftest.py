@@ -11,6 +11,8 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -312,6 +314,75 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true, and not listed in ALLOWED_SKIPS: {reason}"
     return None
+
+
+# How a test starts another program: Python raises one of these audit events first.
+SPAWNS = frozenset(
+    {"subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.fork", "os.forkpty"}
+)
+# Markers `make test-fast` leaves out: each says the test runs more than Python in-process.
+SLOW = frozenset({"process", "docker", "claude", "codex", "opencode", "gemini", "e2e"})
+
+
+class SpawnWatch:
+    """Notes the first program a test's own thread starts, from its fixtures' setup to its
+    end (another thread's programs are not the test's to answer for)."""
+
+    def __init__(self) -> None:
+        self.watching = False
+        self.started: str | None = None
+
+    def __call__(self, event: str, args: tuple[object, ...]) -> None:
+        if (
+            self.watching
+            and self.started is None
+            and event in SPAWNS
+            and threading.current_thread() is threading.main_thread()
+        ):
+            self.started = f"{event} {args[0]!r}"[:200]
+
+    def begin(self) -> None:
+        self.watching, self.started = True, None
+
+    def end(self) -> str | None:
+        self.watching = False
+        return self.started
+
+
+SPAWN_WATCH = SpawnWatch()
+sys.addaudithook(SPAWN_WATCH)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> object:
+    SPAWN_WATCH.begin()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object]) -> object:
+    """A fixture shared beyond one test is made by whichever test comes first: what it starts
+    is nobody's in particular (`make test-fast` makes it once, for all)."""
+    if fixturedef.scope == "function":
+        return (yield)
+    watching, SPAWN_WATCH.watching = SPAWN_WATCH.watching, False
+    try:
+        return (yield)
+    finally:
+        SPAWN_WATCH.watching = watching
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """A test that starts a program carries `process` (or a marker that implies it), so that
+    `make test-fast` can leave out every test that does."""
+    try:
+        result = yield
+    finally:
+        started = SPAWN_WATCH.end()
+    if started and not SLOW & {mark.name for mark in item.iter_markers()}:
+        pytest.fail(f"starts a program ({started}) but is not marked `process`", pytrace=False)
+    return result
 
 
 # Markers match what a test needs: `make test-fast` deselects docker and claude

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "scripts" / "check_docs.py"
 

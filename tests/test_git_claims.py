@@ -17,7 +17,7 @@ import pytest
 from tests.e2e_harness.tracker import committed_issues
 from tests.loops_harness import BUILDER, Loops, make
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(900)]
 BOARD = "refs/pensa/claims"
 
 

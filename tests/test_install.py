@@ -17,6 +17,9 @@ import pytest
 
 from tests.e2e_harness.readme import block_with, run_shell
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

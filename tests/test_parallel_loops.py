@@ -15,7 +15,7 @@ import pytest
 
 from tests.loops_harness import Loops, make
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(600)]
 
 
 @pytest.fixture

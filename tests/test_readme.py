@@ -15,6 +15,9 @@ import pytest
 from tests.e2e_harness.readme import block_with, page
 from tests.e2e_harness.readme import run_shell as run_block
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 SCRIPT = Path(__file__).resolve().parents[1] / "templates" / "sandbox" / "run-silent"
 
 

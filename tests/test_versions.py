@@ -12,6 +12,7 @@ import pytest
 BIN = Path(sys.executable).parent
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("program", "package"), [("pn", "pensa"), ("ralph", "ralph"), ("sgf", "sgf")]
 )

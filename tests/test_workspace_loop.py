@@ -15,6 +15,9 @@ import pytest
 from tests.e2e_harness.tracker import touches_issues
 from tests.loops_harness import Loops, make
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def loops(tmp_path: Path) -> Loops:

@@ -19,6 +19,9 @@ from pensa.committed.disk import file_name
 
 from .conftest import PN, Pn, Result, rewrite
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def one_line_error(done: Result, *, as_json: bool) -> dict[str, str] | str:
     code, err = done.code, done.err

@@ -53,6 +53,7 @@ def labelled(pnj: J, beads_id: str) -> dict[str, Any]:
     return issue  # type: ignore[no-any-return]
 
 
+@pytest.mark.process
 def test_the_fixture_imports_with_every_beads_issue_accounted_for(pn: Pn, pnj: J) -> None:
     summary = pnj("import", "--from-beads", str(FIXTURE))
     assert summary["read"] == len(RECORDS)
@@ -81,6 +82,7 @@ def test_the_fixture_imports_with_every_beads_issue_accounted_for(pn: Pn, pnj: J
     assert pnj("count", "--all")["count"] == len(work)
 
 
+@pytest.mark.process
 def test_types_statuses_priorities_and_fields_map_as_documented(pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     epic = labelled(pnj, "bd-a3f8")
@@ -106,6 +108,7 @@ def test_types_statuses_priorities_and_fields_map_as_documented(pnj: J) -> None:
     }
 
 
+@pytest.mark.process
 def test_parent_child_becomes_the_parent_and_blocks_stays(pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     epic = labelled(pnj, "bd-a3f8")["id"]
@@ -120,6 +123,7 @@ def test_parent_child_becomes_the_parent_and_blocks_stays(pnj: J) -> None:
     assert pnj("dep", "cycles") == []
 
 
+@pytest.mark.process
 def test_links_and_edges_to_missing_issues_become_comments(pnj: J) -> None:
     summary = pnj("import", "--from-beads", str(FIXTURE))
     assert summary["dangling"] == 5
@@ -139,6 +143,7 @@ def test_links_and_edges_to_missing_issues_become_comments(pnj: J) -> None:
     assert comments[0]["id"].startswith("pc-")
 
 
+@pytest.mark.process
 def test_a_bad_line_anywhere_imports_nothing(tmp_path: Path, repo: Path, pn: Pn, pnj: J) -> None:
     broken = tmp_path / "issues.jsonl"
     broken.write_text(FIXTURE.read_text() + '{"id":"bd-x","title":"t","priority":9}\n')
@@ -148,6 +153,7 @@ def test_a_bad_line_anywhere_imports_nothing(tmp_path: Path, repo: Path, pn: Pn,
     assert pnj("count", "--all") == {"count": 0}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", ["file", "dir", "project"])
 def test_the_export_is_found_from_the_file_its_directory_or_the_project(
     tmp_path: Path, pnj: J, where: str
@@ -161,12 +167,14 @@ def test_the_export_is_found_from_the_file_its_directory_or_the_project(
     assert pnj("import", "--from-beads", str(path))["read"] == len(RECORDS)
 
 
+@pytest.mark.process
 def test_no_export_at_the_path_is_one_line(tmp_path: Path, pn: Pn) -> None:
     error = pn("import", "--from-beads", str(tmp_path), "--json").error()
     assert error["code"] == "invalid_data"
     assert "no beads export here" in error["error"]
 
 
+@pytest.mark.process
 def test_imported_issues_are_exported_to_jsonl_with_their_labels(repo: Path, pnj: J) -> None:
     pnj("import", "--from-beads", str(FIXTURE))
     pnj("export")

@@ -8,7 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import BIN, PN, Pn
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 
 def test_reopen_clears_the_assignee_and_says_so_in_history(pn: Pn) -> None:

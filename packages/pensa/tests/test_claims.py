@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pensa import claims, stats
 from pensa.models import IssueType, Status
 from pensa.store import Store
@@ -115,6 +117,7 @@ def test_release_held_gives_back_only_what_the_holder_has_in_progress(
     assert tracker.release_held("build-x", actor="build-x") == []
 
 
+@pytest.mark.process
 def test_a_stuck_task_survives_export_and_import_into_a_fresh_clone(
     repo: Path, pn: Pn, pnj: J, tmp_path: Path
 ) -> None:
@@ -181,6 +184,7 @@ def test_a_claim_from_an_attempt_that_ended_still_counts_after_a_stop(
     assert tracker.get(task).assignee == HUMAN
 
 
+@pytest.mark.process
 def test_release_interrupted_since_through_pn(pnj: J, pn: Pn) -> None:
     task = pnj("create", "t", "-t", "task")["id"]
     for loop in ("l1", "l2", "l3"):

@@ -36,6 +36,7 @@ ISSUE_KEYS = [
 J = Callable[..., Any]
 
 
+@pytest.mark.process
 def test_create_prints_the_issue_with_every_key_in_contract_order(pnj: J) -> None:
     issue = pnj("create", "login crash", "-t", "bug", "-p", "p0")
     assert list(issue) == ISSUE_KEYS
@@ -49,6 +50,7 @@ def test_create_prints_the_issue_with_every_key_in_contract_order(pnj: J) -> Non
     assert issue["created_at"] == issue["updated_at"]
 
 
+@pytest.mark.process
 def test_json_flag_works_before_and_after_the_subcommand(pn: Pn, pnj: J) -> None:
     pnj("create", "a", "-t", "task")
     before = pn("--json", "ready")
@@ -58,6 +60,7 @@ def test_json_flag_works_before_and_after_the_subcommand(pn: Pn, pnj: J) -> None
     assert [i["title"] for i in before.json()] == ["a"]
 
 
+@pytest.mark.process
 def test_q_prints_only_the_id(pn: Pn, pnj: J) -> None:
     plain = pn("q", "quick one", "-t", "chore")
     assert plain.code == 0
@@ -67,6 +70,7 @@ def test_q_prints_only_the_id(pn: Pn, pnj: J) -> None:
     assert pnj("q", "another", "-t", "task") == {"id": pnj("list")[1]["id"]}
 
 
+@pytest.mark.process
 def test_show_adds_deps_dependents_and_comments(pnj: J) -> None:
     parent = pnj("create", "parent", "-t", "task")["id"]
     child = pnj("create", "child", "-t", "task", "--dep", parent)["id"]
@@ -82,6 +86,7 @@ def test_show_adds_deps_dependents_and_comments(pnj: J) -> None:
     assert list(pnj("show", child, "--short")) == ISSUE_KEYS
 
 
+@pytest.mark.process
 def test_show_short_is_one_line_for_people(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "one line", "-t", "task")
     result = pn("show", issue["id"], "--short")
@@ -89,6 +94,7 @@ def test_show_short_is_one_line_for_people(pn: Pn, pnj: J) -> None:
     assert "one line" in result.out
 
 
+@pytest.mark.process
 def test_list_keeps_creation_order_within_a_priority_and_hides_closed(pnj: J) -> None:
     ids = [pnj("create", f"t{n}", "-t", "task")["id"] for n in range(5)]
     urgent = pnj("create", "urgent", "-t", "task", "-p", "p0")["id"]
@@ -99,12 +105,14 @@ def test_list_keeps_creation_order_within_a_priority_and_hides_closed(pnj: J) ->
     assert [i["id"] for i in pnj("list", "--sort", "created", "-n", "2")] == ids[:2]
 
 
+@pytest.mark.process
 def test_list_is_an_empty_array_not_null(pnj: J) -> None:
     assert pnj("list") == []
     assert pnj("ready") == []
     assert pnj("blocked") == []
 
 
+@pytest.mark.process
 def test_ready_excludes_bugs_and_blocked_issues(pnj: J) -> None:
     pnj("create", "a bug", "-t", "bug", "-p", "p0")
     parent = pnj("create", "parent", "-t", "task")["id"]
@@ -115,6 +123,7 @@ def test_ready_excludes_bugs_and_blocked_issues(pnj: J) -> None:
     assert [i["title"] for i in pnj("ready")] == ["child"]
 
 
+@pytest.mark.process
 def test_claim_next_claims_then_prints_null_when_nothing_is_ready(pn: Pn, pnj: J) -> None:
     pnj("create", "only", "-t", "task")
     claimed = pnj("claim-next")
@@ -126,6 +135,7 @@ def test_claim_next_claims_then_prints_null_when_nothing_is_ready(pn: Pn, pnj: J
     assert empty.out.strip() == "null"
 
 
+@pytest.mark.process
 def test_claim_next_filters_by_spec_type_and_priority(pnj: J) -> None:
     pnj("create", "other spec", "-t", "task", "--spec", "billing")
     pnj("create", "a test", "-t", "test", "--spec", "auth")
@@ -133,6 +143,7 @@ def test_claim_next_filters_by_spec_type_and_priority(pnj: J) -> None:
     assert pnj("claim-next", "--spec", "auth", "-t", "task", "-p", "p1")["id"] == wanted
 
 
+@pytest.mark.process
 def test_claim_of_an_issue_held_by_someone_else_names_the_holder(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "contested", "-t", "task")["id"]
     assert pnj("update", issue, "--claim")["assignee"] == "agent-1"
@@ -146,11 +157,13 @@ def test_claim_of_an_issue_held_by_someone_else_names_the_holder(pn: Pn, pnj: J)
     }
 
 
+@pytest.mark.process
 def test_actor_flag_beats_the_environment(pnj: J) -> None:
     pnj("create", "x", "-t", "task")
     assert pnj("claim-next", "--actor", "bob")["assignee"] == "bob"
 
 
+@pytest.mark.process
 def test_release_and_unclaim_reopen_and_clear_the_assignee(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--claim")
@@ -160,6 +173,7 @@ def test_release_and_unclaim_reopen_and_clear_the_assignee(pnj: J) -> None:
     assert pnj("update", issue, "--unclaim")["assignee"] is None
 
 
+@pytest.mark.process
 def test_claim_or_unclaim_with_fields_is_one_event(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     claimed = pnj("update", issue, "--claim", "-p", "p1", "--label", "ui")
@@ -181,6 +195,7 @@ def test_claim_or_unclaim_with_fields_is_one_event(pnj: J) -> None:
 CLAIM_SETS_BOTH = "--claim/--unclaim set status and assignee; drop --status/-a"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -203,6 +218,7 @@ def test_update_refuses_claim_flags_that_contradict(
     assert [e["event_type"] for e in pnj("history", issue)] == ["created"]
 
 
+@pytest.mark.process
 def test_close_needs_force_for_someone_elses_claim_or_a_closed_issue(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--claim", env={"PN_ACTOR": "agent-2"})
@@ -217,6 +233,7 @@ def test_close_needs_force_for_someone_elses_claim_or_a_closed_issue(pn: Pn, pnj
     assert twice.error()["code"] == "conflict"
 
 
+@pytest.mark.process
 def test_closing_the_last_fix_closes_the_bug(pnj: J) -> None:
     bug = pnj("create", "crash", "-t", "bug")["id"]
     first = pnj("create", "fix a", "-t", "task", "--fixes", bug)["id"]
@@ -229,6 +246,7 @@ def test_closing_the_last_fix_closes_the_bug(pnj: J) -> None:
     assert shown["close_reason"] == f"fixed by {second}"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -254,6 +272,7 @@ def test_errors_exit_1_with_one_json_line_on_stderr(pn: Pn, args: list[str], cod
     assert result.error()["code"] == code
 
 
+@pytest.mark.process
 def test_fixes_must_name_a_bug(pn: Pn, pnj: J) -> None:
     task = pnj("create", "not a bug", "-t", "task")["id"]
     result = pn("create", "x", "-t", "task", "--fixes", task, "--json")
@@ -263,18 +282,21 @@ def test_fixes_must_name_a_bug(pn: Pn, pnj: J) -> None:
     }
 
 
+@pytest.mark.process
 def test_errors_without_json_are_one_plain_line(pn: Pn) -> None:
     result = pn("show", "pn-00000000")
     assert result.code == 1
     assert result.err == "error: no issue pn-00000000\n"
 
 
+@pytest.mark.process
 def test_usage_errors_exit_1_not_2(pn: Pn) -> None:
     result = pn("create")
     assert result.code == 1
     assert result.err.startswith("error: Missing argument 'TITLE'")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "hint"),
     [
@@ -292,6 +314,7 @@ def test_near_misses_fail_with_a_hint(pn: Pn, args: list[str], hint: str) -> Non
     assert hint in result.err
 
 
+@pytest.mark.process
 def test_update_changes_fields_and_clears_with_empty_text(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task", "--description", "long", "--spec", "auth")["id"]
     updated = pnj("update", issue, "--title", "y", "-p", "p1", "--description", "", "-a", "ann")
@@ -300,6 +323,7 @@ def test_update_changes_fields_and_clears_with_empty_text(pnj: J) -> None:
     assert updated["spec"] == "auth"
 
 
+@pytest.mark.process
 def test_update_refuses_closing_and_type_changes(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     closing = pn("update", issue, "--status", "closed", "--json")
@@ -308,6 +332,7 @@ def test_update_refuses_closing_and_type_changes(pn: Pn, pnj: J) -> None:
     assert retype.error()["code"] == "invalid_argument"
 
 
+@pytest.mark.process
 def test_update_with_nothing_to_change_says_so_once(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     error = pn("update", issue, "--json").error()
@@ -316,6 +341,7 @@ def test_update_with_nothing_to_change_says_so_once(pn: Pn, pnj: J) -> None:
     assert error["error"].count("pn update --help") == 1
 
 
+@pytest.mark.process
 def test_reopen_clears_the_close_fields(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("close", issue, "--reason", "done")
@@ -329,6 +355,7 @@ def test_reopen_clears_the_close_fields(pn: Pn, pnj: J) -> None:
     assert again.error()["code"] == "invalid_status_transition"
 
 
+@pytest.mark.process
 def test_delete_refuses_attached_issues_unless_forced(pn: Pn, pnj: J) -> None:
     parent = pnj("create", "parent", "-t", "task")["id"]
     pnj("create", "child", "-t", "task", "--dep", parent)
@@ -340,6 +367,7 @@ def test_delete_refuses_attached_issues_unless_forced(pn: Pn, pnj: J) -> None:
     assert pnj("history", parent)[0]["event_type"] == "deleted"
 
 
+@pytest.mark.process
 def test_dep_commands_and_their_shapes(pn: Pn, pnj: J) -> None:
     a = pnj("create", "a", "-t", "task")["id"]
     b = pnj("create", "b", "-t", "task")["id"]
@@ -367,6 +395,7 @@ def test_dep_commands_and_their_shapes(pn: Pn, pnj: J) -> None:
     assert pn("dep", "remove", a, b, "--json").error()["code"] == "not_found"
 
 
+@pytest.mark.process
 def test_comments_and_history(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     comment = pnj("comment", "add", issue, "ünïcode ok")
@@ -382,6 +411,7 @@ def test_comments_and_history(pnj: J) -> None:
     assert history[0]["detail"] == "done"
 
 
+@pytest.mark.process
 def test_search_count_and_status(pnj: J) -> None:
     pnj("create", "Login crash", "-t", "bug", "--description", "empty password")
     done = pnj("create", "login form", "-t", "task")["id"]
@@ -401,6 +431,7 @@ def test_search_count_and_status(pnj: J) -> None:
     assert status["by_type"]["bug"] == {"open": 1, "in_progress": 0, "closed": 0}
 
 
+@pytest.mark.process
 def test_count_refuses_two_groupings_instead_of_keeping_the_last(pn: Pn, pnj: J) -> None:
     pnj("create", "x", "-t", "task")
     error = pn("count", "--by-status", "--by-priority", "--json").error()
@@ -409,6 +440,7 @@ def test_count_refuses_two_groupings_instead_of_keeping_the_last(pn: Pn, pnj: J)
     assert pnj("count", "--by-status", "--by-status") == {"total": 1, "groups": {"open": 1}}
 
 
+@pytest.mark.process
 def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
     pnj("create", "plain title", "-t", "task", "-p", "p1")
     out = pn("list").out
@@ -420,6 +452,7 @@ def test_human_output_is_plain_text_when_piped(pn: Pn, pnj: J) -> None:
     assert pn("blocked").out == "(no issues)\n"
 
 
+@pytest.mark.process
 def test_commands_find_the_project_from_a_subdirectory(repo: Path, pnj: J) -> None:
     pnj("create", "top", "-t", "task")
     deep = repo / "src" / "deep"
@@ -430,6 +463,7 @@ def test_commands_find_the_project_from_a_subdirectory(repo: Path, pnj: J) -> No
     assert pnj("where", cwd=deep) == {"path": str(repo / ".pensa"), "exists": True}
 
 
+@pytest.mark.process
 def test_first_write_creates_pensa_at_the_git_top_level(repo: Path, pnj: J) -> None:
     sub = repo / "sub"
     sub.mkdir()
@@ -439,6 +473,7 @@ def test_first_write_creates_pensa_at_the_git_top_level(repo: Path, pnj: J) -> N
     assert "db.sqlite" in (repo / ".pensa" / ".gitignore").read_text()
 
 
+@pytest.mark.process
 def test_pn_dir_names_the_pensa_directory(tmp_path: Path, pnj: J) -> None:
     elsewhere = tmp_path / "shared" / "tracker"
     pnj("create", "x", "-t", "task", env={"PN_DIR": str(elsewhere)})
@@ -446,6 +481,7 @@ def test_pn_dir_names_the_pensa_directory(tmp_path: Path, pnj: J) -> None:
     assert pnj("where", env={"PN_DIR": str(elsewhere)})["path"] == str(elsewhere)
 
 
+@pytest.mark.process
 def test_reads_without_a_database_are_empty(pn: Pn, pnj: J) -> None:
     assert pnj("list") == []
     assert pnj("ready") == []
@@ -453,6 +489,7 @@ def test_reads_without_a_database_are_empty(pn: Pn, pnj: J) -> None:
     assert pn("show", "pn-00000000", "--json").error()["code"] == "not_found"
 
 
+@pytest.mark.process
 def test_reads_do_not_create_pensa(repo: Path, pnj: J) -> None:
     pnj("list")
     pnj("status")
@@ -461,6 +498,7 @@ def test_reads_do_not_create_pensa(repo: Path, pnj: J) -> None:
     assert not (repo / ".pensa").exists()
 
 
+@pytest.mark.process
 def test_prime_lists_the_exact_words(pn: Pn) -> None:
     out = pn("prime").out
     for word in ("pn claim-next", "update ID", "--claim", "in_progress", "p0", "chore"):
@@ -468,6 +506,7 @@ def test_prime_lists_the_exact_words(pn: Pn) -> None:
     assert "There is no `pn claim`" in out
 
 
+@pytest.mark.process
 def test_help_and_no_arguments_exit_0(pn: Pn) -> None:
     assert pn("--help").code == 0
     bare = pn()
@@ -475,6 +514,7 @@ def test_help_and_no_arguments_exit_0(pn: Pn) -> None:
     assert "claim-next" in bare.out
 
 
+@pytest.mark.process
 def test_doctor_json_shape(pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--claim")
@@ -485,6 +525,7 @@ def test_doctor_json_shape(pnj: J) -> None:
     assert report["fixes"] == []
 
 
+@pytest.mark.process
 def test_export_then_import_round_trips(repo: Path, pn: Pn, pnj: J) -> None:
     bug = pnj("create", "bug", "-t", "bug")["id"]
     task = pnj("create", "task", "-t", "task", "--fixes", bug)["id"]
@@ -508,6 +549,7 @@ def test_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli.main(["ready"]) == 130
 
 
+@pytest.mark.process
 def test_a_closed_pipe_is_not_a_traceback(repo: Path, pnj: J) -> None:
     pnj("create", "long " + "x" * 100_000, "-t", "task")  # more than a pipe buffer
     import subprocess
@@ -526,6 +568,7 @@ def test_a_closed_pipe_is_not_a_traceback(repo: Path, pnj: J) -> None:
     assert (repo / "err").read_text() == ""
 
 
+@pytest.mark.process
 def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Path, pn: Pn) -> None:
     (repo / ".pensa").write_text("not a directory\n")
     result = pn("q", "x", "-t", "task", "--json")
@@ -536,6 +579,7 @@ def test_a_file_named_pensa_is_a_one_line_error_and_nothing_is_written(repo: Pat
     assert (repo / ".pensa").read_text() == "not a directory\n"
 
 
+@pytest.mark.process
 def test_a_file_that_is_not_a_database_points_at_doctor_fix_which_rebuilds_it(
     repo: Path, pn: Pn, pnj: J
 ) -> None:
@@ -550,6 +594,7 @@ def test_a_file_that_is_not_a_database_points_at_doctor_fix_which_rebuilds_it(
     assert [i["id"] for i in pnj("list")] == [issue]
 
 
+@pytest.mark.process
 def test_claim_next_takes_several_types_and_skips_the_others(pnj: J) -> None:
     test_item = pnj("create", "a test item", "-t", "test", "-p", "p0")["id"]
     chore = pnj("create", "a chore", "-t", "chore")["id"]
@@ -558,6 +603,7 @@ def test_claim_next_takes_several_types_and_skips_the_others(pnj: J) -> None:
     assert pnj("claim-next", "-t", "test", "--actor", "b")["id"] == test_item
 
 
+@pytest.mark.process
 def test_the_cycle_error_draws_its_arrows_as_dep_add_and_graph_do(pn: Pn, pnj: J) -> None:
     a, b = (pnj("create", name, "-t", "task")["id"] for name in "ab")
     added = pn("dep", "add", b, a).out.strip()  # b waits for a
@@ -569,6 +615,7 @@ def test_the_cycle_error_draws_its_arrows_as_dep_add_and_graph_do(pn: Pn, pnj: J
     )
 
 
+@pytest.mark.process
 def test_claim_after_setting_in_progress_by_hand_takes_the_issue(pn: Pn, pnj: J) -> None:
     issue = pnj("create", "x", "-t", "task")["id"]
     pnj("update", issue, "--status", "in_progress")

@@ -13,6 +13,9 @@ from pensa.committed.disk import file_name
 
 from .conftest import Pn, committed
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 J = Callable[..., Any]
 
 

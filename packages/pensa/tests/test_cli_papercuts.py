@@ -17,6 +17,9 @@ import pytest
 
 from .conftest import PN, Pn
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 J = Callable[..., Any]
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pensa.committed.merge import merge
 from pensa.committed.snapshot import Snapshot
 from pensa.schema import MIGRATIONS
@@ -19,6 +21,7 @@ from .conftest import Pn, committed
 J = Callable[..., Any]
 
 
+@pytest.mark.process
 def test_create_takes_a_parent_a_size_and_a_ready_contract(pnj: J) -> None:
     epic = pnj("create", "sign-in", "-t", "epic")["id"]
     task = pnj(
@@ -53,6 +56,7 @@ def test_create_takes_a_parent_a_size_and_a_ready_contract(pnj: J) -> None:
     assert pnj("show", epic)["verify"] == []
 
 
+@pytest.mark.process
 def test_update_replaces_and_clears_the_contract(pnj: J, pn: Pn) -> None:
     task = pnj("create", "t", "--verify", "make a")["id"]
     assert pnj("update", task, "--verify", "make b", "--verify", "make c")["verify"] == [
@@ -63,6 +67,7 @@ def test_update_replaces_and_clears_the_contract(pnj: J, pn: Pn) -> None:
     assert "verify: make b; make c -> none" in pn("history", task).out
 
 
+@pytest.mark.process
 def test_dep_add_kind_parent_and_its_cycle_are_one_line_each(pnj: J, pn: Pn) -> None:
     epic = pnj("create", "e", "-t", "epic")["id"]
     task = pnj("create", "t")["id"]
@@ -83,6 +88,7 @@ def test_dep_add_kind_parent_and_its_cycle_are_one_line_each(pnj: J, pn: Pn) -> 
     assert "invalid link kind 'child-of'" in bad.error()["error"]
 
 
+@pytest.mark.process
 def test_ready_explain_says_why_in_one_line_each(pnj: J, pn: Pn) -> None:
     feature = pnj("create", "f", "-t", "feature")["id"]
     task = pnj("create", "t", "--parent", feature)["id"]
@@ -98,6 +104,7 @@ def test_ready_explain_says_why_in_one_line_each(pnj: J, pn: Pn) -> None:
     assert pnj("ready", env={"PN_REQUIRE_VERIFY": "1"}) == []
 
 
+@pytest.mark.process
 def test_one_claim_per_agent_is_said_in_one_line_and_claim_next_resumes(pnj: J, pn: Pn) -> None:
     first = pnj("create", "first")["id"]
     second = pnj("create", "second")["id"]
@@ -111,6 +118,7 @@ def test_one_claim_per_agent_is_said_in_one_line_and_claim_next_resumes(pnj: J, 
     assert pnj("claim-next")["id"] == first
 
 
+@pytest.mark.process
 def test_closing_the_last_child_says_the_parent_closed_too(pnj: J, pn: Pn) -> None:
     epic = pnj("create", "e", "-t", "epic")["id"]
     task = pnj("create", "t", "--parent", epic)["id"]
@@ -124,6 +132,7 @@ def test_closing_the_last_child_says_the_parent_closed_too(pnj: J, pn: Pn) -> No
 # --- the committed JSONL --------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_the_files_carry_the_new_fields_only_where_set(pnj: J, pn: Pn, repo: Path) -> None:
     epic = pnj("create", "e", "-t", "epic")["id"]
     plain = pnj("create", "plain")["id"]
@@ -139,6 +148,7 @@ def test_the_files_carry_the_new_fields_only_where_set(pnj: J, pn: Pn, repo: Pat
     assert (again["parent"], again["size"], again["verify"]) == (epic, "L", ["make"])
 
 
+@pytest.mark.process
 def test_import_refuses_a_dangling_parent_and_a_cycle_of_parents(
     pnj: J, pn: Pn, repo: Path
 ) -> None:
@@ -283,6 +293,7 @@ BEADS = [
 ]
 
 
+@pytest.mark.process
 def test_a_beads_export_with_an_epic_and_children_keeps_its_hierarchy(
     pnj: J, repo: Path, tmp_path: Path
 ) -> None:

@@ -7,11 +7,16 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from pensa.models import IssueType
 from pensa.store import Store
 from pensa.tracker import Tracker
 
 from .conftest import Pn
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 WORKERS = 8
 TASKS = 200

@@ -257,6 +257,7 @@ def test_a_jsonl_file_that_is_not_utf8_is_drift_not_a_crash(tmp_path: Path, cloc
     )
 
 
+@pytest.mark.process
 def test_doctor_exits_0_with_findings_one_line_each_ending_with_the_fix(repo: Path, pn: Pn) -> None:
     pn("create", "x", "-t", "task")
     pn("export")
@@ -284,6 +285,7 @@ def backdate_claim(repo: Path, issue_id: str, *, minutes: int) -> None:
     db.close()
 
 
+@pytest.mark.process
 def test_doctor_shows_a_fresh_claim_and_fix_keeps_it(repo: Path, pn: Pn) -> None:
     issue = pn("create", "x", "-t", "task", "--json").json()["id"]
     pn("claim-next", "--json")
@@ -301,6 +303,7 @@ def test_doctor_shows_a_fresh_claim_and_fix_keeps_it(repo: Path, pn: Pn) -> None
     assert human.out.splitlines()[1:] == ["no problems found"]
 
 
+@pytest.mark.process
 def test_doctor_fix_releases_a_stale_claim(repo: Path, pn: Pn) -> None:
     issue = pn("create", "x", "-t", "task", "--json").json()["id"]
     pn("claim-next", "--json")

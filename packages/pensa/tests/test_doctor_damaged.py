@@ -93,6 +93,7 @@ def snapshot(path: Path) -> object:
     return path.read_bytes()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("damage", UNREADABLE)
 def test_every_command_on_a_damaged_database_is_one_line_naming_doctor_fix(
     repo: Path, pn: Pn, damage: Damage
@@ -132,6 +133,7 @@ def test_every_command_on_a_damaged_database_is_one_line_naming_doctor_fix(
     assert snapshot(db) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "damage", [*UNREADABLE, overwrite_a_page_in_the_middle, remove], ids=lambda d: d.__name__
 )
@@ -166,6 +168,7 @@ def test_doctor_fix_rebuilds_from_the_committed_files_and_keeps_the_damaged_one(
     assert [f["check"] for f in findings] == ["git_setup"]  # (this clone never ran `pn init`)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("damage", UNREADABLE)
 def test_import_rebuilds_a_damaged_database_and_keeps_it_too(
     repo: Path, pn: Pn, damage: Damage
@@ -204,6 +207,7 @@ def test_a_second_copy_at_the_same_time_takes_the_next_free_name(tmp_path: Path)
     assert aside.move(project, now) is None  # nothing there: nothing moved
 
 
+@pytest.mark.process
 def test_a_damaged_shared_database_is_left_to_its_own_checkout(
     repo: Path, pn: Pn, tmp_path: Path
 ) -> None:
@@ -224,6 +228,7 @@ def test_a_damaged_shared_database_is_left_to_its_own_checkout(
     assert sorted(p.name for p in main.iterdir()) == ["db.sqlite"]
 
 
+@pytest.mark.process
 def test_the_copy_is_ignored_by_the_gitignore_of_every_pensa(repo: Path) -> None:
     from pensa.aside import KEPT
     from pensa.project import GITIGNORE

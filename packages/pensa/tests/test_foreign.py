@@ -76,6 +76,7 @@ def test_an_old_database_with_a_trigger_is_refused_before_migrating(tmp_path: Pa
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone() == (2,)
 
 
+@pytest.mark.process
 def test_close_on_a_tampered_database_is_refused_and_doctor_rebuilds_it(pn: Pn, repo: Path) -> None:
     first = pn("create", "first", "-t", "task", "--json").json()["id"]
     second = pn("create", "second", "-t", "task", "--json").json()["id"]
@@ -110,6 +111,7 @@ def test_close_on_a_tampered_database_is_refused_and_doctor_rebuilds_it(pn: Pn, 
     assert shown[second]["status"] == "open"
 
 
+@pytest.mark.process
 def test_import_rebuilds_a_tampered_database_beside_it(pn: Pn, repo: Path) -> None:
     pn("create", "first", "-t", "task")
     assert pn("export").code == 0

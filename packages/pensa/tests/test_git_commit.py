@@ -11,6 +11,9 @@ import pytest
 
 from .conftest import Pn, committed_at, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def commit(repo: Path, *args: str) -> None:
     """`git commit ARGS`, which must succeed the first time."""

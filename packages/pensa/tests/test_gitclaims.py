@@ -20,6 +20,9 @@ from pensa.store import Store
 
 from .conftest import BIN, PN, Pn, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def tasks() -> list[str]:

@@ -14,6 +14,9 @@ from pensa.committed.disk import file_name
 
 from .conftest import BIN, Pn, committed_at, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def hooked(repo: Path, monkeypatch: pytest.MonkeyPatch, pn: Pn) -> Path:

@@ -17,6 +17,7 @@ def test_inert_escapes_c0_c1_esc_del_and_bidi_but_keeps_tab() -> None:
     assert inert("one\ntwo", multiline=True) == "one\ntwo"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "command",
     [
@@ -39,12 +40,14 @@ def test_human_output_never_carries_a_control_character(pn: Pn, command: tuple[s
     assert "\\x1b]0;pwned" in done.out or command[0] == "history"
 
 
+@pytest.mark.process
 def test_json_output_keeps_the_exact_text(pn: Pn) -> None:
     created = pn("create", HOSTILE, "-t", "task", "--json").json()
     assert created["title"] == HOSTILE
     assert pn("show", created["id"], "--json").json()["title"] == HOSTILE
 
 
+@pytest.mark.process
 def test_an_error_echoing_input_is_inert(pn: Pn) -> None:
     done = pn("show", "pn-\x1b[2Jnope")
     assert done.code == 1

@@ -221,6 +221,7 @@ def test_import_without_jsonl_is_a_no_op(project: Project) -> None:
     assert not Path(project.db).exists()
 
 
+@pytest.mark.process
 def test_cli_import_error_is_json_with_file_and_line(repo: Path, pn: Pn) -> None:
     issue = pn("q", "x", "-t", "task").out.strip()
     pn("export")
@@ -250,6 +251,7 @@ def _drop_root_powers() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
+@pytest.mark.process
 def test_read_only_database_gives_a_clear_error_and_changes_nothing(repo: Path, pn: Pn) -> None:
     issue = pn("create", "x", "-t", "task", "--json").json()["id"]
     pensa = repo / ".pensa"

@@ -98,6 +98,7 @@ def test_a_crash_log_is_written_through_the_one_writer(
     assert "ValueError: boom" in log.read_text()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "planted", ["issues.jsonl", "deps.jsonl", "deleted.jsonl", "db.sqlite-journal", ".gitignore"]
 )
@@ -118,6 +119,7 @@ def test_pn_refuses_a_link_in_pensa_with_one_line(
     assert victim.read_text() == "# my shell start-up\n"
 
 
+@pytest.mark.process
 def test_pn_refuses_a_linked_pensa_directory(pn: Pn, repo: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -128,6 +130,7 @@ def test_pn_refuses_a_linked_pensa_directory(pn: Pn, repo: Path, tmp_path: Path)
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.process
 def test_pn_init_writes_gitattributes_through_the_one_writer(
     pn: Pn, repo: Path, victim: Path
 ) -> None:

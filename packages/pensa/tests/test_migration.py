@@ -20,6 +20,9 @@ from pensa.gitsetup import HOOK_TYPES
 
 from .conftest import BIN, Pn, committed_at, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 FIXTURE = Path(__file__).parent / "fixtures" / "old_layout" / "repo.tar.gz"
 
 

@@ -123,6 +123,7 @@ def exported(repo: Path, pn: Pn) -> Path:
     return repo
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 @pytest.mark.parametrize("planted", ["issues.jsonl", "deps.jsonl", "db.sqlite-journal"])
 @pytest.mark.parametrize("command", ["list", "ready", "doctor", "export", "sync"])
@@ -141,6 +142,7 @@ def test_pn_refuses_a_fifo_or_device_in_pensa_with_one_line(
 
 # Files git does not track: one it tracks, replaced, already fails git's own diff in the
 # pre-commit framework before pn runs.
+@pytest.mark.process
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 @pytest.mark.parametrize("planted", ["deleted.jsonl", "db.sqlite-journal"])
 def test_the_pre_commit_hook_refuses_a_fifo_or_device_and_the_commit_stops(
@@ -158,6 +160,7 @@ def test_the_pre_commit_hook_refuses_a_fifo_or_device_and_the_commit_stops(
     assert git(inited, "log", "--format=%s", "-1") == "pensa\n"  # nothing was committed
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", [".gitattributes", ".pre-commit-config.yaml"])
 def test_doctor_and_init_refuse_a_fifo_as_a_set_up_file(inited: Path, name: str) -> None:
     path = inited / name
@@ -170,6 +173,7 @@ def test_doctor_and_init_refuse_a_fifo_as_a_set_up_file(inited: Path, name: str)
         assert f"{name} is a FIFO" in done.stderr
 
 
+@pytest.mark.process
 def test_a_write_after_a_fifo_as_gitattributes_neither_hangs_nor_stages(inited: Path) -> None:
     path = inited / ".gitattributes"
     path.unlink()

@@ -28,6 +28,7 @@ def test_pn_dir_wins_and_may_be_relative(tmp_path: Path) -> None:
     assert found == project.Project(str(tmp_path / "elsewhere" / ".pensa"))
 
 
+@pytest.mark.process
 def test_a_new_project_goes_to_the_git_top_level_or_cwd(repo: Path, tmp_path: Path) -> None:
     sub = repo / "x"
     sub.mkdir()
@@ -39,6 +40,7 @@ def test_a_new_project_goes_to_the_git_top_level_or_cwd(repo: Path, tmp_path: Pa
     )
 
 
+@pytest.mark.process
 def test_actor_resolution_order(repo: Path) -> None:
     def actor(flag: str | None, env: dict[str, str]) -> str:
         return project.actor_lookup(flag, str(repo), env)()
@@ -57,6 +59,7 @@ def test_hook_detection() -> None:
     assert not git.in_commit_hook({})
 
 
+@pytest.mark.process
 def test_the_actor_lookup_starts_git_at_once_and_answers_the_same_every_time(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,11 +79,13 @@ def test_the_actor_lookup_starts_git_at_once_and_answers_the_same_every_time(
     assert len(started) == 1  # a flag needs no git
 
 
+@pytest.mark.process
 def test_a_missing_program_answers_127_at_once(tmp_path: Path) -> None:
     started = git.spawn(["no-such-program-here"], env={"PATH": str(tmp_path)}, missing="nope")
     assert started.wait() == git.Done(127, "", "nope") == started.wait()
 
 
+@pytest.mark.process
 def test_a_tracker_write_starts_finding_the_actor_and_the_run_s_end_reaps_git(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

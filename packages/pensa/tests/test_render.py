@@ -143,6 +143,7 @@ def terminal_env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PN_DIR": str(tmp_path / ".pensa"), "PN_ACTOR": "a", "TERM": "xterm"}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)])
 def test_a_terminal_gets_colour_unless_no_color(
     tmp_path: Path, no_color: str | None, coloured: bool
@@ -156,6 +157,7 @@ def test_a_terminal_gets_colour_unless_no_color(
     assert ("\x1b[" in out) is coloured
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("no_color", [None, "1"])
 def test_on_a_terminal_tables_fit_its_width(tmp_path: Path, no_color: str | None) -> None:
     env = terminal_env(tmp_path)
@@ -196,6 +198,7 @@ def test_status_bars_skip_empty_types_and_say_the_counts() -> None:
     assert lines[0].endswith("2 open · 1 in progress · 1 blocked · 4 closed")
 
 
+@pytest.mark.process
 def test_status_on_a_terminal_draws_bars_and_piped_keeps_the_table(tmp_path: Path) -> None:
     env = terminal_env(tmp_path)
     subprocess.run([PN, "q", "a task"], env=env, check=True, capture_output=True)

@@ -17,6 +17,9 @@ from pensa.session import Session, Skipped
 
 from .conftest import BIN, committed, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def environ(**extra: str) -> dict[str, str]:
     return {**os.environ, "PN_ACTOR": "agent-1", "PATH": f"{BIN}:{os.environ['PATH']}", **extra}

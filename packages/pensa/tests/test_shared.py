@@ -13,6 +13,9 @@ from pensa.committed.disk import file_name
 
 from .conftest import BIN, Pn, committed, git, rewrite
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def main(repo: Path, pn: Pn, monkeypatch: pytest.MonkeyPatch) -> Path:

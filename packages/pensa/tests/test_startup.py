@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def loaded(args: list[str], cwd: Path) -> set[str]:
     # Without coverage's start-up hook: under `make test` it would load modules of its own

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pensa.committed import sync
 from pensa.committed.disk import file_name
 from pensa.models import IssueType
@@ -51,6 +53,7 @@ def test_an_export_writes_only_the_shards_the_database_changed(
     assert second in (Path(project.dir) / file_name("issues.jsonl", second)).read_text()
 
 
+@pytest.mark.process
 def test_in_git_each_files_base_is_what_head_holds(inited: Path, pn: Pn) -> None:
     issue = pn("q", "committed", "-t", "task").out.strip()
     git(inited, "add", "-A")

@@ -31,6 +31,7 @@ def _issue_line(n: int) -> str:
     )
 
 
+@pytest.mark.process
 def test_export_reads_one_snapshot_while_dep_writers_run(repo: Path, pn: Pn) -> None:
     root = pn("q", "root", "-t", "task").out.strip()
     stop = threading.Event()
@@ -60,6 +61,7 @@ def test_export_reads_one_snapshot_while_dep_writers_run(repo: Path, pn: Pn) -> 
     assert errors == []
 
 
+@pytest.mark.process
 def test_a_write_during_import_waits_and_lands_in_the_rebuilt_database(repo: Path, pn: Pn) -> None:
     assert pn("q", "seed", "-t", "task").code == 0
     pensa = repo / ".pensa"
@@ -91,6 +93,7 @@ def test_a_write_during_import_waits_and_lands_in_the_rebuilt_database(repo: Pat
     assert "bulk 0" in titles
 
 
+@pytest.mark.process
 def test_import_cleans_leftover_temp_files_and_git_ignores_them(repo: Path, pn: Pn) -> None:
     pn("q", "x", "-t", "task")
     assert pn("export").code == 0

@@ -11,9 +11,14 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pensa import gitsetup
 
 from .conftest import BIN, PN, Pn, committed_at, git
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 
 def titles(pn: Pn, cwd: Path | None = None) -> list[str]:

@@ -38,6 +38,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from .conftest import BIN, PN
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 CLONES = ("a", "b")
 # A hook after pensa's export that refuses the commit while an ABORT file exists.
 ABORTING_HOOK = """- repo: local

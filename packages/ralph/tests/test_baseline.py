@@ -13,6 +13,7 @@ from ralph.inside import baseline
 from .conftest import git
 
 
+@pytest.mark.process
 def test_status_paths_read_renames_odd_names_and_leave_the_sentinels_out(repo: Path) -> None:
     (repo / 'a b\n"c".txt').write_text("x\n")
     (repo / ".ralph-complete").write_text("loop\n")

@@ -72,6 +72,7 @@ def test_commands_are_bounded_in_number_and_length() -> None:
     assert contract.parse({"id": "pn-5", "verify": ["x" * 3000]}).verify == ()
 
 
+@pytest.mark.process
 def test_the_contract_is_fetched_from_pn(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)

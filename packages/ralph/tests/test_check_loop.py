@@ -13,6 +13,9 @@ import pytest
 
 from .conftest import AGENTS, Git, Run, Script
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 BIN = Path(sys.executable).parent
 
 

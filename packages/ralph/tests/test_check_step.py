@@ -114,6 +114,7 @@ def checked(repo: Path, pn_env: dict[str, str]) -> Path:
     return repo
 
 
+@pytest.mark.process
 def test_the_tasks_verify_commands_run_else_the_check_command(
     checked: Path, pn_env: dict[str, str]
 ) -> None:
@@ -131,6 +132,7 @@ def test_the_tasks_verify_commands_run_else_the_check_command(
         assert checker.gate([Contract("pn-3", "t")], branch="main") is None  # nothing to run
 
 
+@pytest.mark.process
 def test_the_gate_lets_a_pass_through_and_refuses_the_rest(
     checked: Path, pn_env: dict[str, str]
 ) -> None:
@@ -166,6 +168,7 @@ AGENT_CASES = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("wanted", "verdict", "refused"), AGENT_CASES)
 def test_the_check_agent_decides_and_its_file_is_taken_as_data_or_not_at_all(
     checked: Path, pn_env: dict[str, str], tmp_path: Path, wanted: str, verdict: Verdict,
@@ -186,6 +189,7 @@ def test_the_check_agent_decides_and_its_file_is_taken_as_data_or_not_at_all(
     assert host.read_text() == '{"verdict": "PASS"}'
 
 
+@pytest.mark.process
 def test_the_check_agent_works_in_a_clean_checkout_of_the_commit(
     checked: Path, pn_env: dict[str, str]
 ) -> None:
@@ -201,6 +205,7 @@ def test_the_check_agent_works_in_a_clean_checkout_of_the_commit(
         assert where.name == "checkout"
 
 
+@pytest.mark.process
 def test_no_agent_runs_on_work_whose_commands_failed(checked: Path, pn_env: dict[str, str]) -> None:
     task = Contract("pn-1", "t", description="fake-check: pass", verify=("false",))
     for checker in make_checker(checked, pn_env, agent=True):
@@ -222,6 +227,7 @@ def comments(project: Path, env: dict[str, str], task: str) -> list[str]:
     return [str(c["text"]) for c in shown]
 
 
+@pytest.mark.process
 def test_a_failed_check_reopens_the_task_with_its_evidence_and_a_human_gets_it_at_last(
     repo: Path, pn_env: dict[str, str]
 ) -> None:
@@ -262,6 +268,7 @@ def test_a_failed_check_reopens_the_task_with_its_evidence_and_a_human_gets_it_a
     assert said[-1].startswith("check: handed to a human after 2 failed checks")
 
 
+@pytest.mark.process
 def test_a_pass_is_a_comment_and_counts_start_again_after_it(
     repo: Path, pn_env: dict[str, str]
 ) -> None:

@@ -14,6 +14,9 @@ import pytest
 
 from .conftest import Run, Script
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 BIN = Path(sys.executable).parent
 Spawn = Callable[..., "subprocess.Popen[str]"]
 WaitFor = Callable[..., None]

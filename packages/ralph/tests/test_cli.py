@@ -23,12 +23,14 @@ DONE = [["say", "finished"], ["touch", ".ralph-complete"], ["result"]]
 WORK = [["say", "working"], ["result"]]
 
 
+@pytest.mark.process
 def test_sentinel_found_exits_0(ralph: Run, script: Script) -> None:
     done = ralph("-a", "3", script(default=DONE))
     assert done.returncode == 0, done.stderr
     assert "ralph complete after 1 iteration(s)" in done.stdout
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", [".ralph-complete", "a/.ralph-complete", "a/b/.ralph-complete"])
 def test_sentinel_is_found_down_to_depth_2_and_deleted(
     ralph: Run, script: Script, project: Path, where: str
@@ -40,11 +42,13 @@ def test_sentinel_is_found_down_to_depth_2_and_deleted(
     assert not (project / where).exists()
 
 
+@pytest.mark.process
 def test_sentinel_at_depth_3_is_not_completion(ralph: Run, script: Script) -> None:
     done = ralph("-a", "2", script(default=[["touch", "a/b/c/.ralph-complete"], ["result"]]))
     assert done.returncode == 2
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("content", ["", "mine\n"])
 def test_stale_sentinel_is_deleted_before_the_first_iteration(
     ralph: Run, script: Script, project: Path, content: str, git: Git
@@ -59,6 +63,7 @@ def test_stale_sentinel_is_deleted_before_the_first_iteration(
     assert "ralph complete" not in done.stdout
 
 
+@pytest.mark.process
 def test_sentinel_naming_this_loop_ends_it(ralph: Run, script: Script, project: Path) -> None:
     own = [["write", "a/.ralph-complete", "$RALPH_LOOP_ID"], ["result"]]
     done = ralph("-a", "--loop-id", "build-1", "3", script(_1=WORK, _2=own))
@@ -67,6 +72,7 @@ def test_sentinel_naming_this_loop_ends_it(ralph: Run, script: Script, project: 
     assert not (project / "a" / ".ralph-complete").exists()
 
 
+@pytest.mark.process
 def test_another_loops_sentinel_is_neither_deleted_nor_ends_this_loop(
     ralph: Run, script: Script, project: Path, git: Git
 ) -> None:
@@ -82,6 +88,7 @@ def test_another_loops_sentinel_is_neither_deleted_nor_ends_this_loop(
     assert (project / "a" / ".ralph-complete").read_text() == "issues-plan-0\n"
 
 
+@pytest.mark.process
 def test_own_sentinel_ends_the_loop_and_the_humans_tree_never_sees_it(
     ralph: Run, script: Script, project: Path, git: Git
 ) -> None:
@@ -92,6 +99,7 @@ def test_own_sentinel_ends_the_loop_and_the_humans_tree_never_sees_it(
     assert git(project, "status", "--porcelain") == ""
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("host", "actor"), [({}, "build-1"), ({"PN_ACTOR": "alice"}, "alice")])
 def test_agent_gets_its_loop_id_and_a_pn_actor(
     ralph: Run, script: Script, host: dict[str, str], actor: str
@@ -103,6 +111,7 @@ def test_agent_gets_its_loop_id_and_a_pn_actor(
     assert f"env PN_ACTOR={actor}" in done.stdout
 
 
+@pytest.mark.process
 def test_iterations_exhausted_exits_2(ralph: Run, script: Script) -> None:
     done = ralph("-a", "2", script(default=WORK))
     assert done.returncode == 2
@@ -110,6 +119,7 @@ def test_iterations_exhausted_exits_2(ralph: Run, script: Script) -> None:
     assert "ralph reached max iterations (2)" in done.stdout
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -132,6 +142,7 @@ def test_usage_errors_exit_1_not_2(ralph: Run, args: list[str], message: str) ->
     assert done.stderr.startswith("error: ")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -154,6 +165,7 @@ def test_check_options_refuses_in_one_line_and_starts_nothing(
     assert not record.exists()
 
 
+@pytest.mark.process
 def test_check_options_accepts_a_good_line_without_a_prompt_or_a_run(
     ralph: Run, script: Script, project: Path, tmp_path: Path
 ) -> None:
@@ -167,12 +179,14 @@ def test_check_options_accepts_a_good_line_without_a_prompt_or_a_run(
     assert not count.exists()  # no agent ran
 
 
+@pytest.mark.process
 def test_missing_default_prompt_file_exits_1(ralph: Run) -> None:
     done = ralph("-a", "3")
     assert done.returncode == 1
     assert "prompt file 'prompt.md' not found" in done.stderr
 
 
+@pytest.mark.process
 def test_single_numeric_positional_is_iterations_with_default_prompt(
     ralph: Run, script: Script, project: Path
 ) -> None:
@@ -182,6 +196,7 @@ def test_single_numeric_positional_is_iterations_with_default_prompt(
     assert "Iteration 2 of 2" in done.stdout
 
 
+@pytest.mark.process
 def test_single_non_numeric_positional_is_the_prompt(ralph: Run, project: Path) -> None:
     (project / "task.md").write_text("not json: default behaviour")
     done = ralph("-a", "task.md")
@@ -190,6 +205,7 @@ def test_single_non_numeric_positional_is_the_prompt(ralph: Run, project: Path) 
     assert "hello from the fake agent" in done.stdout
 
 
+@pytest.mark.process
 def test_file_prompt_is_sent_as_its_contents_and_inline_text_as_is(
     ralph: Run, script: Script, project: Path
 ) -> None:
@@ -201,6 +217,7 @@ def test_file_prompt_is_sent_as_its_contents_and_inline_text_as_is(
     assert f"prompt bytes: {len(text)}" in inline.stdout
 
 
+@pytest.mark.process
 def test_prompt_of_several_hundred_kb_goes_through_stdin(ralph: Run, project: Path) -> None:
     text = json.dumps({"default": [["prompt_size"], ["result"]], "pad": "x" * 600_000})
     (project / "big.md").write_text(text)
@@ -209,6 +226,7 @@ def test_prompt_of_several_hundred_kb_goes_through_stdin(ralph: Run, project: Pa
     assert f"prompt bytes: {len(text)}" in done.stdout
 
 
+@pytest.mark.process
 def test_prompt_bytes_reach_the_agent_exactly_even_when_not_utf8(
     ralph: Run, script: Script, project: Path
 ) -> None:
@@ -218,6 +236,7 @@ def test_prompt_bytes_reach_the_agent_exactly_even_when_not_utf8(
     assert f"prompt bytes: {len(data)} sha256: {hashlib.sha256(data).hexdigest()}" in done.stdout
 
 
+@pytest.mark.process
 def test_log_file_directories_are_created_and_a_bad_path_is_exit_1(
     ralph: Run, script: Script, tmp_path: Path
 ) -> None:
@@ -230,6 +249,7 @@ def test_log_file_directories_are_created_and_a_bad_path_is_exit_1(
     assert "--log-file" in done.stderr
 
 
+@pytest.mark.process
 def test_iterations_above_max_are_clamped_with_a_warning(ralph: Run, script: Script) -> None:
     done = ralph("-a", "--max-iterations", "2", "5", script(default=WORK))
     assert done.returncode == 2
@@ -238,17 +258,20 @@ def test_iterations_above_max_are_clamped_with_a_warning(ralph: Run, script: Scr
     assert "Iteration 3" not in done.stdout
 
 
+@pytest.mark.process
 def test_max_iterations_from_the_environment(ralph: Run, script: Script) -> None:
     done = ralph("-a", "5", script(default=WORK), env={"RALPH_MAX_ITERATIONS": "1"})
     assert "Reducing iterations from 5 to max allowed (1)" in done.stdout
 
 
+@pytest.mark.process
 def test_banner_names_iteration_and_loop_id(ralph: Run, script: Script) -> None:
     done = ralph("-a", "--loop-id", "build-20260226T143000", "2", script(default=WORK))
     assert "Iteration 1 of 2 [build-20260226T143000]" in done.stdout
     assert "Iteration 2 of 2 [build-20260226T143000]" in done.stdout
 
 
+@pytest.mark.process
 def test_agent_gets_afk_flags_and_extra_arguments_after_double_dash(
     ralph: Run, script: Script
 ) -> None:
@@ -265,6 +288,7 @@ def test_agent_gets_afk_flags_and_extra_arguments_after_double_dash(
     ]
 
 
+@pytest.mark.process
 def test_log_file_gets_a_plain_copy(ralph: Run, script: Script, tmp_path: Path) -> None:
     log = tmp_path / "loop.log"
     steps = [
@@ -283,6 +307,7 @@ def test_log_file_gets_a_plain_copy(ralph: Run, script: Script, tmp_path: Path) 
     assert "\x1b[" not in done.stdout
 
 
+@pytest.mark.process
 def test_summary_line_reports_duration_turns_tokens_cost_and_status(
     ralph: Run, script: Script
 ) -> None:
@@ -297,6 +322,7 @@ def test_summary_line_reports_duration_turns_tokens_cost_and_status(
     assert line.endswith("7 turns · 12.3k in / 34 out tokens · $0.2500 · exit 0")
 
 
+@pytest.mark.process
 def test_agent_crash_without_result_is_a_warning_and_the_loop_goes_on(
     ralph: Run, script: Script
 ) -> None:
@@ -305,6 +331,7 @@ def test_agent_crash_without_result_is_a_warning_and_the_loop_goes_on(
     assert "warning: agent exited (status 3) without a result" in done.stdout
 
 
+@pytest.mark.process
 def test_agent_error_result_is_shown_as_a_warning(ralph: Run, script: Script) -> None:
     done = ralph(
         "-a",
@@ -318,6 +345,7 @@ def test_agent_error_result_is_shown_as_a_warning(ralph: Run, script: Script) ->
     assert "warning: agent reported an error: max turns" in done.stdout
 
 
+@pytest.mark.process
 def test_missing_agent_executable_exits_1(ralph: Run, script: Script) -> None:
     done = ralph("-a", "--command", "/nonexistent/agent", "1", script(default=WORK))
     assert done.returncode == 1
@@ -370,6 +398,7 @@ def test_help_names_the_environment_variable_of_each_configurable_option() -> No
         assert f"env var: {name}" in flat
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("word", ["version", "status", "promt.md", "prompts/build.md", "typo"])
 def test_a_single_word_that_is_no_file_is_refused_before_any_agent_runs(
     ralph: Run, word: str, tmp_path: Path
@@ -386,6 +415,7 @@ def test_a_single_word_that_is_no_file_is_refused_before_any_agent_runs(
         assert "ralph --version" in done.stderr
 
 
+@pytest.mark.process
 def test_a_tuning_variable_that_is_not_a_number_is_a_usage_error(tmp_path: Path) -> None:
     """RALPH_* knobs are click options with envvar=: bad values get click's one-line error."""
     done = subprocess.run(

@@ -15,6 +15,7 @@ def test_player_falls_back_to_the_bell_without_players(monkeypatch: pytest.Monke
     assert ding.player("darwin") is None
 
 
+@pytest.mark.process
 def test_ding_plays_the_sound_once_per_file_and_reaps_the_player(
     tmp_path: Path, no_leaks: None
 ) -> None:

@@ -92,6 +92,7 @@ def test_duration(seconds: float, text: str) -> None:
     assert duration(seconds) == text
 
 
+@pytest.mark.process
 def test_recorded_session_is_printed_as_one_liners(
     ralph: Callable[..., subprocess.CompletedProcess[str]],
     script: Callable[..., str],
@@ -137,6 +138,7 @@ def test_recorded_session_is_printed_as_one_liners(
     assert body[7].startswith("   ! Error: No such tool available: Glob.")
 
 
+@pytest.mark.process
 def test_recorded_api_retries_are_shown_and_do_not_stop_the_loop(
     ralph: Callable[..., subprocess.CompletedProcess[str]],
     script: Callable[..., str],

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from ralph import gate, proc, workspace
 from ralph.git import objects_dir
 from ralph.models import Config, Prompt, SandboxKind
@@ -26,6 +28,7 @@ def check(repo: Path, commit: str, command: str) -> gate.Ran:
         box.close()
 
 
+@pytest.mark.process
 def test_the_check_sees_the_commit_not_the_work_tree(repo: Path) -> None:
     first = git(repo, "rev-parse", "HEAD")
     (repo / "BROKEN").write_text("uncommitted: not part of the commit\n")
@@ -36,6 +39,7 @@ def test_the_check_sees_the_commit_not_the_work_tree(repo: Path) -> None:
     assert (failed.passed, failed.status, failed.output) == (False, 1, "broken")
 
 
+@pytest.mark.process
 def test_a_long_failure_is_trimmed_to_head_and_tail(repo: Path) -> None:
     commit = git(repo, "rev-parse", "HEAD")
     verdict = check(repo, commit, "seq 1 500; exit 3")

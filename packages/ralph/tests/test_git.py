@@ -7,9 +7,14 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ralph import git as rgit
 from ralph import publish
 from ralph.integrate import Lane
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]

@@ -73,6 +73,7 @@ def test_a_run_that_did_nothing_fails_in_ralph_s_words_not_the_agent_s() -> None
     assert failure_of(0, did_nothing) == "the model made no tool call"
 
 
+@pytest.mark.process
 def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -> None:
     done = ralph("-a", "--command", "/bin/false", "10", "do the work")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -85,6 +86,7 @@ def test_bin_false_stops_after_three_failed_iterations_with_exit_1(ralph: Run) -
     assert "reached max iterations" not in done.stdout
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("iterations", ["1", "2"])
 def test_a_loop_whose_every_iteration_failed_exits_1_without_run_again_advice(
     ralph: Run, iterations: str
@@ -100,6 +102,7 @@ def test_a_loop_whose_every_iteration_failed_exits_1_without_run_again_advice(
     assert f"stopped: {reason}" in done.stdout
 
 
+@pytest.mark.process
 def test_a_loop_with_one_good_iteration_is_exhausted_not_failed(ralph: Run, script: Script) -> None:
     done = ralph("-a", "2", script(_1=[["result"]], default=[["exit", 3]]))
     assert done.returncode == 2, done.stdout + done.stderr
@@ -117,6 +120,7 @@ def test_all_failed_needs_every_iteration_to_have_failed() -> None:
     assert gov.all_failed() == "every iteration failed (1); the last: boom"
 
 
+@pytest.mark.process
 def test_max_cost_stops_before_an_iteration_over_budget(ralph: Run, script: Script) -> None:
     steps = [["result", {"total_cost_usd": 0.0015}]]
     done = ralph("-a", "--max-cost", "0.002", "10", script(default=steps))
@@ -128,6 +132,7 @@ def test_max_cost_stops_before_an_iteration_over_budget(ralph: Run, script: Scri
     assert re.search(r"totals: 2 iteration\(s\), (0 task\(s\) closed, )?\$0\.0030", done.stdout)
 
 
+@pytest.mark.process
 def test_max_tokens_counts_input_output_and_cache(ralph: Run, script: Script) -> None:
     usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100}
     done = ralph("-a", "--max-tokens", "200", "10", script(default=[["result", {"usage": usage}]]))
@@ -136,6 +141,7 @@ def test_max_tokens_counts_input_output_and_cache(ralph: Run, script: Script) ->
     assert "budget reached: 230 tokens of --max-tokens 200" in done.stdout + done.stderr
 
 
+@pytest.mark.process
 def test_max_time_ends_a_running_iteration_like_the_watchdog(ralph: Run, script: Script) -> None:
     done = ralph("-a", "--max-time", "1s", "5", script(default=[["say", "working"], ["hang"]]))
     assert done.returncode == 2, done.stdout + done.stderr
@@ -145,6 +151,7 @@ def test_max_time_ends_a_running_iteration_like_the_watchdog(ralph: Run, script:
     assert "stopped: budget reached" in done.stdout
 
 
+@pytest.mark.process
 def test_a_bad_max_time_is_a_one_line_usage_error(ralph: Run) -> None:
     done = ralph("-a", "--max-time", "soon", "1", "do it")
     assert done.returncode == 1
@@ -152,6 +159,7 @@ def test_a_bad_max_time_is_a_one_line_usage_error(ralph: Run) -> None:
     assert "not a duration" in done.stderr
 
 
+@pytest.mark.process
 @pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is about running as root")
 def test_root_with_sandbox_none_and_claude_is_refused_before_any_iteration(
     ralph_env: dict[str, str], fake_agent: Path, project: Path, tmp_path: Path
@@ -189,6 +197,7 @@ def _end(record: Path) -> dict[str, object]:
     return ends[0]  # type: ignore[no-any-return]  # a JSON object
 
 
+@pytest.mark.process
 def test_the_iteration_that_completes_the_loop_is_in_its_totals(
     ralph: Run, script: Script, tmp_path: Path
 ) -> None:
@@ -205,6 +214,7 @@ def test_the_iteration_that_completes_the_loop_is_in_its_totals(
     assert end["stop_reason"] == "complete"
 
 
+@pytest.mark.process
 def test_the_iteration_interrupted_is_in_the_totals(
     project: Path,
     ralph_env: dict[str, str],

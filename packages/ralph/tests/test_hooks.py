@@ -61,6 +61,7 @@ def hook(config: Config, event: str, payload: dict[str, Any]) -> dict[str, Any] 
     return json.loads(done.stdout) if done.stdout.strip() else None
 
 
+@pytest.mark.process
 def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -76,12 +77,14 @@ def test_install_writes_the_program_and_settings_and_fake_agents_get_none(
     assert hooks.install(fake, state=tmp_path, workdir=tmp_path) is fake
 
 
+@pytest.mark.process
 def test_turned_off_guardrails_set_no_hooks(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=(), guard=False)
     settings = claude_settings(config)
     assert set(settings["hooks"]) == {"SessionStart", "PostToolUse", "PostToolUseFailure"}
 
 
+@pytest.mark.process
 def test_the_guard_denies_with_one_line_and_records_it(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path)
     hook(config, "SessionStart", {"source": "startup"})
@@ -103,6 +106,7 @@ def test_the_guard_denies_with_one_line_and_records_it(repo: Path, tmp_path: Pat
 RESET = {"tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}
 
 
+@pytest.mark.process
 def test_reset_hard_is_refused_only_over_what_predates_the_iteration(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -116,6 +120,7 @@ def test_reset_hard_is_refused_only_over_what_predates_the_iteration(
     assert hook(config, "PreToolUse", RESET) is None
 
 
+@pytest.mark.process
 def test_what_the_guard_decides_on_is_out_of_the_agents_reach(repo: Path, tmp_path: Path) -> None:
     """The hooks run as the agent: whatever they write, it can rewrite. The record of the
     start is ralph's, in the folder the container mounts read-only."""
@@ -132,6 +137,7 @@ def test_what_the_guard_decides_on_is_out_of_the_agents_reach(repo: Path, tmp_pa
     assert hook(config, "PreToolUse", RESET) is not None
 
 
+@pytest.mark.process
 def test_without_a_record_of_the_start_the_guard_fails_closed(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path)
     hook(config, "SessionStart", {"source": "startup"})
@@ -144,6 +150,7 @@ def test_without_a_record_of_the_start_the_guard_fails_closed(repo: Path, tmp_pa
     assert hook(config, "PreToolUse", back) is not None
 
 
+@pytest.mark.process
 def test_a_branch_keeps_the_commits_it_had_when_the_iteration_began(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -167,6 +174,7 @@ def test_a_branch_keeps_the_commits_it_had_when_the_iteration_began(
     assert bash("git checkout a.txt") is None  # a path, nothing foreign in it
 
 
+@pytest.mark.process
 def test_a_command_the_guard_cannot_read_is_denied(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path)
     hooks.begin(config)
@@ -180,6 +188,7 @@ def test_a_command_the_guard_cannot_read_is_denied(repo: Path, tmp_path: Path) -
     )
 
 
+@pytest.mark.process
 def test_the_stop_checklist_blocks_n_times_then_lets_go(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=("clean", "backpressure"), stop_blocks=2)
     hook(config, "SessionStart", {"source": "startup"})
@@ -196,6 +205,7 @@ def test_the_stop_checklist_blocks_n_times_then_lets_go(repo: Path, tmp_path: Pa
     assert [(e["released"], e["blocks"]) for e in fired] == [(False, 1), (False, 2), (True, 2)]
 
 
+@pytest.mark.process
 def test_a_passing_run_silent_and_a_commit_satisfy_the_checklist(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -210,6 +220,7 @@ def test_a_passing_run_silent_and_a_commit_satisfy_the_checklist(
     assert hook(config, "Stop", {}) is None
 
 
+@pytest.mark.process
 def test_changes_left_on_purpose_pass_when_the_agent_says_why(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=("clean",))
     hook(config, "SessionStart", {"source": "startup"})
@@ -251,6 +262,7 @@ def test_checks_parse_and_refuse_typos() -> None:
         checklist.parse("tsk")
 
 
+@pytest.mark.process
 def test_fired_ignores_junk_and_keeps_known_fields(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path)
     events = guard_folder(config).parent / hooks.STATE / "events.jsonl"
@@ -264,6 +276,7 @@ def test_fired_ignores_junk_and_keeps_known_fields(repo: Path, tmp_path: Path) -
     assert hooks.fired(config) == [{"hook": "guard", "rule": "x" * 300}]
 
 
+@pytest.mark.process
 def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_path: Path) -> None:
     state = tmp_path / "docker-run"
     state.mkdir()
@@ -276,6 +289,7 @@ def test_in_the_container_the_hooks_run_on_the_images_python(repo: Path, tmp_pat
     assert sys.executable not in text
 
 
+@pytest.mark.process
 def test_the_formatter_runs_on_each_edited_file(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, format_command="sed -i s/messy/tidy/")
     (repo / "a.txt").write_text("messy\n")
@@ -301,6 +315,7 @@ def ran(config: Config, command: str, stdout: str = "", *, failed: bool = False)
         hook(config, "PostToolUse", {**call, "tool_response": {"stdout": stdout, "stderr": ""}})
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "command",
     [
@@ -325,6 +340,7 @@ def test_running_the_stacks_checks_directly_counts(
     assert hook(config, "Stop", {}) is None
 
 
+@pytest.mark.process
 def test_a_check_piped_into_tail_that_failed_does_not_count(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=("backpressure",))
     edited(config)
@@ -334,6 +350,7 @@ def test_a_check_piped_into_tail_that_failed_does_not_count(repo: Path, tmp_path
     assert "you edited greet.py and no check passed after it" in blocked["reason"]
 
 
+@pytest.mark.process
 def test_the_checklist_says_which_check_passed_before_the_edit_and_which_failed_after(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -352,6 +369,7 @@ def test_the_checklist_says_which_check_passed_before_the_edit_and_which_failed_
     assert hook(config, "Stop", {}) is None
 
 
+@pytest.mark.process
 def test_a_command_the_project_lists_as_backpressure_counts(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=("backpressure",))
     (repo / ".sgf").mkdir()
@@ -365,6 +383,7 @@ def test_a_command_the_project_lists_as_backpressure_counts(repo: Path, tmp_path
     assert hook(config, "Stop", {}) is None
 
 
+@pytest.mark.process
 def test_other_commands_are_no_check(repo: Path, tmp_path: Path) -> None:
     config = installed(repo, tmp_path, checks=CHECKS)
     edited(config)

@@ -43,6 +43,7 @@ def bundle(sandbox: Path, git: Git, out: Path, *refs: str) -> Path:
     return out
 
 
+@pytest.mark.process
 def test_a_sound_bundle_lands_on_the_incoming_ref_only(
     host: Path, sandbox: Path, git: Git, tmp_path: Path
 ) -> None:
@@ -54,6 +55,7 @@ def test_a_sound_bundle_lands_on_the_incoming_ref_only(
     assert git(host, "for-each-ref", "--format=%(refname)", "refs/heads/") == "refs/heads/main"
 
 
+@pytest.mark.process
 def test_refs_nobody_asked_for_are_left_out(
     host: Path, sandbox: Path, git: Git, tmp_path: Path
 ) -> None:
@@ -68,6 +70,7 @@ def test_refs_nobody_asked_for_are_left_out(
     assert git(host, "for-each-ref", "refs/replace/") == ""
 
 
+@pytest.mark.process
 def test_a_bundle_with_a_broken_object_is_refused_whole(
     host: Path, sandbox: Path, git: Git, tmp_path: Path
 ) -> None:
@@ -87,6 +90,7 @@ def test_a_bundle_with_a_broken_object_is_refused_whole(
     assert git(host, "for-each-ref", "refs/sgf/") == ""
 
 
+@pytest.mark.process
 def test_a_bundle_that_builds_on_what_the_host_lacks_is_refused(
     host: Path, sandbox: Path, git: Git, tmp_path: Path
 ) -> None:
@@ -100,6 +104,7 @@ def test_a_bundle_that_builds_on_what_the_host_lacks_is_refused(
         inbox.receive(host, path, WANTED, env=dict(os.environ))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["link", "fifo", "folder", "garbage", "huge"])
 def test_what_is_no_sound_bundle_is_refused_without_blocking(
     host: Path, tmp_path: Path, kind: str
@@ -122,6 +127,7 @@ def test_what_is_no_sound_bundle_is_refused_without_blocking(
         inbox.receive(host, path, WANTED, env=dict(os.environ), **limit)
 
 
+@pytest.mark.process
 def test_no_bundle_is_no_commits(host: Path, tmp_path: Path) -> None:
     assert inbox.receive(host, tmp_path / "none", WANTED, env=None) == {}
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from ralph.format import inert
 from ralph.render import Output
 
@@ -32,6 +34,7 @@ def test_styled_and_plain_output_and_the_log_are_inert() -> None:
             assert "\x1b[2J" not in text, repr(text)
 
 
+@pytest.mark.process
 def test_a_loop_prints_model_text_and_tool_calls_inert(ralph: Run, script: Script) -> None:
     steps = [
         ["say", HOSTILE],
@@ -45,6 +48,7 @@ def test_a_loop_prints_model_text_and_tool_calls_inert(ralph: Run, script: Scrip
     assert not any(ch in done.stdout for ch in "\x07\x9b\u202e\x1b"), repr(done.stdout)
 
 
+@pytest.mark.process
 def test_arguments_and_ralph_variables_that_are_not_utf8_are_one_line(project: Path) -> None:
     import os
     import subprocess

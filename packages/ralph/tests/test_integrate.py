@@ -16,6 +16,9 @@ import pytest
 from ralph import publish
 from ralph.integrate import IntegrationConflict, Lane
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]
 Git = Callable[..., str]

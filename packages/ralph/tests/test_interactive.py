@@ -20,6 +20,9 @@ import pytest
 
 from .conftest import IMAGE_TTY_AGENT, loop_containers
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 AGENT = Path(__file__).parent / "agents" / "tty_agent.py"
 RESUMING = b"its resume command cannot find it"
 WaitFor = Callable[..., None]

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Script = Callable[..., str]
 Git = Callable[..., str]

@@ -334,6 +334,7 @@ def test_every_committed_scenario_parses() -> None:
         load_scenario(path)
 
 
+@pytest.mark.process
 def test_runs_as_a_process_until_sigterm(tmp_path: Path, wait_for: Callable[..., None]) -> None:
     scenario = tmp_path / "s.json"
     scenario.write_text(json.dumps([{"text": "from a process"}]))

@@ -119,6 +119,7 @@ def test_a_scenario_that_is_no_scenario_is_one_line(
         pass
 
 
+@pytest.mark.process
 def test_ralph_plays_the_scenario_without_any_credential_of_the_users(
     ralph: Run, tmp_path: Path
 ) -> None:
@@ -137,6 +138,7 @@ def test_ralph_plays_the_scenario_without_any_credential_of_the_users(
     assert "SCRIPTED-HELLO" in done.stdout
 
 
+@pytest.mark.process
 def test_a_missing_scenario_file_is_a_usage_error(ralph: Run, tmp_path: Path) -> None:
     done = ralph("-a", "--scenario", str(tmp_path / "nowhere.json"), "1", "x")
     assert done.returncode == 1

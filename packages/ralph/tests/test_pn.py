@@ -23,6 +23,7 @@ def fake_pn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return script
 
 
+@pytest.mark.process
 def test_the_list_pn_prints_is_the_answer_and_json_is_asked_for(
     fake_pn: Path, tmp_path: Path
 ) -> None:
@@ -47,6 +48,7 @@ def test_a_project_without_pensas_folder_is_not_asked_and_gets_none(
     assert not (project / "made").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("script", "why"),
     [
@@ -64,6 +66,7 @@ def test_anything_but_a_json_list_is_no_answer(
     assert pncli.listing(["list"], cwd=tmp_path, env=dict(os.environ), timeout=0.5) is None, why
 
 
+@pytest.mark.process
 def test_ask_answers_with_the_json_pn_prints(fake_pn: Path, tmp_path: Path) -> None:
     fake_pn.write_text('#!/bin/sh\necho \'{"id": "pn-1"}\'\n')
     assert pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ)) == pncli.Answer(
@@ -73,6 +76,7 @@ def test_ask_answers_with_the_json_pn_prints(fake_pn: Path, tmp_path: Path) -> N
     assert pncli.ask(["claim-next"], cwd=tmp_path, env=dict(os.environ)).value is None
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("script", "said"),
     [

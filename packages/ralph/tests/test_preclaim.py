@@ -16,6 +16,9 @@ import pytest
 
 from .conftest import Run, Script, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 BIN = Path(sys.executable).parent
 BOARD = "refs/pensa/claims"
 # the agent's turn: claim as the build prompt says, note what it got, close it

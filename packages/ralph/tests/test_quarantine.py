@@ -96,12 +96,14 @@ def arrived(project: Path, git: Git) -> str:
     return tip
 
 
+@pytest.mark.process
 def test_an_ordinary_iteration_passes(project: Path, guard: Guard, git: Git) -> None:
     commit(project, "src/a.py", "a = 1\n", git)
     guard.check(arrived(project, git), KNOWN)
     assert git(project, "for-each-ref", "refs/sgf/") == ""
 
 
+@pytest.mark.process
 def test_a_plumbing_commit_is_quarantined_and_nothing_else_moves(
     project: Path, guard: Guard, git: Git
 ) -> None:
@@ -127,6 +129,7 @@ def test_a_plumbing_commit_is_quarantined_and_nothing_else_moves(
     ]
 
 
+@pytest.mark.process
 def test_a_second_quarantine_of_one_loop_gets_a_ref_of_its_own(
     project: Path, guard: Guard, git: Git
 ) -> None:
@@ -139,6 +142,7 @@ def test_a_second_quarantine_of_one_loop_gets_a_ref_of_its_own(
     assert refs == ["refs/sgf/quarantine/build-1", "refs/sgf/quarantine/build-1-2"]
 
 
+@pytest.mark.process
 def test_a_gitlink_is_quarantined(project: Path, guard: Guard, git: Git) -> None:
     head = git(project, "rev-parse", "HEAD")
     git(project, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/lib")
@@ -147,6 +151,7 @@ def test_a_gitlink_is_quarantined(project: Path, guard: Guard, git: Git) -> None
         guard.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("mode", "text", "why"),
     [
@@ -167,6 +172,7 @@ def test_pensa_files_that_are_no_plain_files_are_quarantined(
         guard.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 def test_a_pensa_file_past_the_limit_is_quarantined(
     project: Path, guard: Guard, git: Git, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,11 +182,13 @@ def test_a_pensa_file_past_the_limit_is_quarantined(
         guard.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 def test_plain_pensa_exports_pass(project: Path, guard: Guard, git: Git) -> None:
     commit(project, ".pensa/issues.jsonl", '{"id": "pn-1", "status": "closed"}\n', git)
     guard.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 def test_commits_the_host_has_already_are_no_news(project: Path, guard: Guard, git: Git) -> None:
     """The human changed .sgf/ on a branch of theirs; an agent's commit on top of it is no
     control-plane change."""
@@ -196,6 +204,7 @@ def test_commits_the_host_has_already_are_no_news(project: Path, guard: Guard, g
     guard.check(tip, KNOWN)
 
 
+@pytest.mark.process
 def test_a_stash_of_protected_leftovers_is_found(project: Path, guard: Guard, git: Git) -> None:
     arrived(project, git)
     (project / ".sgf" / "config.toml").write_text('sandbox = "none"\n')
@@ -212,6 +221,7 @@ def test_a_stash_of_protected_leftovers_is_found(project: Path, guard: Guard, gi
     ]
 
 
+@pytest.mark.process
 def test_ralph_stops_with_one_line_and_pushes_nothing(
     project: Path, remote: Path, ralph: Run, script: Script, git: Git
 ) -> None:
@@ -229,6 +239,7 @@ def test_ralph_stops_with_one_line_and_pushes_nothing(
     assert git(project, "--git-dir", str(remote), "rev-parse", "main") == start
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("spec", ["/etc", "../x"])
 def test_a_bad_protect_is_one_line(ralph: Run, spec: str) -> None:
     done = ralph("-a", "--protect", spec, "1", "say hello")
@@ -237,6 +248,7 @@ def test_a_bad_protect_is_one_line(ralph: Run, spec: str) -> None:
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.process
 def test_a_loop_id_that_is_no_ref_name_still_gets_a_quarantine_ref(
     project: Path, guard: Guard, git: Git
 ) -> None:
@@ -246,6 +258,7 @@ def test_a_loop_id_that_is_no_ref_name_still_gets_a_quarantine_ref(
         odd.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 def test_a_change_undone_within_the_iteration_is_still_quarantined(
     project: Path, guard: Guard, git: Git
 ) -> None:
@@ -257,6 +270,7 @@ def test_a_change_undone_within_the_iteration_is_still_quarantined(
         guard.check(arrived(project, git), KNOWN)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("path", "target", "out"),
     [

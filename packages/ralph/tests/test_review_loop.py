@@ -14,6 +14,9 @@ import pytest
 
 from .conftest import AGENTS, Git, Run, Script
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 BIN = Path(sys.executable).parent
 REVIEWER = ["--check-agent", "claude", "--check-agent-command", str(AGENTS / "check_agent.py")]
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def test_cli_start_up_imports_neither_docker_nor_rich() -> None:
     import subprocess

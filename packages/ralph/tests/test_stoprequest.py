@@ -61,6 +61,7 @@ def ends(record: Path) -> list[dict[str, object]]:
     return [e for e in events if e["event"] == "end"]
 
 
+@pytest.mark.process
 def test_a_stop_asked_for_during_an_iteration_lets_it_finish_and_land(
     ralph: Run, script: Script, project: Path, remote: Path, git: Git, tmp_path: Path
 ) -> None:
@@ -87,6 +88,7 @@ def test_a_stop_asked_for_during_an_iteration_lets_it_finish_and_land(
     assert (end["exit"], end["stop_reason"], end["iterations"]) == (2, GROUP, 1)
 
 
+@pytest.mark.process
 def test_a_stop_asked_for_during_a_usage_limit_wait_ends_the_wait_without_a_retry(
     project: Path,
     ralph_env: dict[str, str],

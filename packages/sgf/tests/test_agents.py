@@ -35,6 +35,7 @@ def test_without_npm_a_missing_agent_is_one_line(cache: dict[str, str]) -> None:
         agents.binary("codex", env={**cache, "PATH": "/nonexistent"})
 
 
+@pytest.mark.process
 def test_an_install_without_the_binary_is_refused_and_leaves_no_cache(
     cache: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -114,6 +114,7 @@ def test_making_a_base_without_a_cached_tarball_or_debootstrap_says_so(tmp_path:
         )
 
 
+@pytest.mark.process
 def test_a_debootstrap_that_fails_leaves_no_tarball_and_names_its_log(tmp_path: Path) -> None:
     """The real debootstrap, pointed at a mirror nobody serves: it fails at once."""
     env = dict(os.environ)
@@ -217,6 +218,7 @@ def sgf_base(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
     )  # fmt: skip
 
 
+@pytest.mark.process
 def test_sandbox_base_makes_only_images_of_its_own_name() -> None:
     done = sgf_base("--tag", "debian:bookworm-slim", env=dict(os.environ))
     assert done.returncode == 1

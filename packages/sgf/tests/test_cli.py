@@ -56,6 +56,7 @@ def test_exit_code_meanings() -> None:
     assert "sgf issues log" in launch.meaning(2, Stage.ISSUES_LOG)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -72,6 +73,7 @@ def test_usage_errors_exit_1_not_2(repo: Path, sgf: Run, args: list[str], messag
     assert message in done.stderr
 
 
+@pytest.mark.process
 def test_version_and_help(repo: Path, sgf: Run) -> None:
     done = sgf(repo, "--version")
     assert done.returncode == 0
@@ -81,6 +83,7 @@ def test_version_and_help(repo: Path, sgf: Run) -> None:
     assert "sgf init --stack python" in done.stdout
 
 
+@pytest.mark.process
 def test_stage_commands_outside_git_say_so(tmp_path: Path, sgf: Run) -> None:
     done = sgf(tmp_path, "build")
     assert done.returncode == 1

@@ -18,6 +18,9 @@ import pytest
 from sgf import claude, proc
 from sgf.image import sandboximage
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 SGF = Path(sys.executable).parent / "sgf"
 Image = Callable[..., str]  # the `labelled` fixture (conftest.py)
 

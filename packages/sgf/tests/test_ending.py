@@ -30,6 +30,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.process
 def test_a_ralph_killed_with_sigkill_leaves_no_claim_behind(
     project: Path, sgf: Run, tool_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -56,6 +57,7 @@ def test_a_ralph_killed_with_sigkill_leaves_no_claim_behind(
     assert [f for f in findings if f["check"] in ("claim", "stale_claim")] == []
 
 
+@pytest.mark.process
 def test_an_exit_ralph_made_itself_is_left_to_ralph(
     project: Path, tool_env: dict[str, str]
 ) -> None:

@@ -15,6 +15,9 @@ from sgf.loop.loops import Launch, Stage
 
 from .conftest import git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 GIT = Config(stack="python", docker_template="img", claims=Claims.GIT)
 
 

@@ -9,6 +9,9 @@ import pytest
 
 from .conftest import git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 Run = Any
 
 

@@ -32,6 +32,7 @@ def told(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("budget", "reason"),
     [
@@ -90,6 +91,7 @@ def test_the_groups_total_stops_every_loop_after_its_running_iteration(
     assert sorted(budgets) == sorted(loop_ids)
 
 
+@pytest.mark.process
 def test_the_configs_budget_stays_per_loop(project: Path, sgf: Any, fake_ralph: Any) -> None:
     config = project / ".sgf" / "config.toml"
     config.write_text(config.read_text() + "max_cost = 3.5\n")

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 WORKSPACE = Path(__file__).resolve().parents[3]
 
 

@@ -18,6 +18,9 @@ from sgf.loop.loops import STOP_CHECKS, Stage
 
 from .conftest import BIN, alive
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 REVIEWS = [
     "--review", "feature", "--reviewers", "3",
     "--review-focus", str(resources.path("prompts", "review-focus.md")),

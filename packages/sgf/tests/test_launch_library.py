@@ -8,8 +8,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sgf.loop import launch, runs, stage
 from sgf.loop.loops import Launch, Stage
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 
 def open_fds() -> int:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sgf import proc
 from sgf.loop import loopindex, relaunch
 from sgf.loop.loops import Launch, Stage
@@ -46,6 +48,7 @@ def test_an_entry_exists_while_registered_and_is_gone_after(tmp_path: Path) -> N
     assert loopindex.entries(env) == []
 
 
+@pytest.mark.process
 def test_a_dead_loops_entry_is_never_alive_and_is_pruned_at_the_next_launch(
     tmp_path: Path, dead_pid: int
 ) -> None:
@@ -87,6 +90,7 @@ def test_an_unwritable_index_does_not_stop_a_loop(tmp_path: Path) -> None:
         assert path is None
 
 
+@pytest.mark.process
 def test_sgf_lists_its_loop_while_it_runs_and_keeps_its_arguments(
     project: Path, spawn_sgf: Spawn, fake_ralph: Any, tmp_path: Path
 ) -> None:

@@ -198,6 +198,7 @@ def test_check_spec_accepts_an_existing_spec_and_lists_them_otherwise(tmp_path: 
         check_spec(tmp_path, "billing")
 
 
+@pytest.mark.process
 def test_a_taken_loop_id_moves_on_by_a_second(tmp_path: Path) -> None:
     from sgf.loop import launch
 

@@ -130,6 +130,7 @@ def test_a_loop_waiting_for_a_usage_limit_says_so(tmp_path: Path) -> None:
     assert row.live
 
 
+@pytest.mark.process
 def test_a_stale_pid_file_is_a_crashed_loop_never_running(tmp_path: Path, dead_pid: int) -> None:
     path = runs.pid_path(tmp_path, LIVE)
     path.parent.mkdir(parents=True)

@@ -18,7 +18,7 @@ import pytest
 
 from sgf import notify
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(180)]
 
 AGENT = Path(__file__).resolve().parents[2] / "ralph" / "tests" / "agents" / "fake_agent.py"
 SGF = Path(sys.executable).parent / "sgf"

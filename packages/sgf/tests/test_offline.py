@@ -79,6 +79,7 @@ def test_a_restart_of_an_offline_loop_is_offline_again(project: Path) -> None:
     assert relaunch.sgf_args(request) == ["build", "-a", "--offline", "3"]
 
 
+@pytest.mark.process
 def test_build_offline_hands_ralph_the_build_scenario(
     project: Path, sgf: Run, fake_ralph: Any
 ) -> None:
@@ -90,6 +91,7 @@ def test_build_offline_hands_ralph_the_build_scenario(
     assert argv[-2:][0] == "2"  # the flags come before the positionals
 
 
+@pytest.mark.process
 def test_offline_without_any_credential_launches(project: Path, sgf: Run, fake_ralph: Any) -> None:
     unset = dict.fromkeys(preflight.CREDENTIAL_VARS, "")  # whatever this machine has set
     env = {**fake_ralph.env(), "SGF_SKIP_PREFLIGHT": "0", **unset}
@@ -101,6 +103,7 @@ def test_offline_without_any_credential_launches(project: Path, sgf: Run, fake_r
     assert "no Claude Code credentials" in refused.stderr
 
 
+@pytest.mark.process
 def test_offline_for_a_stage_without_a_scenario_is_one_line_and_nothing_runs(
     project: Path, sgf: Run, fake_ralph: Any, git: Git
 ) -> None:

@@ -21,6 +21,7 @@ def test_one_exit_code_for_all_loops(codes: list[int], expected: int) -> None:
     assert parallel.overall(codes) == expected
 
 
+@pytest.mark.process
 def test_run_many_labels_whole_lines_and_keeps_each_log_apart(tmp_path: Path) -> None:
     script = (
         "import sys, time\n"

@@ -114,6 +114,7 @@ def test_skip_preflight_skips_all_but_ralph(tmp_path: Path, env: dict[str, str])
         preflight.check(tmp_path, template="img", sandbox=None, env=env)
 
 
+@pytest.mark.process
 def test_cli_refuses_to_launch_without_docker(
     project: Path, sgf: Run, fake_ralph: Any, tmp_path: Path
 ) -> None:

@@ -210,6 +210,7 @@ def test_a_huge_range_or_endless_recursion_is_one_line(
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.process
 def test_sgf_build_with_a_runaway_template_is_one_line_not_a_crash_log(
     project: Path, sgf: Run, fake_ralph: FakeRalph, isolated_home: Path
 ) -> None:

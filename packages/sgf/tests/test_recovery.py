@@ -15,6 +15,9 @@ import pytest
 
 from .conftest import pn
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]

@@ -27,6 +27,7 @@ def test_every_prompt_and_stack_template_is_readable() -> None:
     assert resources.names("sandbox") == ["Dockerfile", "run-silent"]
 
 
+@pytest.mark.process
 def test_a_built_wheel_carries_the_templates_and_renders_them(tmp_path: Path) -> None:
     uv = shutil.which("uv") or str(WORKSPACE / ".tools" / "bin" / "uv")
     if not Path(uv).is_file():

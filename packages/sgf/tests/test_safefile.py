@@ -108,6 +108,7 @@ def test_every_bookkeeping_file_refuses_a_link(root: Path, victim: Path, write: 
     assert victim.read_text() == PRECIOUS
 
 
+@pytest.mark.process
 def test_sgf_build_with_a_file_where_the_run_folder_belongs_is_one_line(
     project: Path, sgf: Run, fake_ralph: FakeRalph, isolated_home: Path, git: Git
 ) -> None:

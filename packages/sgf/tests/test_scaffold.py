@@ -41,6 +41,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("stack", stacks.names())
 def test_init_scaffolds_every_stack_and_a_second_run_changes_nothing(
     repo: Path, sgf: Run, stack: str
@@ -78,6 +79,7 @@ def test_init_scaffolds_every_stack_and_a_second_run_changes_nothing(
     assert "merged" not in again.stdout
 
 
+@pytest.mark.process
 def test_user_edits_survive_unless_force(repo: Path, sgf: Run) -> None:
     assert sgf(repo, "init", "--stack", "go").returncode == 0
     build = repo / ".sgf/prompts/build.md"
@@ -97,6 +99,7 @@ def test_user_edits_survive_unless_force(repo: Path, sgf: Run) -> None:
     assert "overwritten .sgf/prompts/build.md" in " ".join(forced.stdout.split())
 
 
+@pytest.mark.process
 def test_init_merges_into_existing_files(repo: Path, sgf: Run) -> None:
     (repo / ".gitignore").write_text("secret.txt\n")
     (repo / ".claude").mkdir()
@@ -124,6 +127,7 @@ def test_init_merges_into_existing_files(repo: Path, sgf: Run) -> None:
     assert "merged      .gitignore" in done.stdout
 
 
+@pytest.mark.process
 def test_generated_files_are_ignored_and_the_scaffold_is_committable(
     repo: Path, sgf: Run, git: Git
 ) -> None:
@@ -144,6 +148,7 @@ def test_generated_files_are_ignored_and_the_scaffold_is_committable(
     assert ".sgf/prompts/build.md" in git(repo, "status", "--porcelain", "-uall")
 
 
+@pytest.mark.process
 def test_hooks_fire_a_commit_carries_the_exported_jsonl(
     repo: Path, sgf: Run, git: Git, tool_env: dict[str, str]
 ) -> None:
@@ -164,6 +169,7 @@ def test_hooks_fire_a_commit_carries_the_exported_jsonl(
     assert git(repo, "status", "--porcelain") == ""
 
 
+@pytest.mark.process
 def test_init_outside_git_says_so_and_git_init_flag_creates_one(tmp_path: Path, sgf: Run) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -178,6 +184,7 @@ def test_init_outside_git_says_so_and_git_init_flag_creates_one(tmp_path: Path, 
     assert (plain / ".sgf/config.toml").is_file()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", ["dot_git", "bare"])
 def test_init_inside_a_git_dir_refuses_and_never_nests_a_repository(
     repo: Path, tmp_path: Path, sgf: Run, where: str
@@ -197,6 +204,7 @@ def test_init_inside_a_git_dir_refuses_and_never_nests_a_repository(
     assert sorted(p.name for p in gitdir.iterdir()) == before
 
 
+@pytest.mark.process
 def test_init_without_stack_and_without_a_terminal_lists_the_stacks(repo: Path, sgf: Run) -> None:
     done = sgf(repo, "init")
     assert done.returncode == 1
@@ -205,12 +213,14 @@ def test_init_without_stack_and_without_a_terminal_lists_the_stacks(repo: Path, 
     )
 
 
+@pytest.mark.process
 def test_an_unknown_stack_is_a_usage_error_with_exit_1(repo: Path, sgf: Run) -> None:
     done = sgf(repo, "init", "--stack", "cobol")
     assert done.returncode == 1
     assert "'cobol' is not one of" in done.stderr
 
 
+@pytest.mark.process
 def test_broken_settings_json_stops_init_and_is_left_alone(repo: Path, sgf: Run) -> None:
     (repo / ".claude").mkdir()
     (repo / ".claude/settings.json").write_text("{broken")
@@ -220,6 +230,7 @@ def test_broken_settings_json_stops_init_and_is_left_alone(repo: Path, sgf: Run)
     assert (repo / ".claude/settings.json").read_text() == "{broken"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -256,6 +267,7 @@ def test_deny_rule_joins_the_projects_own_once() -> None:
     assert merges.claude_settings(merged) == merged
 
 
+@pytest.mark.process
 def test_init_with_another_stack_keeps_the_config_and_says_so(repo: Path, sgf: Run) -> None:
     assert sgf(repo, "init", "--stack", "go").returncode == 0
     done = sgf(repo, "init", "--stack", "rust")
@@ -267,6 +279,7 @@ def test_init_with_another_stack_keeps_the_config_and_says_so(repo: Path, sgf: R
     assert (repo / ".sgf/backpressure.md").read_text() == stacks.get("rust").backpressure()
 
 
+@pytest.mark.process
 def test_init_ends_with_the_next_commands_in_order(repo: Path, sgf: Run) -> None:
     for _ in range(2):  # a second run, which changes nothing, says the same
         done = sgf(repo, "init", "--stack", "python")

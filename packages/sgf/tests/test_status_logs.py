@@ -28,6 +28,7 @@ def seed_pensa(project: Path, env: dict[str, str]) -> None:
     pn(project, env, "create", "b1", "-t", "task", "--spec", "billing")
 
 
+@pytest.mark.process
 def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str]
 ) -> None:
@@ -71,6 +72,7 @@ def test_status_json_shows_running_loops_recent_outcomes_and_pensa_per_spec(
     assert data["pensa_error"] is None
 
 
+@pytest.mark.process
 def test_status_text_is_plain_when_piped(
     project: Path, sgf: Run, fake_ralph: Any, tool_env: dict[str, str], dead_pid: int
 ) -> None:
@@ -87,6 +89,7 @@ def test_status_text_is_plain_when_piped(
     assert "billing" in done.stdout
 
 
+@pytest.mark.process
 def test_status_without_pn_still_reports_loops(project: Path, sgf: Run, tmp_path: Path) -> None:
     path = f"{tmp_path / 'empty'}{os.pathsep}/usr/bin{os.pathsep}/bin"
     done = sgf(project, "status", "--json", env={"PATH": path})
@@ -96,6 +99,7 @@ def test_status_without_pn_still_reports_loops(project: Path, sgf: Run, tmp_path
     assert "pn not found" in data["pensa_error"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("content", [b"\xff\xfe\n", b"99999999999999999999999\n", b"\xc2\xb2\n"])
 def test_status_treats_a_garbled_pid_file_as_a_crash(
     project: Path, sgf: Run, content: bytes
@@ -108,6 +112,7 @@ def test_status_treats_a_garbled_pid_file_as_a_crash(
     assert json.loads(done.stdout)["stale"] == ["build-20260101T000000"]
 
 
+@pytest.mark.process
 def test_status_skips_history_lines_that_are_not_utf8(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -124,6 +129,7 @@ def test_status_skips_history_lines_that_are_not_utf8(project: Path, sgf: Run) -
     assert json.loads(done.stdout)["recent"] == [good]
 
 
+@pytest.mark.process
 def test_status_skips_history_lines_with_wrong_types(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -136,6 +142,7 @@ def test_status_skips_history_lines_with_wrong_types(project: Path, sgf: Run) ->
     assert json.loads(done.stdout)["recent"] == []
 
 
+@pytest.mark.process
 def test_logs_prints_a_finished_loop_by_unique_prefix(
     project: Path, sgf: Run, fake_ralph: Any
 ) -> None:
@@ -145,6 +152,7 @@ def test_logs_prints_a_finished_loop_by_unique_prefix(
     assert "fake ralph: iteration 1 of 25\nfake ralph: done\n" in done.stdout
 
 
+@pytest.mark.process
 def test_logs_unknown_id_exits_1_listing_recent_ids(
     project: Path, sgf: Run, fake_ralph: Any
 ) -> None:
@@ -155,6 +163,7 @@ def test_logs_unknown_id_exits_1_listing_recent_ids(
     assert done.stderr == f"error: no loop 'build-nope'; recent loops: {loop_id}\n"
 
 
+@pytest.mark.process
 def test_logs_ambiguous_prefix_names_the_candidates(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True)
@@ -165,6 +174,7 @@ def test_logs_ambiguous_prefix_names_the_candidates(project: Path, sgf: Run) -> 
     assert "matches several loops" in done.stderr
 
 
+@pytest.mark.process
 def test_logs_lists_and_accepts_whole_ids_and_any_unique_part(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True)
@@ -185,6 +195,7 @@ def test_logs_lists_and_accepts_whole_ids_and_any_unique_part(project: Path, sgf
     assert unknown.stderr == f"error: no loop 'sandbox-build'; recent loops: {newer}, {older}\n"
 
 
+@pytest.mark.process
 def test_logs_before_any_loop_does_not_offer_the_sandbox_build_log(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True)
@@ -194,6 +205,7 @@ def test_logs_before_any_loop_does_not_offer_the_sandbox_build_log(project: Path
     assert "no loop has run here yet" in done.stderr
 
 
+@pytest.mark.process
 def test_logs_follows_a_running_loop_until_it_ends(
     project: Path, tool_env: dict[str, str], fake_ralph: Any, tmp_path: Path
 ) -> None:
@@ -224,6 +236,7 @@ def test_logs_follows_a_running_loop_until_it_ends(
     assert "# sgf: ralph exited with 130" in out
 
 
+@pytest.mark.process
 def test_status_shows_hostile_history_text_inert_and_never_as_markup(
     project: Path, sgf: Run
 ) -> None:
@@ -260,6 +273,7 @@ def test_a_warning_with_a_closing_tag_prints_instead_of_raising(
     assert "could not release [/x] \\x1b[2J" in err
 
 
+@pytest.mark.process
 def test_sgf_arguments_that_are_not_utf8_are_one_line(project: Path) -> None:
     import os
     import sys
@@ -339,6 +353,7 @@ def test_status_warns_when_the_images_pn_is_not_the_hosts(
         assert "warning: the sandbox image" in shown
 
 
+@pytest.mark.process
 def test_logs_without_an_id_shows_the_newest_loop(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True)
@@ -351,6 +366,7 @@ def test_logs_without_an_id_shows_the_newest_loop(project: Path, sgf: Run) -> No
     assert done.stdout == "new\n"
 
 
+@pytest.mark.process
 def test_logs_can_wait_for_a_loop_that_has_not_started(project: Path, sgf: Run) -> None:
     logs = project / ".sgf/logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -370,6 +386,7 @@ def test_logs_can_wait_for_a_loop_that_has_not_started(project: Path, sgf: Run) 
     assert done.stdout == "late start\n"
 
 
+@pytest.mark.process
 def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     project: Path, sgf: Run, tool_env: dict[str, str]
 ) -> None:
@@ -442,6 +459,7 @@ def test_status_shows_a_running_loops_iteration_task_cost_and_recent_totals(
     assert cells[3:9] == ["2", "3/?", "$1.5000", "900", "1m00s", "2"]
 
 
+@pytest.mark.process
 def test_status_lists_the_stuck_tasks_needing_a_human(
     project: Path, sgf: Run, tool_env: dict[str, str]
 ) -> None:
@@ -464,6 +482,7 @@ def test_status_lists_the_stuck_tasks_needing_a_human(
     assert f"  {stuck}  impossible task" in text
 
 
+@pytest.mark.process
 def test_status_names_quarantined_commits_to_review(project: Path, sgf: Run) -> None:
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True, check=True

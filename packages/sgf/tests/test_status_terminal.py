@@ -23,6 +23,9 @@ from sgf import proc
 
 from .conftest import SGF
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 PARALLEL = ("build-auth-20260301T110000", "build-auth-20260301T110001")
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 

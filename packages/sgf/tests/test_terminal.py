@@ -12,7 +12,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import pytest
+
 from .conftest import SGF, alive
+
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
 
 WaitFor = Callable[..., None]
 

@@ -30,7 +30,7 @@ from sgf.top.widgets import Confirm, Help
 from .conftest import alive
 
 # generous: each wait is on a condition, and a busy 2-core machine starts loops slowly
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(900)]
 
 AGENT = Path(__file__).resolve().parents[2] / "ralph" / "tests" / "agents" / "fake_agent.py"
 SGF = Path(sys.executable).parent / "sgf"

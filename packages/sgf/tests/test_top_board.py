@@ -6,6 +6,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sgf.loop.loopstate import Task
 from sgf.top import board
 from sgf.top.board import Board, Boards, Claim
@@ -109,6 +111,7 @@ def test_boards_ask_pn_again_when_a_pull_changed_one_shard_of_the_tracker(
     assert boards.get(tmp_path).ready == 3
 
 
+@pytest.mark.process
 def test_read_asks_the_real_pn(project: Path, tool_env: dict[str, str]) -> None:
     first = pn(project, tool_env, "create", "ready one", "-t", "task")["id"]
     held = pn(project, tool_env, "create", "held one", "-t", "task")["id"]
@@ -125,6 +128,7 @@ def test_read_asks_the_real_pn(project: Path, tool_env: dict[str, str]) -> None:
     assert b.closed_today == (Task(done, "done one"),)
 
 
+@pytest.mark.process
 def test_a_failing_pn_is_a_board_with_its_error(tmp_path: Path) -> None:
     b = board.read(tmp_path, {"PATH": str(tmp_path)}, today=TODAY)
     assert b.error is not None

@@ -59,6 +59,7 @@ def test_the_current_project_alone_without_all(tmp_path: Path) -> None:
     assert snap.boards[here].ready == 2
 
 
+@pytest.mark.process
 def test_all_shows_every_project_with_tasks_and_bare_ralph_containers(
     tmp_path: Path, sleeper: subprocess.Popen[bytes]
 ) -> None:

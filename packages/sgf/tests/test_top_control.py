@@ -51,6 +51,7 @@ def wait_for(path: Path, timeout: float = 30) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.process
 def test_interrupt_reaches_sgf_and_the_children_of_its_own_group_only(tmp_path: Path) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(PARENT), str(tmp_path)], process_group=0
@@ -85,6 +86,7 @@ def row(**kw: object) -> LoopRow:
     return LoopRow(**values)  # type: ignore[arg-type]
 
 
+@pytest.mark.process
 def test_a_stopped_or_replaced_loop_is_not_signalled(dead_pid: int) -> None:
     with pytest.raises(NotStoppable, match="is not running"):
         control.stop(row(state=State.STOPPED, pid=os.getpid()))

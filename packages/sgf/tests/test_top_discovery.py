@@ -44,6 +44,7 @@ def test_all_adds_the_indexed_and_labelled_projects_once(tmp_path: Path) -> None
     assert found == [here, a, b, c]
 
 
+@pytest.mark.process
 def test_a_dead_loops_entry_still_finds_its_project_whose_files_tell_the_truth(
     tmp_path: Path, dead_pid: int
 ) -> None:

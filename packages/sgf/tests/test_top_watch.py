@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from sgf.loop import runs
@@ -95,6 +96,7 @@ def test_on_a_terminal_the_table_is_redrawn_in_place() -> None:
     assert "\x1b[2J" not in text  # the title's escape did not clear the screen
 
 
+@pytest.mark.process
 def test_status_watch_through_the_real_console_script(
     project: Path, tool_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -119,6 +121,7 @@ def test_status_watch_through_the_real_console_script(
     assert "stopped: x" in lines[-1]
 
 
+@pytest.mark.process
 def test_status_watch_and_json_do_not_go_together(project: Path, tool_env: dict[str, str]) -> None:
     sgf = Path(tool_env["PATH"].split(":")[0]) / "sgf"
     done = subprocess.run(

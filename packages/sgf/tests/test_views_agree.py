@@ -22,7 +22,7 @@ from sgf.top import layout
 from sgf.top.app import TopApp
 from sgf.top.collect import Collector
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.process, pytest.mark.timeout(180)]
 
 AGENT = Path(__file__).resolve().parents[2] / "ralph" / "tests" / "agents" / "fake_agent.py"
 SGF = Path(sys.executable).parent / "sgf"
