@@ -203,6 +203,15 @@ def test_a_comment_or_edge_without_its_issue_waits_in_the_files(
     for kind, line in waiting.items():
         path = shard(project, kind, ids["fix"])
         path.write_text(path.read_text() + line)
+    # A tombstone ends the wait: the comment goes with its deleted issue.
+    dead = '{"id":"pc-2","issue_id":"pn-00000002","actor":"a","text":"t",' + (
+        '"created_at":"2026-01-01T00:00:00.000000Z"}\n'
+    )
+    path = shard(project, "comments", ids["fix"])
+    path.write_text(path.read_text() + dead)
+    shard(project, "deleted", "pn-00000002").write_text(
+        '{"id":"pn-00000002","deleted_at":"2026-01-01T00:00:00.000000Z"}\n'
+    )
     summary = jsonl.import_(project, discard_local=True)
     assert summary is not None
     assert (summary.deps, summary.comments) == (1, 1)
@@ -214,6 +223,7 @@ def test_a_comment_or_edge_without_its_issue_waits_in_the_files(
         jsonl.export(store, project)
     for kind, line in waiting.items():
         assert line in shard(project, kind, ids["fix"]).read_text()
+    assert "pc-2" not in shard(project, "comments", ids["fix"]).read_text()
 
 
 def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:

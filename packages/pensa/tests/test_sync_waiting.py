@@ -52,6 +52,7 @@ def test_a_branch_without_the_issue_never_commits_its_comment_away(inited: Path,
     picked = commit(inited, "comment")
     git(inited, "switch", "-q", "side")
     git(inited, "cherry-pick", picked)
+    assert git(inited, "status", "--porcelain") == ""  # nothing for pensa to write back
     assert pn("import", "--json").code == 0  # the waiting line is no bad line
     git(inited, "switch", "-q", "main")
     git(inited, "merge", "-q", "--no-edit", "side")
