@@ -11,5 +11,6 @@ base and `pending` what the database changed since the last export; `rebuild` an
 `localwork` are `pn import`; `jsonl` is export and import's entry; `writeback` is what a
 write leaves for git (`.pensa/uncommitted`) and the staging of the hook's export; `head`
 reads what the last commit holds; `shared` is the rule for a database shared by worktree
-loops; `drift` finds lines the files hold that the database lacks (`pn doctor`).
+loops; `drift` finds lines the files hold that the database lacks (`pn doctor`); `waiting`
+keeps the comments and edges that came without their issue until it comes.
 """

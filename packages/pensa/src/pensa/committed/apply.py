@@ -80,9 +80,10 @@ def edges(conn: sqlite3.Connection, diff: Diff) -> None:
 
 
 def comments(conn: sqlite3.Connection, diff: Diff) -> None:
-    """Comments follow the files as issues do: a new one is added to an issue that exists,
-    and one the base had and the files lost (a checkout of a branch without it) goes. One
-    never committed is in no base, so it stays wherever the checkout goes."""
+    """Comments follow the files as issues do: a new one is added to an issue that exists
+    (one on an issue the database lacks waits in the files, `committed.waiting`), and one
+    the base had and the files lost (a checkout of a branch without it) goes. One never
+    committed is in no base, so it stays wherever the checkout goes."""
     gone = [(cid,) for cid in diff.base.comments if cid not in diff.theirs.comments]
     conn.executemany("DELETE FROM comments WHERE id = ?", gone)
     rows = []

@@ -3,7 +3,9 @@
 Each file's records are checked on their own (`committed.records`); then what spans records and
 files: ids are unique, `fixes` names a bug, `parent` and `discovered_from` name another issue,
 deps join two different existing issues once and close no cycle (nor do they with the
-parents), comments are on existing issues with unique ids. Errors name file and line.
+parents), comments have unique ids. Errors name file and line. A comment or edge naming an
+issue the files lack is no error: it waits in the files for its issue (`committed.waiting`)
+and is not imported.
 
 A kind's records come from its shards and its own file (`committed.disk`). A record twice is
 an error, unless one copy is in the kind's own file and one in its shard (an earlier layout's
@@ -84,10 +86,11 @@ def read_contents(project: Project, names: Iterable[str] | None = None) -> Conte
     by_id = itemgetter(0)
     issues = _read_kind(files, "issues.jsonl", by_id)
     kinds = _kinds(issues)
-    deps = _read_kind(files, "deps.jsonl", itemgetter(0, 1))
-    _check_deps(deps, kinds, _parents(issues, kinds))
+    deps = _present(_read_kind(files, "deps.jsonl", itemgetter(0, 1)), kinds, (0, 1))
+    _check_deps(deps, _parents(issues, kinds))
     comments = _read_kind(files, "comments.jsonl", itemgetter(COMMENT_FIELDS.index("id")))
-    _check_comments(comments, kinds)
+    comments = _present(comments, kinds, (COMMENT_FIELDS.index("issue_id"),))
+    _check_comments(comments)
     tombstones = _read_kind(files, "deleted.jsonl", by_id)
     return Contents(files, issues.table, deps.table, comments.table, tombstones.table)
 
@@ -134,19 +137,14 @@ def _kinds(read: _Read) -> dict[str, str]:
     return kinds
 
 
-def _check_deps(read: _Read, kinds: dict[str, str], hierarchy: list[tuple[str, str, str]]) -> None:
-    """Both ends exist and differ, no edge twice, no cycle (through the `hierarchy` of
-    (parent, child, where) too: a parent waits for its children, `pensa.links`)."""
+def _check_deps(read: _Read, hierarchy: list[tuple[str, str, str]]) -> None:
+    """Both ends differ, no edge twice, no cycle (through the `hierarchy` of (parent, child,
+    where) too: a parent waits for its children, `pensa.links`)."""
     pairs: list[tuple[str, str]] = read.table.rows  # (issue_id, depends_on_id)
     children, parents = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
     # All edges at once first (C loops); line by line only to name the line that is wrong.
-    if not (
-        kinds.keys() >= set(children)
-        and kinds.keys() >= set(parents)
-        and not any(map(eq, children, parents))
-        and len(set(pairs)) == len(pairs)
-    ):
-        _check_deps_by_line(read, pairs, kinds)
+    if any(map(eq, children, parents)) or len(set(pairs)) < len(pairs):
+        _check_deps_by_line(read, pairs)
     edges: dict[str, list[str]] = {}
     for child, parent in chain(pairs, ((p, c) for p, c, _ in hierarchy)):
         edges.setdefault(child, []).append(parent)
@@ -163,13 +161,10 @@ def _check_deps(read: _Read, kinds: dict[str, str], hierarchy: list[tuple[str, s
         raise InvalidData(f"{read.where(pairs.index(first))}: dependency cycle {path}")
 
 
-def _check_deps_by_line(read: _Read, pairs: list[tuple[str, str]], kinds: dict[str, str]) -> None:
+def _check_deps_by_line(read: _Read, pairs: list[tuple[str, str]]) -> None:
     first: dict[tuple[str, str], int] = {}
     for at, pair in enumerate(pairs):
         where = read.where(at)
-        for end in pair:
-            if end not in kinds:
-                raise InvalidData(f"{where}: dangling reference to {end} (no such issue)")
         if pair[0] == pair[1]:
             raise InvalidData(f"{where}: {pair[0]} depends on itself")
         if pair in first:
@@ -181,14 +176,29 @@ def _check_deps_by_line(read: _Read, pairs: list[tuple[str, str]], kinds: dict[s
         first[pair] = at
 
 
-def _check_comments(read: _Read, kinds: dict[str, str]) -> None:
-    """Each comment is on an issue that exists, and no id comes twice."""
-    at_id, at_issue = COMMENT_FIELDS.index("id"), COMMENT_FIELDS.index("issue_id")
+def _present(read: _Read, kinds: dict[str, str], columns: tuple[int, ...]) -> _Read:
+    """The records whose issues (the ids in `columns`) all exist. The others wait in the
+    files for their issue (`committed.waiting`: a cherry-pick brings a comment without the
+    commit that made its issue); the database cannot hold them, and the export keeps them."""
+    rows = read.table.rows
+    if all(kinds.keys() >= set(map(itemgetter(c), rows)) for c in columns):
+        return read
+    kept = [at for at, row in enumerate(rows) if all(row[c] in kinds for c in columns)]
+    table = read.table
+    return read._replace(
+        table=Table(
+            [table.numbers[at] for at in kept],
+            [table.records[at] for at in kept],
+            [rows[at] for at in kept],
+        )
+    )
+
+
+def _check_comments(read: _Read) -> None:
+    """No comment id comes twice."""
+    at_id = COMMENT_FIELDS.index("id")
     seen: set[str] = set()
     for at, row in enumerate(read.table.rows):
-        if row[at_issue] not in kinds:
-            where = read.where(at)
-            raise InvalidData(f"{where}: dangling reference to {row[at_issue]} (no such issue)")
         if row[at_id] in seen:
             raise InvalidData(f"{read.where(at)}: duplicate id {row[at_id]}")
         seen.add(row[at_id])

@@ -32,14 +32,15 @@ def settle(conn: sqlite3.Connection, project: Project, read: dict[str, bytes]) -
     """Forget the changes the files already hold (a sync that took them in, or a write
     undone); whether the database still holds any they lack. `read`: files already read."""
     from pensa.committed.snapshot import render_db
+    from pensa.committed.waiting import keep
 
     names = dirty_files(conn)
     if names is None:
         return True
     if not names:
         return False
-    texts = render_db(conn, sorted(names))
     on_disk = {**read_files(project, [n for n in names if n not in read]), **read}
+    texts = keep(conn, render_db(conn, sorted(names)), on_disk)
     clean = {n for n in names if texts[n].encode() == on_disk.get(n, b"")}
     keys = [
         (kind, key)

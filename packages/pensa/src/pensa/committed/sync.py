@@ -26,7 +26,7 @@ import json
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from pensa.committed import apply, pending
+from pensa.committed import apply, pending, waiting
 from pensa.committed import base as sync_base
 from pensa.committed.apply import Diff, Synced
 from pensa.committed.disk import (
@@ -90,7 +90,8 @@ def reconcile(
     done = NOTHING
     if incoming:
         diff = _diff({n: bases[n] for n in incoming}, {n: files[n] for n in incoming})
-        done = _merge_changes(conn, diff)
+        done, arrived = _merge_changes(conn, diff)
+        waiting.take_in(conn, project, arrived, current, files)
     conn.executemany(
         "INSERT OR IGNORE INTO export_dirty (kind, key) VALUES ('file', ?)", [(n,) for n in names]
     )
@@ -164,7 +165,9 @@ def _worked_on(conn: sqlite3.Connection, leaving: set[str]) -> set[str]:
     return touched(known, here) & leaving
 
 
-def _merge_changes(conn: sqlite3.Connection, diff: Diff) -> Synced:
+def _merge_changes(conn: sqlite3.Connection, diff: Diff) -> tuple[Synced, set[str]]:
+    """Merge the changed lines into the database; what changed, and the issues that came in
+    (new to the database)."""
     from pensa.committed.merge import merge_issues
     from pensa.committed.snapshot import read_issues
 
@@ -196,7 +199,7 @@ def _merge_changes(conn: sqlite3.Connection, diff: Diff) -> Synced:
     apply.edges(conn, diff)
     apply.comments(conn, diff)
     apply.clear_dangling_fixes(conn, set(result))
-    return done
+    return done, {i for i in result if i not in ours.issues}
 
 
 # --- the two entries ------------------------------------------------------------------------
@@ -245,6 +248,8 @@ def export(store: Store, project: Project, env: Mapping[str, str] | None = None)
             texts.update({n: "" for n in current if n not in texts})
         else:
             texts = render_db(conn, sorted(names))
+        on_disk = read_files(project, [n for n in texts if n in current and waiting.waits_in(n)])
+        texts = waiting.keep(conn, texts, on_disk)
         written = write_files(project, texts, existing=current)
         for name, data in written.items():
             printed = fingerprint(os.path.join(project.dir, name))
