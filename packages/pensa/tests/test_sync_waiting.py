@@ -12,6 +12,9 @@ from pathlib import Path
 
 from .conftest import Pn, committed_at, git
 
+# Every test here starts a program: `make test-fast` leaves them out.
+pytestmark = pytest.mark.process
+
 
 def commit(repo: Path, message: str) -> str:
     """Commit everything (pensa's hooks export the tracker); the new commit's id."""
