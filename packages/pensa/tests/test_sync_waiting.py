@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .conftest import Pn, committed_at, git
 
 # Every test here starts a program: `make test-fast` leaves them out.
