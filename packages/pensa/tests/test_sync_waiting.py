@@ -91,3 +91,25 @@ def test_a_dependency_cherry_picked_without_its_issues_survives_the_merges(
     git(inited, "merge", "-q", "--no-edit", "side")
     assert [i["id"] for i in pn("dep", "list", then, "--json").json()["depends_on"]] == [first]
     assert first in committed_at(inited, kind="deps")
+
+
+def test_a_worktree_loops_export_keeps_a_comment_whose_issue_the_shared_database_lacks(
+    inited: Path, pn: Pn, tmp_path: Path
+) -> None:
+    """A loop's worktree writes the shared database out (`PN_SHARED_DB`): a comment its
+    branch got by a cherry-pick, for an issue made elsewhere, stays in its files."""
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(inited), str(other))
+    pn("init", cwd=other)
+    issue = pn("q", "made elsewhere", "-t", "task", cwd=other).out.strip()
+    commit(other, "issue")
+    pn("comment", "add", issue, "keep me", cwd=other)
+    picked = commit(other, "comment")
+    loop = tmp_path / "loop"
+    git(inited, "worktree", "add", "-q", "-b", "loop", str(loop))
+    git(loop, "fetch", "-q", str(other), "main")
+    git(loop, "cherry-pick", picked)
+    shared = {"PN_SHARED_DB": str(inited / ".pensa" / "db.sqlite")}
+    assert pn("export", cwd=loop, env=shared).code == 0
+    assert git(loop, "status", "--porcelain") == ""
+    assert "keep me" in committed_at(loop, kind="comments")
