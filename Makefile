@@ -91,9 +91,11 @@ test-slow: env
 	PENSA_MODEL_STEPS=$${PENSA_MODEL_STEPS:-3000} $(VENV)/bin/pytest --timeout=0 \
 	  packages/pensa/tests/test_sync_model.py
 
+# Every benchmark runs, each printing its table; the target fails after them if one missed.
 bench: env prereqs
-	export SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)"; \
-	for script in bench/bench_*.py; do $(VENV)/bin/python "$$script"; done
+	export SPRINGFIELD_CLAUDE="$$(scripts/ensure-claude.sh)"; failed=""; \
+	for script in bench/bench_*.py; do $(VENV)/bin/python "$$script" || failed="$$failed $$script"; done; \
+	if [ -n "$$failed" ]; then echo "benchmarks that missed a target or failed:$$failed"; exit 1; fi
 
 demo: env
 	scripts/demo.sh

@@ -58,6 +58,10 @@ def ralph_iterations(project: Path) -> list[float]:
     agent.write_text(QUICK_AGENT)
     agent.chmod(0o755)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    # the agent works in a clone of the project's commits: the script must be one of them
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run(["git", "add", "agent.sh"], cwd=project, check=True)
+    subprocess.run(["git", *identity, "commit", "-qm", "agent"], cwd=project, check=True)
     config = Config(
         project=project,
         prompt=Prompt("go"),
