@@ -46,7 +46,7 @@ def fail(code: str, message: str, *, as_json: bool) -> int:
     if as_json:
         sys.stderr.write(dumps({"error": message, "code": code}) + "\n")
     else:
-        from pensa.inert import inert
+        from pensa.shared.inert import inert
 
         sys.stderr.write(f"error: {inert(message)}\n")
     return 1

@@ -40,8 +40,11 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import TypeAlias
 
-P = TypeVar("P", str, "os.PathLike[str]")
+    Where: TypeAlias = str | os.PathLike[str]
+
+P = TypeVar("P", bound="str | os.PathLike[str]")
 
 LINK = "a symbolic link"
 NOT_A_FOLDER = "not a folder"
@@ -88,13 +91,13 @@ class SafeFiles:
     def __init__(self, refuse: Refuse) -> None:
         self.refuse = refuse
 
-    def folder(self, path: P, *, root: str | os.PathLike[str]) -> P:
+    def folder(self, path: P, *, root: Where) -> P:
         """Make the folder `path` below `root` and its missing parents; a link or a file on
         the way is refused."""
         here = os.path.abspath(root)
-        relative = os.path.relpath(os.path.abspath(path), here)
+        relative = os.path.relpath(os.path.abspath(_text(path)), here)
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
-            raise ValueError(f"{os.fspath(path)} is not below {os.fspath(root)}")
+            raise ValueError(f"{_text(path)} is not below {_text(root)}")
         for part in [] if relative == os.curdir else relative.split(os.sep):
             here = os.path.join(here, part)
             with contextlib.suppress(FileExistsError):
@@ -106,53 +109,50 @@ class SafeFiles:
                 raise self.refuse(here, what=NOT_A_FOLDER)
         return path
 
-    def replace(
-        self, path: P, data: bytes, *, root: str | os.PathLike[str] | None = None, mode: int = 0o644
-    ) -> P:
+    def replace(self, path: P, data: bytes, *, root: Where | None = None, mode: int = 0o644) -> P:
         """Write `data` to a new temporary sibling of `path`, then rename it over `path`."""
         self._write(path, data, root=root, mode=mode, unless_same=False)
         return path
 
     def update(
         self,
-        path: str | os.PathLike[str],
+        path: Where,
         data: bytes,
         *,
-        root: str | os.PathLike[str] | None = None,
+        root: Where | None = None,
         mode: int = 0o644,
     ) -> bool:
         """`replace`, skipped (False) when `path` already holds exactly `data`, so that its
         time stamp stays and nothing watching it sees a change."""
         return self._write(path, data, root=root, mode=mode, unless_same=True)
 
-    def create(
-        self, path: P, data: bytes, *, root: str | os.PathLike[str] | None = None, mode: int = 0o644
-    ) -> P:
+    def create(self, path: P, data: bytes, *, root: Where | None = None, mode: int = 0o644) -> P:
         """Write `data` to `path`, which must not exist yet (FileExistsError; a link there is
         refused)."""
-        name = os.path.basename(os.fspath(path))
-        with self._folder(os.path.dirname(os.fspath(path)), root) as dir_fd:
+        shown = _text(path)
+        name = os.path.basename(shown)
+        with self._folder(os.path.dirname(shown), root) as dir_fd:
             try:
                 fd = os.open(name, _NEW, mode, dir_fd=dir_fd)
             except FileExistsError:
                 if stat.S_ISLNK(_mode(name, dir_fd) or 0):
-                    raise self.refuse(os.fspath(path), what=LINK) from None
+                    raise self.refuse(shown, what=LINK) from None
                 raise
             _fill(fd, data, name, dir_fd)
         return path
 
-    def new_file(self, folder: str, prefix: str, *, root: str | None = None) -> str:
+    def new_file(self, folder: str, prefix: str, *, root: Where | None = None) -> str:
         """The path of a new empty file in `folder` named `<prefix><random>.tmp`, made by us and
         nobody else: even a planted link by that name cannot make it another file."""
         with self._folder(folder, root) as dir_fd:
             return os.path.join(folder, _new(prefix, b"", dir_fd, 0o644))
 
-    def append(self, path: str | os.PathLike[str], *, root: str | None = None) -> BinaryIO:
+    def append(self, path: Where, *, root: Where | None = None) -> BinaryIO:
         """Open `path` for appending, creating it; a link or anything but a regular file is
         refused."""
         return os.fdopen(self.open_plain(path, os.O_WRONLY | os.O_APPEND, root=root), "ab")
 
-    def truncate(self, path: str | os.PathLike[str], *, root: str | None = None) -> BinaryIO:
+    def truncate(self, path: Where, *, root: Where | None = None) -> BinaryIO:
         """Open `path` empty for writing, creating it; a link or anything but a regular file
         is refused."""
         fd = self.open_plain(path, os.O_WRONLY, root=root)
@@ -161,16 +161,16 @@ class SafeFiles:
 
     def open_plain(
         self,
-        path: str | os.PathLike[str],
+        path: Where,
         flags: int,
         *,
-        root: str | os.PathLike[str] | None = None,
+        root: Where | None = None,
     ) -> int:
         """Open (creating) the regular file `path` with `flags`; return its descriptor.
 
         `O_NONBLOCK` keeps a FIFO planted there from blocking the open; it is cleared once the
         file is known to be a regular one."""
-        shown = os.fspath(path)
+        shown = _text(path)
         name = os.path.basename(shown)
         with self._folder(os.path.dirname(shown), root) as dir_fd:
             try:
@@ -190,14 +190,14 @@ class SafeFiles:
 
     def _write(
         self,
-        path: str | os.PathLike[str],
+        path: Where,
         data: bytes,
         *,
-        root: str | os.PathLike[str] | None,
+        root: Where | None,
         mode: int,
         unless_same: bool,
     ) -> bool:
-        shown = os.fspath(path)
+        shown = _text(path)
         name = os.path.basename(shown)
         with self._folder(os.path.dirname(shown), root) as dir_fd:
             found = _mode(name, dir_fd)
@@ -215,7 +215,7 @@ class SafeFiles:
         return True
 
     @contextlib.contextmanager
-    def _folder(self, folder: str, root: str | os.PathLike[str] | None) -> Iterator[int]:
+    def _folder(self, folder: str, root: Where | None) -> Iterator[int]:
         """A descriptor of `folder` (the current one when empty). Below `root`, every folder
         on the way is checked (and made) and this one is never a link; `root` itself, or the
         folder when there is no root, is the caller's to trust."""
@@ -233,6 +233,10 @@ class SafeFiles:
             yield fd
         finally:
             os.close(fd)
+
+
+def _text(path: Where) -> str:
+    return os.fspath(path)
 
 
 def _mode(name: str, folder: int) -> int | None:

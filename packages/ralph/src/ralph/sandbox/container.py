@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ralph import credentials, pids, proc
+from ralph import credentials, proc
 from ralph.errors import SandboxFailed
 from ralph.sandbox.limits import Limits, folders
+from ralph.shared import pids
 
 if TYPE_CHECKING:
     from docker.models.containers import Container

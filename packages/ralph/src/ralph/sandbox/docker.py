@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, hooks, pids, proc, terminal
+from ralph import agents, hooks, proc, terminal
 from ralph.egress import sidecar
 from ralph.egress.guard import OPEN, Guard
 from ralph.egress.refusals import Refusal
@@ -47,6 +47,7 @@ from ralph.sandbox.container import (
 )
 from ralph.sandbox.limits import Limits
 from ralph.sandbox.view import View
+from ralph.shared import pids
 
 if TYPE_CHECKING:
     from docker import DockerClient
