@@ -160,6 +160,11 @@ def oom_killed(container: Container) -> bool:
     return bool(state.get("OOMKilled"))
 
 
+def owner_labels(pid: int) -> dict[str, str]:
+    """The labels that name the ralph `pid` as a container's owner, for good (`orphaned`)."""
+    return {LABEL_PID: str(pid), LABEL_START: str(pids.start_time(pid) or "")}
+
+
 def orphaned(labels: Mapping[str, str]) -> bool:
     """Whether the ralph that labelled a container is gone (a reused PID included)."""
     pid, start = labels.get(LABEL_PID, ""), labels.get(LABEL_START, "")

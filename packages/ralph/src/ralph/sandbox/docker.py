@@ -33,21 +33,19 @@ from ralph.sandbox import mountprobe
 from ralph.sandbox.base import BIN, OBJECTS, SCRIPT, Place, Running, Share
 from ralph.sandbox.container import (
     LABEL_LOOP,
-    LABEL_PID,
     LABEL_PROJECT,
-    LABEL_START,
     SCRATCH,
     DockerRun,
     cid,
     give_root_files,
     orphaned,
+    owner_labels,
     remote_engine,
     sandbox_user,
     short,
 )
 from ralph.sandbox.limits import Limits
 from ralph.sandbox.view import View
-from ralph.shared import pids
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -112,8 +110,7 @@ class DockerSandbox:
         return {
             LABEL_LOOP: self.config.loop_id,
             LABEL_PROJECT: str(self.config.project),
-            LABEL_PID: str(os.getpid()),
-            LABEL_START: str(pids.start_time(os.getpid()) or ""),
+            **owner_labels(os.getpid()),
         }
 
     def prepare(self) -> list[str]:
