@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sgf import proc
+from ralph.shared import pids
 from sgf.loop import loopindex, runs
 from sgf.top.app import TopApp
 from sgf.top.collect import Collector
@@ -58,7 +58,7 @@ def loop(root: Path, n: int) -> tuple[subprocess.Popen[bytes], str]:
     loop_id = f"build-s{n}-20260301T1000{n:02d}"
     path = runs.pid_path(root, loop_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{child.pid} {proc.start_time(child.pid)}\n")
+    path.write_text(f"{child.pid} {pids.start_time(child.pid)}\n")
     record = runs.record_path(root, loop_id)
     record.parent.mkdir(parents=True, exist_ok=True)
     events = [{"event": "start", "at": "2026-03-01T10:00:00Z", "iterations": 20}]

@@ -1,4 +1,7 @@
-"""The architecture, enforced: no package imports another; sgf calls pn and ralph as programs."""
+"""The architecture, enforced: imports between the tools run downward only (sgf above ralph
+above pensa), and only into the lower tool's published contract modules (`pensa.shared`,
+`ralph.shared`), which import nothing above themselves; everything else between the tools goes
+through their command lines (sgf runs `ralph` and `pn`, ralph runs `pn`)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN = {
-    "pensa": {"ralph", "sgf"},
-    "ralph": {"pensa", "sgf"},
-    "sgf": {"pensa", "ralph"},
-}
+TOOLS = ("pensa", "ralph", "sgf")  # lowest first
+# The published contract modules of a tool the ones above it may import, and what those
+# modules themselves may import of the tools (their own package, and what is published below).
+PUBLISHED = {"pensa": "pensa.shared", "ralph": "ralph.shared"}
 
 
 def imported_top_levels(source: Path) -> set[str]:
@@ -26,14 +28,77 @@ def imported_top_levels(source: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_imports_stay_inside_their_boundary(package: str) -> None:
-    crossings = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in sorted((ROOT / "packages" / package / "src").rglob("*.py"))
-        for name in imported_top_levels(path) & FORBIDDEN[package]
+def imported_modules(source: Path, src: Path) -> set[str]:
+    """Every module `source` (a file below the source root `src`) imports, under `if
+    TYPE_CHECKING:` too, dotted in full: `from a import b` as `a.b`, a relative import
+    resolved."""
+    tree = ast.parse(source.read_text(), filename=str(source))
+    parts = list(source.relative_to(src).with_suffix("").parts)
+    here = parts[:-1]  # the package a module (or an `__init__`) sits in
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = here[: len(here) - (node.level - 1)]
+                base = ".".join([*up, *([base] if base else [])])
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def within(name: str, package: str) -> bool:
+    """Whether the dotted `name` is `package` or something in it."""
+    return name == package or name.startswith(package + ".")
+
+
+def crossings(package: str, src: Path) -> list[str]:
+    """Each import of `src` (a tool's source) that leaves what the layering allows it."""
+    below = TOOLS[: TOOLS.index(package)]
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        dotted = ".".join(path.relative_to(src).with_suffix("").parts)
+        published = package in PUBLISHED and within(dotted, PUBLISHED[package])
+        for name in sorted(imported_modules(path, src)):
+            top = name.split(".")[0]
+            if top not in TOOLS:
+                continue
+            where = f"{path.relative_to(src)} imports {name}"
+            if top == package:
+                if published and not within(name, PUBLISHED[package]):
+                    found.append(f"{where}: a published module imports its tool's internals")
+            elif top not in below:
+                found.append(f"{where}: upward or sideways")
+            elif not within(name, PUBLISHED[top]):
+                found.append(f"{where}: not one of {top}'s published modules ({PUBLISHED[top]})")
+    return found
+
+
+@pytest.mark.parametrize("package", TOOLS)
+def test_package_imports_run_downward_into_published_modules_only(package: str) -> None:
+    assert crossings(package, ROOT / "packages" / package / "src") == []
+
+
+def test_the_boundary_check_sees_each_kind_of_crossing(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    files = {
+        "ralph/__init__.py": "",
+        "ralph/ok.py": "from pensa import shared\nfrom pensa.shared import hardgit\n",
+        "ralph/up.py": "import sgf.cli\n",
+        "ralph/inner.py": "from pensa.store import Store\n",
+        "ralph/shared/__init__.py": "",
+        "ralph/shared/leak.py": "from .. import loop\nfrom . import pids\n",
+    }
+    for relative, text in files.items():
+        (src / relative).parent.mkdir(parents=True, exist_ok=True)
+        (src / relative).write_text(text)
+    assert crossings("ralph", src) == [
+        "ralph/inner.py imports pensa.store.Store: not one of pensa's published modules "
+        "(pensa.shared)",
+        "ralph/shared/leak.py imports ralph.loop: a published module imports its tool's internals",
+        "ralph/up.py imports sgf.cli: upward or sideways",
     ]
-    assert crossings == []
 
 
 def git_argv_literals(source: Path) -> list[int]:
@@ -51,40 +116,28 @@ def git_argv_literals(source: Path) -> list[int]:
 
 @pytest.mark.parametrize("package", ["ralph", "sgf"])
 def test_every_host_git_command_goes_through_the_hardened_helper(package: str) -> None:
-    """Repository configuration is attacker input, so ralph and sgf spell the git
-    command once, as git.HARDENED (hooks, fsmonitor, pager and ext:: off), and nowhere else."""
+    """Repository configuration is attacker input, so ralph and sgf never spell a git command
+    of their own: each runs `HARDENED` (hooks, fsmonitor, pager and ext:: off), which
+    pensa.shared.hardgit spells once for all three tools."""
+    from pensa.shared import hardgit
+
     src = ROOT / "packages" / package / "src" / package
-    spelled = {
+    spelled = [
         f"{path.relative_to(ROOT)}:{line}"
         for path in sorted(src.rglob("*.py"))
         if "testing" not in path.parts and "inside" not in path.parts  # inside: in the sandbox
         for line in git_argv_literals(path)
-    }
-    tree = ast.parse((src / "git.py").read_text())
-    [hardened] = [
-        node.value.lineno
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "HARDENED" for t in node.targets)
     ]
-    assert spelled == {f"packages/{package}/src/{package}/git.py:{hardened}"}
-    text = (src / "git.py").read_text()
+    assert spelled == []
+    git = __import__(f"{package}.git", fromlist=["HARDENED"])
+    assert git.HARDENED is hardgit.HARDENED
     for flag in (
         "core.hooksPath=/dev/null",
         "core.fsmonitor=false",
         "protocol.ext.allow=never",
         "diff.ignoreSubmodules=all",
     ):
-        assert flag in text
-
-
-def test_ralph_and_sgf_harden_git_alike() -> None:
-    """The hardened git is one security rule with two spellings (ralph never imports sgf, sgf
-    talks to ralph through its command line): they must never drift apart."""
-    from ralph import git as ralph_git
-    from sgf import git as sgf_git
-
-    assert ralph_git.HARDENED == sgf_git.HARDENED
+        assert flag in hardgit.HARDENED
 
 
 # Starting, signalling and waiting for processes: only proc.py does it.

@@ -1,6 +1,8 @@
-"""The three tools talk through command lines, variables, image labels and exit codes, and
-share no code: each side names its half, and these tests hold the halves together. A name,
-code or variable one tool changes without the other fails here."""
+"""The three tools talk through command lines, variables, image labels and exit codes. The
+rules they hold in common are code with one owner, imported downward (test_shared_owners.py);
+these contracts are spelt on both sides instead: each side names its half, and these tests
+hold the halves together. A name, code or variable one tool changes without the other fails
+here."""
 
 from __future__ import annotations
 

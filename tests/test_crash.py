@@ -52,11 +52,12 @@ def test_a_bug_is_one_line_and_a_crash_log(
     assert "'--help'" in text
 
 
-@pytest.mark.parametrize("package", ["pensa", "ralph", "sgf"])
+@pytest.mark.parametrize("tool", ["pn", "ralph", "sgf"])
 def test_a_crash_log_falls_back_to_the_temporary_directory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
 ) -> None:
-    crash = importlib.import_module(f"{package}.crash")
+    from pensa.shared import crash
+
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
@@ -64,8 +65,9 @@ def test_a_crash_log_falls_back_to_the_temporary_directory(
     try:
         raise ValueError("x")
     except ValueError as e:
-        line = crash.report(e, [package], version="0")
+        line = crash.report(e, [tool], version="0")
     assert str(tmp_path / "tmp") in line
+    assert any((tmp_path / "tmp").glob(f"{tool}-*.log"))
 
 
 def test_pn_json_reports_a_bug_as_json(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from importlib.metadata import version
+from importlib.metadata import requires, version
 from pathlib import Path
 
 import pytest
@@ -32,3 +32,12 @@ def test_the_version_has_one_source(package: str) -> None:
     assert "\nversion =" not in pyproject
     module = __import__(package)
     assert version(package) == module.__version__
+
+
+@pytest.mark.parametrize(
+    ("package", "lower"), [("ralph", "pensa"), ("sgf", "pensa"), ("sgf", "ralph")]
+)
+def test_a_tool_requires_the_very_version_of_each_tool_below_it(package: str, lower: str) -> None:
+    """The three are released together, and a tool imports the published modules of those
+    below it (pensa.shared, ralph.shared): it requires the version it was built beside."""
+    assert f"{lower}=={version(lower)}" in (requires(package) or [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pensa.inert import inert
+from pensa.shared.inert import inert
 
 from .conftest import Pn
 

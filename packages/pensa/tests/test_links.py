@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pensa import crash
 from pensa.committed import mergefile
 from pensa.errors import UnsafePath
 from pensa.safefile import new_file, write_atomically
+from pensa.shared import crash
 from pensa.store import Store
 
 from .conftest import Pn

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pensa import gitsetup
+from pensa.shared import hardgit
 
 from .conftest import BIN, PN, Pn, committed_at, git
 
@@ -241,7 +241,7 @@ def test_pn_init_keeps_git_out_of_nested_repositories_and_doctor_notices_a_chang
     git(repo, "add", ".pensa")
     git(repo, "commit", "-q", "-m", "the tracker is shared through git")
     settings = {
-        key: git(repo, "config", "--local", key).strip() for key, _ in gitsetup.SUBMODULE_SAFETY
+        key: git(repo, "config", "--local", key).strip() for key, _ in hardgit.SUBMODULE_SAFETY
     }
     assert settings == {
         "diff.ignoreSubmodules": "all",

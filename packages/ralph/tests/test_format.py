@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph.format import cut, duration, error_line, tool_line
+from ralph.format import cut, error_line, tool_line
 
 STREAMS = Path(__file__).parent / "fixtures" / "stream"
 ROOT = Path("/work/project")
@@ -83,13 +83,6 @@ def test_error_line_is_brief_and_drops_wrapper_tags() -> None:
     assert line == "   ! Error: No such tool available"
     assert error_line("") == "   ! tool failed"
     assert len(error_line("e" * 500)) == 5 + 100
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"), [(4.25, "4s"), (192, "3m12s"), (3720, "1h02m"), (187200, "2d04h")]
-)
-def test_duration(seconds: float, text: str) -> None:
-    assert duration(seconds) == text
 
 
 @pytest.mark.process

@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 
 import pytest
+from pensa.shared.inert import inert
 
-from ralph.format import inert
 from ralph.render import Output
 
 from .conftest import Run, Script
@@ -16,7 +16,7 @@ HOSTILE = "x\x1b]0;pwned\x07\x1b[2J\r\x9b31m\u202eevil"
 
 
 def test_inert_escapes_controls_but_keeps_tab_and_newline() -> None:
-    assert inert("a\tb\nc\x1b[2J\r\x7f\u202e") == "a\tb\nc\\x1b[2J\\x0d\\x7f\\u202e"
+    assert inert("a\tb\nc\x1b[2J\r\x7f\u202e", multiline=True) == "a\tb\nc\\x1b[2J\\x0d\\x7f\\u202e"
 
 
 def test_styled_and_plain_output_and_the_log_are_inert() -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ralph.shared import pids
 
-from sgf import claude, proc
+from sgf import claude
 from sgf.image import sandboximage
 
 # Every test here starts a program: `make test-fast` leaves them out.
@@ -271,7 +272,7 @@ def test_a_stale_pid_file_is_a_warning_and_a_running_loop_is_not(
     run = shop / ".sgf" / "run"
     run.mkdir(parents=True, exist_ok=True)
     me = os.getpid()
-    started = proc.start_time(me)
+    started = pids.start_time(me)
     assert started is not None
     (run / "build-20260101-000000.pid").write_text(f"{me} {started}\n")  # alive: this test
     (run / "build-20250101-000000.pid").write_text(f"{me} {started + 1}\n")  # a reused PID

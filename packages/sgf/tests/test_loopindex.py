@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ralph.shared import pids
 
-from sgf import proc
 from sgf.loop import loopindex, relaunch
 from sgf.loop.loops import Launch, Stage
 
@@ -43,7 +43,7 @@ def test_an_entry_exists_while_registered_and_is_gone_after(tmp_path: Path) -> N
         assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
         [entry] = loopindex.entries(env)
         assert (entry.project, entry.loop_id, entry.pid) == (str(project), "build-1", os.getpid())
-        assert entry.process_start == proc.start_time(os.getpid())
+        assert entry.process_start == pids.start_time(os.getpid())
         assert entry.alive()
     assert loopindex.entries(env) == []
 

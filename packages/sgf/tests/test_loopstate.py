@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from ralph.shared import pids
 
-from sgf import proc
 from sgf.loop import runs
 from sgf.loop.loopstate import LoopRow, Progress, Reader, State, Task, tail, waiting
 
@@ -35,7 +35,7 @@ def live_pid_file(root: Path, loop_id: str) -> None:
     """A PID file naming this very test process, as a running sgf's would."""
     path = runs.pid_path(root, loop_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{os.getpid()} {proc.start_time(os.getpid())}\n")
+    path.write_text(f"{os.getpid()} {pids.start_time(os.getpid())}\n")
 
 
 START: dict[str, object] = {
@@ -114,7 +114,7 @@ def test_running_loop_row_has_iteration_task_cost_and_activity(tmp_path: Path) -
     [row] = Reader().rows(tmp_path, now=NOW, held={LIVE: Task("pn-1", "add login")})
 
     assert (row.stage, row.spec, row.state, row.reason) == ("build", "auth", State.RUNNING, None)
-    assert (row.pid, row.process_start) == (os.getpid(), proc.start_time(os.getpid()))
+    assert (row.pid, row.process_start) == (os.getpid(), pids.start_time(os.getpid()))
     assert (row.iteration, row.iterations, row.task) == (2, 5, Task("pn-1", "add login"))
     assert (row.cost, row.max_cost, row.tokens, row.costs) == (0.5, 2.5, 700, (0.5,))
     assert row.elapsed == 600.0

@@ -208,12 +208,12 @@ def test_a_pid_file_whose_pid_now_belongs_to_another_process_is_a_crashed_loop(
 ) -> None:
     """After a reboot the PID in a dead loop's file may name a live process; its
     start time tells them apart, so recovery runs instead of waiting forever."""
-    from sgf import proc
+    from ralph.shared import pids
 
     run_dir = project / ".sgf/run"
     run_dir.mkdir(parents=True)
     me = os.getpid()  # alive, but not the process that wrote the file
-    start = proc.start_time(me)
+    start = pids.start_time(me)
     assert start is not None
     (run_dir / "build-20260101T000000.pid").write_text(f"{me} {start - 1}\n")
     done = sgf(project, "build", "-a", env=fake_ralph.env())

@@ -76,7 +76,7 @@ def test_append_and_truncate_refuse_anything_but_a_plain_file(
 def test_a_folder_where_the_pid_file_belongs_is_one_line(root: Path) -> None:
     runs.pid_path(root, "build-1").mkdir(parents=True)
     with (
-        pytest.raises(PathRefused, match=r"build-1\.pid: it is not a plain file \(a folder\?\)"),
+        pytest.raises(PathRefused, match=r"build-1\.pid: it is a directory, not a regular file"),
         runs.pid_file(root, "build-1", os.getpid()),
     ):
         pass

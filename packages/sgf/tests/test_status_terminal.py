@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from sgf import proc
+from ralph.shared import pids
 
 from .conftest import SGF
 
@@ -36,7 +35,7 @@ def two_parallel_loops(project: Path) -> Iterator[Path]:
     PID files), each with a log and a run record; the process is stopped afterwards."""
     holder = subprocess.Popen(["sleep", "600"])
     try:
-        started = proc.start_time(holder.pid)
+        started = pids.start_time(holder.pid)
         for name in ("run", "logs", "runs"):
             (project / ".sgf" / name).mkdir(parents=True, exist_ok=True)
         events = [

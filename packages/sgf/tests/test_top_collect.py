@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ralph.shared import pids
 
-from sgf import proc
 from sgf.image.containers import LabelledLoop
 from sgf.loop import loopindex, runs
 from sgf.loop.loopstate import State, Task
@@ -25,7 +25,7 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 def project(path: Path, *live: str) -> Path:
     (path / ".sgf" / "run").mkdir(parents=True)
     for loop_id in live:
-        runs.pid_path(path, loop_id).write_text(f"{os.getpid()} {proc.start_time(os.getpid())}\n")
+        runs.pid_path(path, loop_id).write_text(f"{os.getpid()} {pids.start_time(os.getpid())}\n")
     return path
 
 
@@ -68,7 +68,7 @@ def test_all_shows_every_project_with_tasks_and_bare_ralph_containers(
     other = project(tmp_path / "other", "verify-20260301T110000")
     labels = [
         LabelledLoop(str(other), "verify-20260301T110000", os.getpid(), None),  # sgf's: known
-        LabelledLoop(str(other), "test-20260301T113000", sleeper.pid, proc.start_time(sleeper.pid)),
+        LabelledLoop(str(other), "test-20260301T113000", sleeper.pid, pids.start_time(sleeper.pid)),
         LabelledLoop(str(other), "test-20260301T090000", sleeper.pid, 1),  # a reused PID
     ]
     asked: list[Mapping[str, str]] = []

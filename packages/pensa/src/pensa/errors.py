@@ -117,6 +117,17 @@ class UnsafePath(PensaError):
         "or reads one: remove it. Nothing was changed"
     )
 
+    def __init__(self, path: str, *, what: str) -> None:
+        # `what`: pensa.shared.safefile's words for what stands there ("a symbolic link",
+        # "a socket, not a regular file"); that module raises this for pensa's writes.
+        self.path = path
+        self.what = what
+        super().__init__(
+            f"{path} is {what}: pensa never reads or writes through a link, nor anything but a "
+            "regular file there (it may have been planted to redirect a write, or to hang or "
+            "flood pn): remove it and run the command again (nothing was changed)"
+        )
+
 
 class ForeignSchema(StorageError):
     """The database holds a trigger, view, table, index or column pensa did not create.

@@ -154,7 +154,7 @@ def publish(
     nothing: `pn release` with PN_CLAIMS=git, a loop's end. The board's claims of `release`
     are released whoever holds them (`pn release ID`: a machine that died holding it). A
     warning line when it could not (the next claim or release publishes it), else None."""
-    from pensa.inert import inert
+    from pensa.shared.inert import inert
 
     try:
         _run(store, project, actor, env, now, pick=None, take=None, release=release, sleep=sleep)

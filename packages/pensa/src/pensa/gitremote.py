@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa import git
 from pensa.errors import GitFailed, PensaError
+from pensa.shared import hardgit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,7 +39,7 @@ _RACED = (
     "failed to update ref",
     "failed to lock",
 )
-_QUIET = ("-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false")
+_QUIET = (*hardgit.OPTIONS, "-c", "gc.auto=0", "-c", "maintenance.auto=false")
 
 
 class Entry(NamedTuple):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa import git
 from pensa.errors import PensaError
+from pensa.shared.hardgit import SUBMODULE_SAFETY
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,17 +41,6 @@ MERGE_DRIVER = (
     'sh -c \'if command -v pn >/dev/null 2>&1; then exec pn merge-driver "$0" "$1" "$2" '
     '"$3"; fi; echo "pensa: pn is not on PATH: $3 merged as text (install pensa, or resolve '
     'by hand and run pn export)" >&2; exec git merge-file "$1" "$0" "$2"\' %O %A %B %P'
-)
-# Each one, checked with real git against a nested repository whose config sets
-# core.fsmonitor and a filter: diff.ignoreSubmodules stops status, diff, commit and switch
-# from running `git status` inside it; submodule.recurse and fetch/push.recurseSubmodules
-# stop a user's global `true`/`on-demand` from running checkout, reset, fetch or push there.
-# (status.submoduleSummary changed nothing once diff.ignoreSubmodules was set: left out.)
-SUBMODULE_SAFETY = (
-    ("diff.ignoreSubmodules", "all"),
-    ("submodule.recurse", "false"),
-    ("fetch.recurseSubmodules", "false"),
-    ("push.recurseSubmodules", "no"),
 )
 
 

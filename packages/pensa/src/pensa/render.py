@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from pensa.inert import inert
+from pensa.shared.inert import inert
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

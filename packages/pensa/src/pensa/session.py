@@ -90,7 +90,7 @@ def merge_changed_files(
             raise
         return None
     except InvalidData as e:
-        from pensa.inert import inert
+        from pensa.shared.inert import inert
 
         return f"pn: warning: .pensa/*.jsonl not merged: {inert(str(e))}"
     if first_use:
@@ -208,8 +208,8 @@ class Session:
         try:
             writeback.write_back(store, found)
         except (PensaError, OSError) as e:  # the write itself is done: say why git may not see it
-            from pensa.inert import inert
             from pensa.project import MARKER
+            from pensa.shared.inert import inert
 
             self.say(inert(f"pn: warning: .pensa/{MARKER} not written: {e}"))
 

@@ -20,6 +20,7 @@ from ralph.governor import Governor
 from ralph.models import Config, SandboxKind
 from ralph.render import Output
 from ralph.sandbox.view import agent_not_found
+from ralph.shared import figures
 from ralph.stream import ApiRetry, Event, Parser, RateLimit, Result
 from ralph.watchdog import Expiry, Watchdog
 
@@ -46,16 +47,18 @@ def summary_line(index: int, attempt: Attempt) -> str:
     """`Iteration 3 done: 3m12s · 12 turns · 1234 in / 567 out tokens · $0.4300 · exit 0`;
     an iteration ralph stopped ends `· stopped (idle) · exit -9`, an interrupted one
     `· interrupted` (an agent stopped by a signal may well exit 0)."""
-    parts = [format.duration(attempt.seconds)]
+    parts = [figures.duration(attempt.seconds)]
     result = attempt.result
     if result is not None:
         if result.num_turns is not None:
             parts.append(f"{result.num_turns} turns")
         if result.input_tokens is not None or result.output_tokens is not None:
             tokens_in, tokens_out = result.input_tokens or 0, result.output_tokens or 0
-            parts.append(f"{format.tokens(tokens_in)} in / {format.tokens(tokens_out)} out tokens")
+            parts.append(
+                f"{figures.tokens(tokens_in)} in / {figures.tokens(tokens_out)} out tokens"
+            )
         if result.cost_usd is not None:
-            parts.append(format.cost(result.cost_usd))
+            parts.append(figures.cost(result.cost_usd))
     if attempt.interrupted:
         parts.append("interrupted")
         return f"Iteration {index} done: " + " · ".join(parts)
@@ -116,7 +119,7 @@ class Afk:
                 self.out.warning(f"still rate limited after {t.backoff_tries} retries")
                 return attempt
             wait = t.backoff_base * 2 ** (tries - 1)
-            self.out.warning(f"{why}: retry {tries} in {format.duration(wait)}")
+            self.out.warning(f"{why}: retry {tries} in {figures.duration(wait)}")
             if self._countdown(wait):
                 return self._cut_short(attempt)
             self.out.note("retrying the same iteration")
@@ -128,7 +131,7 @@ class Afk:
         deadline = self.clock() + seconds
         step = 1.0 if self.out.live else 60.0  # a line a minute in a log, live on a terminal
         shown = self.clock()
-        self.out.note(f"waiting {format.duration(max(seconds, 0))} (Ctrl+C to stop)")
+        self.out.note(f"waiting {figures.duration(max(seconds, 0))} (Ctrl+C to stop)")
         try:
             while (left := deadline - self.clock()) > 0:
                 if self.interrupts.sleep(min(left, LOOK_EVERY)):
@@ -138,7 +141,7 @@ class Afk:
                     return True
                 if self.clock() - shown >= step and (left := deadline - self.clock()) > 0:
                     shown = self.clock()
-                    self.out.countdown(f"waiting {format.duration(left)} (Ctrl+C to stop)")
+                    self.out.countdown(f"waiting {figures.duration(left)} (Ctrl+C to stop)")
         finally:
             self.out.countdown_done()
         return self.interrupts.fired

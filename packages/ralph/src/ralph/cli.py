@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
+from pensa.shared.console import undecodable
 
 from ralph import agents, ding, loop, offline, prompt, protect, safefile
 from ralph.errors import RalphError
@@ -520,9 +521,9 @@ def _fail(message: str, obj: dict[str, object]) -> int:
     if isinstance(out, Output):
         out.error(message)
     else:
-        from ralph.format import inert
+        from pensa.shared.inert import inert
 
-        click.echo(f"error: {inert(message)}", err=True)
+        click.echo(f"error: {inert(message, multiline=True)}", err=True)
     return int(Exit.ERROR)
 
 
@@ -545,34 +546,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return int(Exit.INTERRUPTED)
     except Exception as e:  # a bug: one line here, the traceback in a crash log
-        from ralph import __version__, crash
+        from pensa.shared import crash
+
+        from ralph import __version__
 
         return _fail(crash.report(e, ["ralph", *args], version=__version__), obj)
     return code if isinstance(code, int) else 0
-
-
-def undecodable(
-    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
-) -> str | None:
-    """What in argv or the named environment variables is not valid UTF-8, or None.
-
-    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
-    write, as a traceback; they are refused here, in one line, before anything runs.
-    """
-    for index, arg in enumerate(args, start=1):
-        if not _encodable(arg):
-            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
-            return f"argument {index} ({shown}) is not valid UTF-8"
-    for name in names:
-        value = environ.get(name)
-        if value is not None and not _encodable(value):
-            return f"environment variable {name} is not valid UTF-8"
-    return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralph import git, inbox, integrate, pids, pncli, proc, publish, quarantine, workspace
+from ralph import git, inbox, integrate, pncli, proc, publish, quarantine, workspace
 from ralph.errors import RalphError
 from ralph.models import Config, SandboxKind
 from ralph.protect import Protected
 from ralph.sandbox.base import Place, Sandbox
+from ralph.shared import pids
 from ralph.workspace import Owner, Workspace
 
 INCOMING = "refs/sgf/incoming/"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Sequence
+from ralph.shared.failure import ProgramFailed
 
 
 class RalphError(Exception):
@@ -79,29 +78,9 @@ class UsageLimitFatal(RalphError):
     code = "usage_limit"
 
 
-class CommandFailed(RalphError):
+class CommandFailed(ProgramFailed, RalphError):
     """A helper program (git, a sound player) failed: the command, its exit code and the last
-    lines of both its output streams (git says why on stdout as often as on stderr)."""
-
-    code = "command_failed"
-    TAIL = 5  # one line alone is often only "fatal: ..." without its cause
-
-    def __init__(self, argv: Sequence[str], returncode: int, stderr: str, stdout: str = "") -> None:
-        self.argv = list(argv)
-        self.returncode = returncode
-        self.stderr = stderr
-        self.stdout = stdout
-        tails = [
-            (name, text.strip().splitlines()[-self.TAIL :])
-            for name, text in (("stdout", stdout), ("stderr", stderr))
-            if text.strip()
-        ]
-        lines = [
-            f"`{shlex.join(self.argv)}` exited with {returncode}:" + ("" if tails else " no output")
-        ]
-        for name, tail in tails:
-            lines += [f"  {name}:", *(f"    {line}" for line in tail)]
-        super().__init__("\n".join(lines))
+    lines of both its output streams (the wording is ralph.shared.failure's, sgf's too)."""
 
 
 class UnsafeRepository(RalphError):
@@ -111,14 +90,17 @@ class UnsafeRepository(RalphError):
 
 
 class LinkRefused(RalphError):
-    """A file ralph writes, appends to or removes is a symbolic link (or not a plain file)."""
+    """A file ralph writes, appends to or removes is a symbolic link (or not a regular file)."""
 
     code = "link_refused"
 
     def __init__(self, path: object, *, what: str = "a symbolic link") -> None:
+        # `what`: pensa.shared.safefile's words for what stands there ("a symbolic link",
+        # "a FIFO (named pipe), not a regular file"); that module raises this for ralph.
         super().__init__(
-            f"refusing to write {path}: it is {what}, and writing would follow it outside the "
-            "project (an agent may have planted it); look at it, remove it, run again"
+            f"refusing to write {path}: it is {what} (ralph never writes through a link, nor into "
+            "anything but a regular file, and an agent may have planted it); look at it, remove "
+            "it, run again"
         )
 
 

@@ -22,19 +22,6 @@ _KEY_ARG = {
 }
 
 
-_CONTROLS = (*range(0x00, 0x20), *range(0x7F, 0xA0))
-_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
-_INERT = {cp: f"\\x{cp:02x}" for cp in _CONTROLS if cp not in (0x09, 0x0A)}
-_INERT.update({cp: f"\\u{cp:04x}" for cp in _BIDI})
-
-
-def inert(text: str) -> str:
-    """Model and tool text made harmless for a terminal: escape sequences, C1
-    controls, CR and bidirectional overrides become visible escapes; tab and newline stay.
-    (pensa has the same few lines: packages share no code.)"""
-    return text.translate(_INERT)
-
-
 def cut(text: str, width: int) -> str:
     """One line of at most `width` characters, ending in `...` when cut.
 
@@ -93,31 +80,3 @@ def error_line(text: str) -> str:
     """A tool error, shown briefly on one line (without Claude Code's wrapper tags)."""
     text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
     return f"   ! {cut(text, ERROR_WIDTH) or 'tool failed'}"
-
-
-# The figures of a run, in the one form every view shows them (sgf's figures.py has the same
-# few lines: packages share no code, and a test holds the two to the same strings).
-
-
-def duration(seconds: float) -> str:
-    """`42s`, `3m12s`, `1h02m`, `2d04h`."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def cost(usd: float) -> str:
-    """`$0.0046`: four decimals, as claude reports a small iteration's cost."""
-    return f"${usd:.4f}"
-
-
-def tokens(n: int) -> str:
-    """`547`, `48.2k`, `2.5M`."""
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)

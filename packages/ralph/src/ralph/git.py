@@ -6,7 +6,8 @@ that reaches it from the sandbox is data, and the repository's configuration may
 written by someone else's tool: hooks point at a directory that holds none, fsmonitor and
 pagers are off, the `ext::` transport is refused, nothing recurses into submodules, and
 replace refs are ignored (an object must read the same on the host as everywhere else).
-`-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
+`-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too. The options
+are `pensa.shared.hardgit.HARDENED`, the one owner of the rule, which sgf's git uses as well.
 """
 
 from __future__ import annotations
@@ -14,33 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pensa.shared.hardgit import HARDENED
+
 from ralph import proc
 from ralph.errors import RalphError
 
-HARDENED = (
-    "git",
-    "--no-pager",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "diff.external=",
-    "-c",
-    "protocol.ext.allow=never",
-    "-c",
-    "submodule.recurse=false",
-    "-c",
-    "diff.ignoreSubmodules=all",
-    "-c",
-    "fetch.recurseSubmodules=false",
-    "-c",
-    "push.recurseSubmodules=no",
-    "-c",
-    "core.useReplaceRefs=false",
-)
 ZERO = "0" * 40
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ralph import format
+from ralph.shared import figures
 from ralph.stream import Result
 from ralph.watchdog import Expiry
 
@@ -107,7 +107,7 @@ class Governor:
         """The reason not to start another iteration (exit 2), or None."""
         b = self.budgets
         if b.max_cost is not None and self.cost >= b.max_cost:
-            return f"budget reached: cost {format.cost(self.cost)} of --max-cost ${b.max_cost:g}"
+            return f"budget reached: cost {figures.cost(self.cost)} of --max-cost ${b.max_cost:g}"
         if b.max_tokens is not None and self.tokens >= b.max_tokens:
             return f"budget reached: {self.tokens} tokens of --max-tokens {b.max_tokens}"
         left = self.time_left()

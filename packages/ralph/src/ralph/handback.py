@@ -4,7 +4,8 @@ Agents claim with `pn` as the loop's `PN_ACTOR` (the loop id). A loop that stops
 still `in_progress` (Ctrl+C, SIGTERM/SIGHUP, an error, the watchdog, iterations exhausted)
 would leave it claimed by a loop that no longer exists, and the next loop would skip it. So
 ralph runs `pn release --held-by LOOP-ID` as it ends, through pn's command line (ralph never
-imports pensa). A `kill -9` skips this; sgf's crash recovery releases those claims instead.
+imports pensa's tracker). A `kill -9` skips this; sgf's crash recovery releases those claims
+instead.
 
 Claims made since the attempt a stop cut short began (Ctrl+C, SIGTERM/SIGHUP, the --max-time
 watchdog) are released with `--interrupted-since`: no agent gave up on those tasks, so pn's

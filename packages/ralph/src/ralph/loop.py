@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from ralph import crossing, format, hooks, preclaim, proc, safefile, sentinel, stoprequest
+from ralph import crossing, hooks, preclaim, proc, safefile, sentinel, stoprequest
 from ralph import sandbox as sandboxes
 from ralph.afk import Afk, Attempt, summary_line
 from ralph.check import act
@@ -30,6 +30,7 @@ from ralph.models import Config, Exit, Prompt, SandboxKind
 from ralph.record import Record, changes, held, now_iso
 from ralph.render import Output
 from ralph.review.run import Reviewing
+from ralph.shared import figures
 from ralph.watchdog import Expiry
 
 __all__ = ["RESUME_NOTE", "Attempt", "Loop", "run", "summary_line"]
@@ -152,9 +153,9 @@ class Loop:
         seconds = round(g.elapsed(), 1)  # one reading: the totals line and the record agree
         tasks = "" if closed is None else f"{len(closed)} task(s) closed, "
         self.out.summary(
-            f"totals: {g.iterations} iteration(s), {tasks}{format.cost(g.cost)}, "
-            f"{format.tokens(g.tokens)} tokens, "
-            f"{format.duration(seconds)}; stopped: {self.stop_reason or code.name.lower()}"
+            f"totals: {g.iterations} iteration(s), {tasks}{figures.cost(g.cost)}, "
+            f"{figures.tokens(g.tokens)} tokens, "
+            f"{figures.duration(seconds)}; stopped: {self.stop_reason or code.name.lower()}"
         )
         refused = self.sandbox.refusals()
         if refused:

@@ -1,5 +1,5 @@
 """ralph's questions to the `pn` program, asked through its command line (ralph never
-imports pensa).
+imports pensa's tracker, only its published `pensa.shared`).
 
 pn is optional to a loop: without it on PATH, in a project with no `.pensa/` folder (where
 pn would make one), or when it fails, times out or prints no JSON answer of the kind asked

@@ -10,7 +10,7 @@ leaves unfinished is the one claimed again next time: one claim per agent. The c
 releases reach the remote's claims ref with the next claim, or with `pn release` at the
 loop's end (handback.py).
 
-Through pn's command line (pncli.py): ralph never imports pensa.
+Through pn's command line (pncli.py): ralph never imports pensa's tracker.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Lines: `start` (loop id, iterations, budgets), `iteration_start` (index of total
 `iteration` (start/end, exit, cost, tokens, turns, tasks claimed and closed, failure), `check`
 (a landing's verdict and evidence, check/step.py) and `end` (stop reason, exit code,
 totals). Tasks come from `pn list --all -a LOOP-ID` before and after each iteration (ralph
-never imports pensa); without pn they are left out.
+never imports pensa's tracker); without pn they are left out.
 """
 
 from __future__ import annotations

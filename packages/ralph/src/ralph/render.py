@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pensa.shared.inert import inert
+
 from ralph import format
 from ralph.stream import ApiRetry, Event, Result, Text, ToolError, ToolUse
 
@@ -37,7 +39,7 @@ class Output:
             )
 
     def _emit(self, text: str, style: str = "", *, end: str = "\n") -> None:
-        text = format.inert(text)  # everything ralph prints may quote the model or a tool
+        text = inert(text, multiline=True)  # everything ralph prints may quote the model or a tool
         if self._log is not None:
             self._log.write(text + end)
             self._log.flush()
@@ -110,7 +112,7 @@ class Output:
             self.note(line)
             return
         try:
-            self._stdout.write("\r\x1b[2K" + format.inert(line))
+            self._stdout.write("\r\x1b[2K" + inert(line, multiline=True))
             self._stdout.flush()
         except (BrokenPipeError, ValueError):
             self._dead = True
@@ -124,7 +126,7 @@ class Output:
 
     def error(self, line: str) -> None:
         """A fatal error: stderr and the log, never stdout."""
-        line = format.inert(line)
+        line = inert(line, multiline=True)
         if self._log is not None:
             self._log.write(f"error: {line}\n")
             self._log.flush()
@@ -134,7 +136,7 @@ class Output:
 
     def agent_stderr(self, data: bytes) -> None:
         """The agent's own stderr, passed through (and copied to the log)."""
-        text = format.inert(data.decode(errors="replace"))
+        text = inert(data.decode(errors="replace"), multiline=True)
         if self._log is not None:
             self._log.write(text)
             self._log.flush()

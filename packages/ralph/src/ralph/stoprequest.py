@@ -15,6 +15,8 @@ import os
 import stat
 from pathlib import Path
 
+from pensa.shared.inert import inert
+
 from ralph import format
 
 REQUESTED = "stop requested"  # the reason when the file gives none
@@ -39,4 +41,4 @@ def reason(path: Path | None) -> str | None:
     with os.fdopen(fd, "rb") as f:
         data = f.read(_MAX)
     first = next(iter(data.decode("utf-8", "replace").splitlines()), "")
-    return format.cut(format.inert(first.strip()), 300) or REQUESTED
+    return format.cut(inert(first.strip(), multiline=True), 300) or REQUESTED

@@ -38,8 +38,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ralph import pids, proc, safefile
+from ralph import proc, safefile
 from ralph.errors import RalphError
+from ralph.shared import pids
 
 _OWNER = "owner.json"
 _MAX_OWNER = 64 * 1024

@@ -6,8 +6,9 @@ cli.main maps them to `error: <message>` on stderr and exit code 1 (never 2: ral
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
+
+from ralph.shared.failure import ProgramFailed
 
 
 class SgfError(Exception):
@@ -120,29 +121,9 @@ class MergeError(SgfError):
     code = "merge_error"
 
 
-class CommandFailed(SgfError):
+class CommandFailed(ProgramFailed, SgfError):
     """A program sgf ran (git, pn, docker, npm, pip) failed: the command, its exit code and
-    the last lines of both its output streams."""
-
-    code = "command_failed"
-    TAIL = 5  # one line alone is often only "fatal: ..." without its cause
-
-    def __init__(self, argv: Sequence[str], returncode: int, stderr: str, stdout: str = "") -> None:
-        self.argv = list(argv)
-        self.returncode = returncode
-        self.stderr = stderr
-        self.stdout = stdout
-        tails = [
-            (name, text.strip().splitlines()[-self.TAIL :])
-            for name, text in (("stdout", stdout), ("stderr", stderr))
-            if text.strip()
-        ]
-        lines = [
-            f"`{shlex.join(self.argv)}` exited with {returncode}:" + ("" if tails else " no output")
-        ]
-        for name, tail in tails:
-            lines += [f"  {name}:", *(f"    {line}" for line in tail)]
-        super().__init__("\n".join(lines))
+    the last lines of both its output streams (the wording is ralph.shared.failure's)."""
 
 
 class PnRefused(SgfError):
@@ -179,6 +160,8 @@ class PathRefused(SgfError):
     code = "path_refused"
 
     def __init__(self, path: object, *, what: str = "a symbolic link") -> None:
+        # `what`: pensa.shared.safefile's words for what stands there ("a symbolic link",
+        # "not a folder"); that module raises this for sgf.
         super().__init__(
             f"refusing to write {path}: it is {what} (sgf never writes through a link, which "
             "an agent may have planted); look at it, remove it, run again"

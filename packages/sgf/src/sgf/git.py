@@ -4,55 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pensa.shared.hardgit import HARDENED, SUBMODULE_SAFETY
+
 from sgf import gitguard, proc
 from sgf.errors import InsideGitDir, NotAGitRepo
 
-# Repository configuration is attacker input (the threat model of git's safe.directory work
-# and CVE-2022-24765): an agent in the sandbox can write the work tree, so nothing ralph or
-# sgf runs on the host may let the repository choose what executes. Hooks point at a
-# directory that holds none, fsmonitor and pagers are off, and the `ext::` transport is
-# refused; `-c` reaches every git this one spawns (GIT_CONFIG_PARAMETERS), submodules too.
-# No container sees the project's .git (agents work in workspaces of their own: ralph's
-# sandbox), so its config, hooks and filters are the developer's own; these options hold
-# even so. A nested repository's config came from an agent's commit: git never looks inside
-# one (diff.ignoreSubmodules, no recursion), and replace refs never stand in for what a
-# commit holds. The same options as ralph's git.HARDENED, which tests/test_boundaries.py
-# keeps equal (docs/security.md).
-HARDENED = (
-    "git",
-    "--no-pager",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "diff.external=",
-    "-c",
-    "protocol.ext.allow=never",
-    "-c",
-    "submodule.recurse=false",
-    "-c",
-    "diff.ignoreSubmodules=all",
-    "-c",
-    "fetch.recurseSubmodules=false",
-    "-c",
-    "push.recurseSubmodules=no",
-    "-c",
-    "core.useReplaceRefs=false",
-)
-
-
-# What `pn init` writes into .git/config (pensa's gitsetup.SUBMODULE_SAFETY: sgf calls pn, it
-# cannot import it) so the developer's own plain git never looks inside a nested repository
-# either; ensured again before every launch, in case it was unset since.
-SUBMODULE_SAFETY = (
-    ("diff.ignoreSubmodules", "all"),
-    ("submodule.recurse", "false"),
-    ("fetch.recurseSubmodules", "false"),
-    ("push.recurseSubmodules", "no"),
-)
+# Repository configuration is attacker input: an agent in the sandbox can write the work tree,
+# so nothing sgf runs on the host may let the repository choose what executes. No container
+# sees the project's .git (agents work in workspaces of their own: ralph's sandbox), so its
+# config, hooks and filters are the developer's own; the options hold even so. HARDENED and
+# SUBMODULE_SAFETY (what `pn init` writes into .git/config, ensured again here before every
+# launch) are pensa.shared.hardgit's, the one owner of the rule, which pn and ralph use too
+# (docs/security.md).
 
 
 def _git(*args: str, cwd: Path, check: bool = True) -> proc.Result:

@@ -1,4 +1,4 @@
-"""Talking to `pn` through its command line (sgf never imports pensa)."""
+"""Talking to `pn` through its command line (sgf never imports pensa's tracker)."""
 
 from __future__ import annotations
 

@@ -76,21 +76,6 @@ def which(program: str, env: Mapping[str, str]) -> str | None:
     return shutil.which(program, path=env.get("PATH"))
 
 
-def start_time(pid: int) -> int | None:
-    """When process `pid` started (clock ticks since boot, /proc/PID/stat field 22), or None
-    where there is no /proc or no such process. (ralph has the same few lines.)"""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()  # the command name may hold spaces
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
 def pid_alive(pid: int) -> bool:
     """Tell whether a process with this PID exists (kill -0)."""
     if pid <= 0:

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import click
+from pensa.shared.inert import inert
 
 from sgf import figures
-from sgf.text import inert
 
 if TYPE_CHECKING:
     from rich.text import Text

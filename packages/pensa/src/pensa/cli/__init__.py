@@ -17,6 +17,7 @@ import click
 from pensa.cli.base import Env, cli
 from pensa.errors import PensaError
 from pensa.render import dumps
+from pensa.shared.console import undecodable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -45,7 +46,7 @@ def fail(code: str, message: str, *, as_json: bool) -> int:
     if as_json:
         sys.stderr.write(dumps({"error": message, "code": code}) + "\n")
     else:
-        from pensa.inert import inert
+        from pensa.shared.inert import inert
 
         sys.stderr.write(f"error: {inert(message)}\n")
     return 1
@@ -108,7 +109,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     except RecursionError:  # pragma: no cover - JSON nesting is refused before parsing
         return fail("invalid_data", "input nested too deeply", as_json=as_json)
     except Exception as e:  # a bug: one line here, the traceback in a crash log
-        from pensa import __version__, crash
+        from pensa import __version__
+        from pensa.shared import crash
 
         return fail(
             "internal_error", crash.report(e, ["pn", *args], version=__version__), as_json=as_json
@@ -128,30 +130,3 @@ def terminal_width(environ: Mapping[str, str]) -> int | None:
         return os.get_terminal_size(sys.stdout.fileno()).columns or None
     except OSError:
         return None
-
-
-def undecodable(
-    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
-) -> str | None:
-    """What in argv or the named environment variables is not valid UTF-8, or None.
-
-    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
-    write, as a traceback; they are refused here, in one line, before anything runs.
-    """
-    for index, arg in enumerate(args, start=1):
-        if not _encodable(arg):
-            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
-            return f"argument {index} ({shown}) is not valid UTF-8"
-    for name in names:
-        value = environ.get(name)
-        if value is not None and not _encodable(value):
-            return f"environment variable {name} is not valid UTF-8"
-    return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

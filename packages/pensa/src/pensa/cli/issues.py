@@ -346,7 +346,7 @@ def delete(env: Env, issue_id: str, force: bool, yes: bool) -> None:
 
     On a terminal pn names the issue and asks first; piped or scripted it does not.
     """
-    from pensa.inert import inert
+    from pensa.shared.inert import inert
 
     tracker = env.session.tracker(write=True)
     issue = tracker.get(issue_id)  # the full id, for the question and the answer

@@ -21,14 +21,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.committed.disk import kind_of
 from pensa.errors import InvalidData
+from pensa.shared.hardgit import OPTIONS as HARDENED  # the repository's config runs nothing
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from pensa.project import Project
-
-# As in pensa.committed.writeback: the repository's configuration chooses nothing that runs.
-HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
 class Head(NamedTuple):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from pensa import git
 from pensa.project import MARKER
+from pensa.shared import hardgit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,9 +39,6 @@ if TYPE_CHECKING:
 # The line `pn init` writes to `.gitattributes` (pensa.gitsetup.ATTRIBUTES_LINE), repeated
 # here so a write need not import the set-up module.
 ATTRIBUTES_LINE = ".pensa/*.jsonl merge=pensa"
-# The repository's configuration is the agent's to write when pn runs on the host (sgf's
-# `pn release`): no hook or fsmonitor it names may run (as sgf's and ralph's own git).
-HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 # How long to wait for another git's index lock (a concurrent `git add` or commit).
 INDEX_LOCK_WAIT = 2.0
 MARKER_TEXT = (
@@ -121,7 +119,9 @@ def stage(project: Project, *, cwd: str, env: Mapping[str, str], unmark: bool) -
 def _locked_git(args: list[str], *, cwd: str, env: Mapping[str, str]) -> git.Done:
     deadline = time.monotonic() + INDEX_LOCK_WAIT
     while True:
-        done = git.run(args, cwd=cwd, env=env)
+        # The repository's configuration is the agent's to write when pn runs on the host
+        # (sgf's `pn release`): no hook or fsmonitor it names may run (pensa.shared.hardgit).
+        done = git.run([*hardgit.OPTIONS, *args], cwd=cwd, env=env)
         if done.code == 0 or "index.lock" not in done.err or time.monotonic() > deadline:
             return done
         time.sleep(0.02)

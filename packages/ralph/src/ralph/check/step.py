@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pensa.shared.inert import inert
+
 from ralph import format, gate, proc
 from ralph import sandbox as sandboxes
 from ralph.check import contract
@@ -123,7 +125,7 @@ def headline(outcome: Outcome, branch: str) -> str:
     else:
         said = outcome.judgement.summary if outcome.judgement else ""
         why = f"the check agent ({outcome.agent}) judged the rebased branch {outcome.verdict}"
-        why += f": {format.cut(format.inert(said), 160)}" if said else ""
+        why += f": {format.cut(inert(said, multiline=True), 160)}" if said else ""
     return f"check {outcome.verdict}: {why}: {branch} did not move"
 
 

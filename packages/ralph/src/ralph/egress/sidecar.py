@@ -22,10 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import pids, proc
+from ralph import proc
 from ralph.egress import policy
 from ralph.egress.refusals import Refusal, lines, refused
 from ralph.errors import SandboxFailed
+from ralph.shared import pids
 
 if TYPE_CHECKING:
     from docker import DockerClient

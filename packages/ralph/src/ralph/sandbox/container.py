@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ralph import credentials, pids, proc
+from ralph import credentials, proc
 from ralph.errors import SandboxFailed
 from ralph.sandbox.limits import Limits, folders
+from ralph.shared import pids
 
 if TYPE_CHECKING:
     from docker.models.containers import Container
@@ -157,6 +158,11 @@ def oom_killed(container: Container) -> bool:
         return False
     state = container.attrs.get("State") or {}
     return bool(state.get("OOMKilled"))
+
+
+def owner_labels(pid: int) -> dict[str, str]:
+    """The labels that name the ralph `pid` as a container's owner, for good (`orphaned`)."""
+    return {LABEL_PID: str(pid), LABEL_START: str(pids.start_time(pid) or "")}
 
 
 def orphaned(labels: Mapping[str, str]) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ralph import agents, hooks, pids, proc, terminal
+from ralph import agents, hooks, proc, terminal
 from ralph.egress import sidecar
 from ralph.egress.guard import OPEN, Guard
 from ralph.egress.refusals import Refusal
@@ -33,14 +33,13 @@ from ralph.sandbox import mountprobe
 from ralph.sandbox.base import BIN, OBJECTS, SCRIPT, Place, Running, Share
 from ralph.sandbox.container import (
     LABEL_LOOP,
-    LABEL_PID,
     LABEL_PROJECT,
-    LABEL_START,
     SCRATCH,
     DockerRun,
     cid,
     give_root_files,
     orphaned,
+    owner_labels,
     remote_engine,
     sandbox_user,
     short,
@@ -111,8 +110,7 @@ class DockerSandbox:
         return {
             LABEL_LOOP: self.config.loop_id,
             LABEL_PROJECT: str(self.config.project),
-            LABEL_PID: str(os.getpid()),
-            LABEL_START: str(pids.start_time(os.getpid()) or ""),
+            **owner_labels(os.getpid()),
         }
 
     def prepare(self) -> list[str]:

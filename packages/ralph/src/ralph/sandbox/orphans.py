@@ -16,7 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ralph import pids, proc, safefile
+from ralph import proc, safefile
+from ralph.shared import pids
 
 
 def registry() -> Path:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import click
+from pensa.shared.console import undecodable
 
 from sgf import logs, scaffold, stacks, status
 from sgf.cli import sandbox, stages
@@ -176,9 +177,9 @@ def top_command(env: Env, all_projects: bool, interval: float) -> int:
 
 def fail(message: str) -> int:
     """Print `error: <message>` on stderr and return exit code 1."""
-    from sgf import text
+    from pensa.shared.inert import inert
 
-    click.echo(f"error: {text.inert(message, multiline=True)}", err=True)
+    click.echo(f"error: {inert(message, multiline=True)}", err=True)
     return ExitCode.ERROR
 
 
@@ -198,34 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return ExitCode.INTERRUPTED
     except Exception as e:  # a bug: one line here, the traceback in a crash log
-        from sgf import __version__, crash
+        from pensa.shared import crash
+
+        from sgf import __version__
 
         return fail(crash.report(e, ["sgf", *args], version=__version__))
     return code if isinstance(code, int) else 0
-
-
-def undecodable(
-    args: Sequence[str], environ: Mapping[str, str], names: Sequence[str]
-) -> str | None:
-    """What in argv or the named environment variables is not valid UTF-8, or None.
-
-    Python hands such bytes over as lone surrogates, which fail later, deep in SQLite or a
-    write, as a traceback; they are refused here, in one line, before anything runs.
-    """
-    for index, arg in enumerate(args, start=1):
-        if not _encodable(arg):
-            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
-            return f"argument {index} ({shown}) is not valid UTF-8"
-    for name in names:
-        value = environ.get(name)
-        if value is not None and not _encodable(value):
-            return f"environment variable {name} is not valid UTF-8"
-    return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

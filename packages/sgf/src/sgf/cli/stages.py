@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pensa.shared.inert import inert
 
-from sgf import notify, text
+from sgf import notify
 from sgf.commandenv import Env
 from sgf.config import Isolation, SandboxKind
 from sgf.loop.loops import Launch, Stage
@@ -121,9 +122,9 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     )
     render.recovery(loops[0].recovery)
     for note in loops[0].notes:  # the same for every loop: launched at one moment
-        click.echo(f"sgf: {text.inert(note)}", err=True)
+        click.echo(f"sgf: {inert(note)}", err=True)
     for warning in loops[0].warnings:  # the same for every loop: one request, one config
-        click.echo(f"sgf: warning: {text.inert(warning)}", err=True)
+        click.echo(f"sgf: warning: {inert(warning)}", err=True)
     labels = [f"[{n}] " if parallel else "" for n in range(1, len(loops) + 1)]
     for label, loop in zip(labels, loops, strict=True):
         click.echo(f"sgf: {label}{loop.loop_id} (log: {loop.log.relative_to(root)})", err=True)
@@ -142,9 +143,9 @@ def run_stage(env: Env, request: Launch, *, stash: bool, parallel: int | None = 
     for label, end in zip(labels, ended, strict=True):
         prefix = f"{label}{end.loop_id}: " if parallel else ""
         for note in end.notes:
-            click.echo(f"sgf: {prefix}{text.inert(note)}", err=True)
+            click.echo(f"sgf: {prefix}{inert(note)}", err=True)
     for problem in teller.ended([(end.loop_id, end.code) for end in ended]):
-        click.echo(f"sgf: warning: {text.inert(problem)}", err=True)
+        click.echo(f"sgf: warning: {inert(problem)}", err=True)
     return stage.overall([end.code for end in ended])
 
 

@@ -19,9 +19,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
+from pensa.shared.inert import inert
+
 from sgf import figures
 from sgf.image import buildview, timings
-from sgf.text import inert
 
 if TYPE_CHECKING:
     from rich.console import Console, Group

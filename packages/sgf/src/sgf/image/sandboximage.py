@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from ralph.shared import pids
+
 from sgf import proc, resources, stacks
 from sgf.errors import SgfError
 from sgf.image import baseimage, engine, installed
@@ -355,7 +357,7 @@ def remove_orphans(root: Path, env: Mapping[str, str]) -> list[str]:
         start = container.labels.get("springfield.ralph-start", "")
         alive = pid.isdigit() and proc.pid_alive(int(pid))
         if alive and start.isdigit():
-            alive = proc.start_time(int(pid)) == int(start)
+            alive = pids.start_time(int(pid)) == int(start)
         if not alive and engine.remove_container(env, container.id):
             removed.append(container.id[:12])
     return removed

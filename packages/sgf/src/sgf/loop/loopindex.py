@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ralph.shared import pids
+
 from sgf import proc, safefile
 from sgf.errors import PathRefused
 
@@ -44,7 +46,7 @@ class Entry:
         """Tell whether the sgf that wrote the entry still runs (the same process)."""
         if not proc.pid_alive(self.pid):
             return False
-        return self.process_start is None or proc.start_time(self.pid) == self.process_start
+        return self.process_start is None or pids.start_time(self.pid) == self.process_start
 
     @classmethod
     def parse(cls, text: str) -> Entry | None:
@@ -140,7 +142,7 @@ def registered(
     path: Path | None = None
     if _private(folder):
         prune(env)
-        entry = Entry(str(project), loop_id, pid, proc.start_time(pid), started_at)
+        entry = Entry(str(project), loop_id, pid, pids.start_time(pid), started_at)
         target = entry_path(folder, project, loop_id)
         try:
             path = safefile.replace(target, json.dumps(asdict(entry)).encode() + b"\n", root=folder)

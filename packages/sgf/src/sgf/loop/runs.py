@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ralph.shared import pids
+
 from sgf import proc, safefile
 
 RUN = Path(".sgf") / "run"
@@ -38,7 +40,7 @@ class PidFile:
         newer one that got its PID)."""
         if self.pid is None or not proc.pid_alive(self.pid):
             return False
-        return self.process_start is None or proc.start_time(self.pid) == self.process_start
+        return self.process_start is None or pids.start_time(self.pid) == self.process_start
 
 
 def pid_path(root: Path, loop_id: str) -> Path:
@@ -113,7 +115,7 @@ def _parse(text: str) -> tuple[int | None, int | None]:
 def pid_file(root: Path, loop_id: str, pid: int) -> Iterator[Path]:
     """Hold `.sgf/run/<loop-id>.pid` for the duration of the block; removed on every exit."""
     path = pid_path(root, loop_id)
-    start = proc.start_time(pid)
+    start = pids.start_time(pid)
     text = f"{pid} {start}\n" if start is not None else f"{pid}\n"
     safefile.replace(path, text.encode(), root=root)  # a link or a folder there is refused
     try:

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from pensa.shared.inert import inert
 from rich.text import Text  # noqa: TID253 - this module is imported by `sgf top` alone
 from textual import events, on, work  # noqa: TID253
 from textual.app import App, ComposeResult  # noqa: TID253
@@ -24,7 +25,6 @@ from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static 
 
 from sgf.errors import SgfError
 from sgf.loop.loopstate import LoopRow
-from sgf.text import inert
 from sgf.top import columns, control, layout
 from sgf.top.collect import Snapshot
 from sgf.top.logview import LogFollower, style_of

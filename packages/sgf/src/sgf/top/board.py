@@ -1,5 +1,5 @@
 """The pensa picture `sgf top` shows beside the loops: ready, in progress by whom, blocked,
-needing a human, closed today; read through `pn … --json` (sgf never imports pensa).
+needing a human, closed today; read through `pn … --json` (sgf never imports pensa's tracker).
 
 Three `pn` runs cost a few hundred milliseconds of CPU, so `Boards` asks again at most once a
 second per project, and only when pensa's database changed since (its files' size and mtime)

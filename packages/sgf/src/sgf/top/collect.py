@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ralph.shared import pids
+
 from sgf import proc
 from sgf.image.containers import LabelledLoop, labelled_loops
 from sgf.loop.loopstate import LoopRow, Reader
@@ -96,7 +98,7 @@ class Collector:
                 continue
             pid = c.ralph_pid
             alive = proc.pid_alive(pid) and (
-                c.ralph_start is None or proc.start_time(pid) == c.ralph_start
+                c.ralph_start is None or pids.start_time(pid) == c.ralph_start
             )
             if alive:
                 row = self.reader.row(root, c.loop_id, now=now, started=None)

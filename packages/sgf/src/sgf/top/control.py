@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ralph.shared import pids
+
 from sgf import proc
 from sgf.errors import SgfError
 from sgf.loop import loopindex, relaunch
@@ -41,7 +43,7 @@ def stop(row: LoopRow) -> list[int]:
         raise NotStoppable(f"{row.loop_id} is not running")
     # checked right before the signal: a PID reused since the last refresh is not ours to hit
     same = proc.pid_alive(pid) and (
-        row.process_start is None or proc.start_time(pid) == row.process_start
+        row.process_start is None or pids.start_time(pid) == row.process_start
     )
     if not same:
         raise NotStoppable(f"{row.loop_id} has ended already")

@@ -12,8 +12,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pensa.shared.inert import inert
+
 from sgf import tablefit
-from sgf.text import inert
 from sgf.top import columns, layout
 from sgf.top.collect import Snapshot
 

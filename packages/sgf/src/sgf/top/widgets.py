@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from pensa.shared.inert import inert
 from rich.text import Text  # noqa: TID253 - imported by `sgf top` alone
 from textual.app import ComposeResult  # noqa: TID253
 from textual.binding import Binding, BindingType  # noqa: TID253
@@ -17,7 +18,6 @@ from textual.screen import ModalScreen  # noqa: TID253
 from textual.widgets import DataTable, RichLog, Static  # noqa: TID253
 
 from sgf.loop.loopstate import LoopRow, State
-from sgf.text import inert
 from sgf.top import columns
 from sgf.top.board import Board
 

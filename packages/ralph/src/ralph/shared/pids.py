@@ -2,7 +2,8 @@
 
 A ralph, a host agent or a container's owner is recorded by pid and start time
 (`/proc/<pid>/stat`), so a pid reused after a crash or a reboot is never taken for the process
-it once named, and a process killed but not yet reaped (a zombie) is gone.
+it once named, and a process killed but not yet reaped (a zombie) is gone. sgf records its
+loops the same way: a published contract module (see `ralph.shared`).
 """
 
 from __future__ import annotations
