@@ -27,11 +27,15 @@ _ID, _UPDATED = ISSUE_FIELDS.index("id"), ISSUE_FIELDS.index("updated_at")
 def unsaved(conn: sqlite3.Connection, contents: Contents) -> int:
     """How many records of the database an import of `contents` would lose or undo."""
     in_files = {row[_ID]: row[_UPDATED] for row in contents.issues.rows}
-    lost = sum(
-        1
-        for issue_id, updated in conn.execute("SELECT id, updated_at FROM issues")
-        if issue_id not in in_files or updated > in_files[issue_id]
-    )
+    in_db: dict[str, str] = dict(conn.execute("SELECT id, updated_at FROM issues").fetchall())
+    # the usual case, files and database alike, is one comparison of the two; else each issue
+    lost = 0
+    if in_db != in_files:
+        lost = sum(
+            1
+            for issue_id, updated in in_db.items()
+            if issue_id not in in_files or updated > in_files[issue_id]
+        )
     edges = set(conn.execute("SELECT issue_id, depends_on_id FROM deps").fetchall())
     edges_in_files = set(map(tuple, contents.deps.rows))
     lost += len(edges - edges_in_files)

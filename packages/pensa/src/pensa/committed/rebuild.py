@@ -191,6 +191,9 @@ _REBUILD_PRAGMAS = {
     # on a busy disk) and takes
     # SQLite's EXCLUSIVE lock early, shutting readers out for the rest of the import.
     "cache_spill": 0,
+    # The sorts that build each index again after the rows are in stay in memory rather than
+    # in temporary files.
+    "temp_store": 2,
 }
 
 
