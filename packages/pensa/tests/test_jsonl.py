@@ -223,7 +223,7 @@ def test_a_comment_or_edge_without_its_issue_waits_in_the_files(
         jsonl.export(store, project)
     for kind, line in waiting.items():
         assert line in shard(project, kind, ids["fix"]).read_text()
-    assert "pc-2" not in shard(project, "comments", ids["fix"]).read_text()
+    assert '"id":"pc-2"' not in shard(project, "comments", ids["fix"]).read_text()
 
 
 def test_import_refuses_a_cycle_in_deps(project: Project, clock: Clock) -> None:

@@ -4,8 +4,10 @@ re-exported here) they are made of."""
 from __future__ import annotations
 
 import functools
+import types
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_origin
 
 from pensa.errors import InvalidArgument
 from pensa.vocabulary import IssueType as IssueType
@@ -16,13 +18,7 @@ from pensa.vocabulary import Status as Status
 from pensa.vocabulary import Vocabulary as Vocabulary
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-# Plain dict lookups: calling the enum class per row costs a measurable share of `pn ready`.
-_TYPES = {m.value: m for m in IssueType}
-_STATUSES = {m.value: m for m in Status}
-_PRIORITIES = {m.value: m for m in Priority}
-_SIZES = {m.value: m for m in Size}
+    from collections.abc import Iterable
 
 
 def timestamp(moment: datetime) -> str:
@@ -38,33 +34,6 @@ def parse_timestamp(text: str) -> datetime:
 def utcnow() -> datetime:
     """The real clock; tests inject their own."""
     return datetime.now(UTC)
-
-
-ISSUE_FIELDS = (
-    "id",
-    "title",
-    "description",
-    "issue_type",
-    "status",
-    "priority",
-    "spec",
-    "fixes",
-    "assignee",
-    "created_at",
-    "updated_at",
-    "closed_at",
-    "close_reason",
-    "labels",
-    "parent",
-    "discovered_from",
-    "size",
-    "objective",
-    "artifact",
-    "verify",
-)
-# Fields whose value is a list (stored as a JSON array in one column, `[]` in the contract).
-# Labels are a set (kept sorted); the verify commands keep their order.
-LIST_FIELDS = frozenset({"labels", "verify"})
 
 
 def clean_labels(labels: Iterable[str]) -> tuple[str, ...]:
@@ -131,8 +100,10 @@ def encode_list(field: str, values: Iterable[str] | None) -> str | None:
     return _labels_encoder()(list(values))
 
 
-# Functional form on purpose: the class form compiles every (string) annotation at
-# import, start-up that every `pn` run would pay.
+# An issue's fields, declared once, in the JSON contract's key order (also the committed
+# files' and the `issues` table's): its columns (`ISSUE_COLUMNS`), reading a row and the JSON
+# all come from this. Functional form on purpose: the class form compiles every (string)
+# annotation at import, start-up that every `pn` run would pay.
 _IssueFields = NamedTuple(  # noqa: UP014
     "_IssueFields",
     [
@@ -167,54 +138,14 @@ class Issue(_IssueFields):
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Issue:
-        """Build from a row selected with `store.ISSUE_COLUMNS`."""
-        return cls(
-            row[0],
-            row[1],
-            row[2],
-            _TYPES[row[3]],
-            _STATUSES[row[4]],
-            _PRIORITIES[row[5]],
-            row[6],
-            row[7],
-            row[8],
-            row[9],
-            row[10],
-            row[11],
-            row[12],
-            decode_labels(row[13]),
-            row[14],
-            row[15],
-            None if row[16] is None else _SIZES[row[16]],
-            row[17],
-            row[18],
-            decode_labels(row[19]),
+        """Build from a row selected with `ISSUE_COLUMNS`."""
+        return cls._make(
+            value if read is None else read(value) for read, value in zip(_READ, row, strict=True)
         )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object: every key, in contract order, `None` for unset."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "description": self.description,
-            "issue_type": self.issue_type.value,
-            "status": self.status.value,
-            "priority": self.priority.value,
-            "spec": self.spec,
-            "fixes": self.fixes,
-            "assignee": self.assignee,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "closed_at": self.closed_at,
-            "close_reason": self.close_reason,
-            "labels": list(self.labels),
-            "parent": self.parent,
-            "discovered_from": self.discovered_from,
-            "size": None if self.size is None else self.size.value,
-            "objective": self.objective,
-            "artifact": self.artifact,
-            "verify": list(self.verify),
-        }
+        return {name: _json_value(value) for name, value in zip(ISSUE_FIELDS, self, strict=True)}
 
     def is_ready_type(self) -> bool:
         """Bugs are problem reports, never work items (design: "Bugs are never ready")."""
@@ -223,6 +154,37 @@ class Issue(_IssueFields):
     def has_contract(self) -> bool:
         """Whether the issue says how to check it is done (at least one verify command)."""
         return bool(self.verify)
+
+
+ISSUE_FIELDS: tuple[str, ...] = _IssueFields._fields
+ISSUE_COLUMNS = ", ".join(ISSUE_FIELDS)
+
+
+def _reader(kind: object) -> Callable[[Any], Any] | None:
+    """How a column becomes a field of type `kind`: as is (None), a vocabulary's member by its
+    value (NULL stays None), or a list from its JSON array (NULL is the empty list)."""
+    if isinstance(kind, types.UnionType):  # `X | None`
+        (kind,) = [k for k in get_args(kind) if k is not type(None)]
+    if isinstance(kind, type) and issubclass(kind, Vocabulary):
+        members: dict[str | None, Vocabulary | None] = {m.value: m for m in kind}
+        members[None] = None
+        return members.__getitem__
+    return decode_labels if get_origin(kind) is tuple else None
+
+
+_READ = tuple(_reader(kind) for kind in _IssueFields.__annotations__.values())
+# Fields whose value is a list (stored as a JSON array in one column, `[]` in the contract).
+# Labels are a set (kept sorted); the verify commands keep their order.
+LIST_FIELDS = frozenset(
+    n for n, read in zip(ISSUE_FIELDS, _READ, strict=True) if read is decode_labels
+)
+
+
+def _json_value(value: object) -> object:
+    """A field's JSON value: a vocabulary's word, a list for a tuple, else the value itself."""
+    if isinstance(value, Vocabulary):
+        return value.value
+    return list(value) if isinstance(value, tuple) else value
 
 
 # Functional form on purpose: the class form compiles every (string) annotation at

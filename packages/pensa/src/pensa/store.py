@@ -22,17 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from pensa import foreign
 from pensa.errors import Busy, DamagedDatabase, NotFound, PensaError, ReadOnly, StorageError
-from pensa.models import Issue, timestamp, utcnow
+from pensa.models import ISSUE_COLUMNS, Issue, timestamp, utcnow
 from pensa.schema import MIGRATIONS, REBUILDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-ISSUE_COLUMNS = (
-    "id, title, description, issue_type, status, priority, spec, fixes, assignee, "
-    "created_at, updated_at, closed_at, close_reason, labels, parent, discovered_from, size, "
-    "objective, artifact, verify"
-)
 # The oldest SQLite that reads pensa's schema: m006's generated column needs 3.31 (2020).
 OLDEST_SQLITE = (3, 31, 0)
 BUSY_TIMEOUT_MS = 5000

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.models import (
+    ISSUE_COLUMNS,
     ISSUE_FIELDS,
     LIST_FIELDS,
     Issue,
@@ -13,7 +14,6 @@ from pensa.models import (
     Status,
     Vocabulary,
 )
-from pensa.store import ISSUE_COLUMNS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
