@@ -15,7 +15,7 @@ import pytest
 
 from pensa.shared import hardgit
 
-from .conftest import BIN, PN, Pn, committed_at, git
+from ..conftest import BIN, PN, Pn, committed_at, git
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

@@ -14,7 +14,7 @@ from pensa.project import Project, at
 from pensa.store import Store
 from pensa.tracker import Tracker
 
-from .conftest import Clock, Pn, git
+from ..conftest import Clock, Pn, git
 
 
 def _project(tmp_path: Path, clock: Clock) -> tuple[Project, str]:

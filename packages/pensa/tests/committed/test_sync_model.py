@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from .conftest import BIN, PN
+from ..conftest import BIN, PN
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

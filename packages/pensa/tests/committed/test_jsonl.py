@@ -20,7 +20,7 @@ from pensa.project import Project, at
 from pensa.store import Store
 from pensa.tracker import Tracker
 
-from .conftest import PN, Clock, Pn, committed
+from ..conftest import PN, Clock, Pn, committed
 
 
 @pytest.fixture

@@ -18,12 +18,12 @@ import pytest
 from pensa.committed.disk import file_name
 from pensa.gitsetup import HOOK_TYPES
 
-from .conftest import BIN, Pn, committed_at, git
+from ..conftest import BIN, Pn, committed_at, git
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
-FIXTURE = Path(__file__).parent / "fixtures" / "old_layout" / "repo.tar.gz"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "old_layout" / "repo.tar.gz"
 
 
 @pytest.fixture

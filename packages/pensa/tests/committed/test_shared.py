@@ -11,7 +11,7 @@ import pytest
 
 from pensa.committed.disk import file_name
 
-from .conftest import BIN, Pn, committed, git, rewrite
+from ..conftest import BIN, Pn, committed, git, rewrite
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

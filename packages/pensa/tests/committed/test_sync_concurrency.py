@@ -14,7 +14,7 @@ import pytest
 
 from pensa.models import IssueType
 
-from .conftest import BIN, PN, Pn, committed, git
+from ..conftest import BIN, PN, Pn, committed, git
 
 
 def _issue_line(n: int) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Pn, committed_at, git
+from ..conftest import Pn, committed_at, git
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

@@ -6,7 +6,7 @@ import pytest
 
 from pensa.shared.inert import inert
 
-from .conftest import Pn
+from ..conftest import Pn
 
 HOSTILE = "x\x1b]0;pwned\x07\x1b[2J\nsecond line\x9b31m\u202eevil"
 
