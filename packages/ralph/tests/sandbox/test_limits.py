@@ -10,7 +10,7 @@ import pytest
 
 from ralph.sandbox.limits import Limits, folders
 
-from .conftest import Script, run_ralph
+from ..conftest import Script, run_ralph
 
 pytestmark = pytest.mark.docker
 

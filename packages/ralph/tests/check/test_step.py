@@ -1,5 +1,5 @@
 """The check step on real commits, a real tracker and the fake check agent, on the host
-(check/step.py, check/agent.py, check/act.py); the same in Docker: test_check_docker.py."""
+(check/step.py, check/agent.py, check/act.py); the same in Docker: tests/test_e2e_check_step.py."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ralph.render import Output
 from ralph.sandbox import Place
 from ralph.sandbox.host import HostSandbox
 
-from .conftest import AGENTS, git
+from ..conftest import AGENTS, git
 
 BIN = Path(sys.executable).parent
 PASSED, FAILED = Evidence("true", 0, ""), Evidence("false", 1, "no")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AGENTS, Git, Run, Script
+from ..conftest import AGENTS, Git, Run, Script
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

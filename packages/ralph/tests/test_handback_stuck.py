@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Run, Script
-from .test_claims_release import env, pn, status, task
+from .conftest import Run, Script, pn, status
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
-
-__all__ = ["env", "task"]  # fixtures shared with test_claims_release
 
 Spawn = Callable[..., "subprocess.Popen[str]"]
 WaitFor = Callable[..., None]

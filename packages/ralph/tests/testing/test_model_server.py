@@ -21,7 +21,7 @@ import pytest
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import ScenarioError, load_scenario, parse_scenario
 
-FIXTURES = Path(__file__).parent / "fixtures" / "stream"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "stream"
 TOOLS = [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from ralph.inside import baseline
 
-from .conftest import git
+from ..conftest import git
 
 
 @pytest.mark.process

@@ -29,14 +29,14 @@ from ralph.egress.refusals import Refusal
 from ralph.testing.model_server import ModelServer
 from ralph.testing.scenario import parse_scenario
 
-from .conftest import Script, run_ralph, stashed
+from ..conftest import Script, run_ralph, stashed
 
 if TYPE_CHECKING:
     from docker import DockerClient
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 
-PROBE = Path(__file__).parent / "agents" / "hostile_probe.py"
+PROBE = Path(__file__).parents[1] / "agents" / "hostile_probe.py"
 BUILDING_THE_SIDECAR = "warning: building the egress proxy image "
 SCENARIO = {"steps": [{"text": "hello"}], "final_text": "hello again"}
 

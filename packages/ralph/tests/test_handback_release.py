@@ -3,53 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from .conftest import Run, Script
+from .conftest import BIN, Run, Script, pn, status
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
-BIN = Path(sys.executable).parent
 Spawn = Callable[..., "subprocess.Popen[str]"]
 WaitFor = Callable[..., None]
-
-
-def pn(project: Path, *args: str) -> object:
-    done = subprocess.run(
-        [str(BIN / "pn"), *args, "--json"],
-        cwd=project,
-        env={**os.environ, "PN_ACTOR": "human"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
-@pytest.fixture
-def task(project: Path) -> str:
-    created = pn(project, "create", "the loop's task", "-t", "task")
-    assert isinstance(created, dict)
-    return str(created["id"])
-
-
-@pytest.fixture
-def env(ralph_env: dict[str, str]) -> dict[str, str]:
-    return {**ralph_env, "PATH": f"{BIN}:{os.environ['PATH']}"}
-
-
-def status(project: Path, issue: str) -> tuple[str, str | None]:
-    shown = pn(project, "show", issue)
-    assert isinstance(shown, dict)
-    return shown["status"], shown["assignee"]
 
 
 def released_by_loop(project: Path, issue: str, loop_id: str) -> list[str]:

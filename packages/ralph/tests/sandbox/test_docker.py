@@ -21,7 +21,7 @@ from ralph.models import Config, Prompt, SandboxKind, Timeouts
 from ralph.sandbox.container import LABEL_LOOP, SANDBOX_UID
 from ralph.sandbox.docker import DockerSandbox
 
-from .conftest import IMAGE_AGENT, Git, Script, loop_containers, run_ralph, stashed, workspace_of
+from ..conftest import IMAGE_AGENT, Git, Script, loop_containers, run_ralph, stashed, workspace_of
 
 pytestmark = pytest.mark.docker
 
