@@ -27,12 +27,12 @@ from sgf.top.app import TopApp
 from sgf.top.collect import Collector
 from sgf.top.widgets import Confirm, Help
 
-from .conftest import alive
+from ..conftest import alive
 
 # generous: each wait is on a condition, and a busy 2-core machine starts loops slowly
 pytestmark = [pytest.mark.process, pytest.mark.timeout(900)]
 
-AGENT = Path(__file__).resolve().parents[2] / "ralph" / "tests" / "agents" / "fake_agent.py"
+AGENT = Path(__file__).resolve().parents[3] / "ralph" / "tests" / "agents" / "fake_agent.py"
 SGF = Path(sys.executable).parent / "sgf"
 
 

@@ -10,7 +10,7 @@ from sgf import resources, scaffold
 from sgf.errors import PathRefused, PromptError
 from sgf.loop import prompts
 
-from .conftest import FakeRalph, Run
+from ..conftest import FakeRalph, Run
 
 
 def seed(root: Path, name: str, text: str) -> None:

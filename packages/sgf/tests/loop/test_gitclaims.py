@@ -13,7 +13,7 @@ from sgf.errors import SgfError
 from sgf.loop import gitclaims
 from sgf.loop.loops import Launch, Stage
 
-from .conftest import git
+from ..conftest import git
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

@@ -13,7 +13,7 @@ import pytest
 from sgf.loop import ending, launch
 from sgf.loop.loops import Stage
 
-from .conftest import pn
+from ..conftest import pn
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 

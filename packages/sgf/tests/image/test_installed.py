@@ -13,7 +13,7 @@ import pytest
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
-WORKSPACE = Path(__file__).resolve().parents[3]
+WORKSPACE = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture(scope="module")

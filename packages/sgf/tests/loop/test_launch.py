@@ -16,7 +16,7 @@ from sgf import config as sgf_config
 from sgf import resources, stacks
 from sgf.loop.loops import STOP_CHECKS, Stage
 
-from .conftest import BIN, alive
+from ..conftest import BIN, alive
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

@@ -2,7 +2,8 @@
 
 The SVG that Textual exports is cut into its text lines (structure, not pixels: fonts and
 colours may change between Textual releases without breaking the test). Regenerate with
-`SPRINGFIELD_UPDATE_SNAPSHOTS=1 pytest packages/sgf/tests/test_top_snapshot.py` and review the diff.
+`SPRINGFIELD_UPDATE_SNAPSHOTS=1 pytest packages/sgf/tests/top/test_app_snapshot.py` and review
+the diff.
 """
 
 from __future__ import annotations
@@ -11,19 +12,17 @@ import asyncio
 import html
 import os
 import re
-import time
 from collections import defaultdict
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from sgf.loop.loopstate import LoopRow, State, Task
 from sgf.top.app import TopApp
 from sgf.top.board import Board, Claim
 from sgf.top.collect import Snapshot
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+from .conftest import NOW, until
+
 SNAPSHOT = Path(__file__).parent / "snapshots" / "top_main.txt"
 LOG = """\
 # sgf: ralph -a --loop-id build-auth-20260301T113000 --template springfield-sandbox:latest
@@ -128,14 +127,6 @@ def test_the_main_screen_matches_its_snapshot(tmp_path: Path) -> None:
     assert "[bold]rejects[/bold]" in text  # a title's brackets are text, not markup
 
 
-async def until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    """Let the app run until `condition` holds, failing after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
-
-
 def test_the_filter_keeps_matching_rows(tmp_path: Path) -> None:
     app = TopApp(Fixed(fixed_snapshot(tmp_path)), scope="all projects")
 
@@ -161,7 +152,7 @@ def test_the_filter_keeps_matching_rows(tmp_path: Path) -> None:
     asyncio.run(drive())
 
 
-MANUAL = Path(__file__).resolve().parents[3] / "docs" / "sgf.md"
+MANUAL = Path(__file__).resolve().parents[4] / "docs" / "sgf.md"
 
 
 def test_the_manual_shows_the_snapshot_and_every_key() -> None:

@@ -22,7 +22,7 @@ from sgf.image import sandboximage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Image = Callable[..., str]  # the `labelled` fixture (conftest.py)
-WORKSPACE = Path(__file__).resolve().parents[3]
+WORKSPACE = Path(__file__).resolve().parents[4]
 PENSA = WORKSPACE / "packages" / "pensa"
 TEST_IMAGE = "springfield-sandbox:sgf-test"
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from .conftest import SGF, alive
+from ..conftest import SGF, alive
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

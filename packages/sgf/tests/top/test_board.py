@@ -12,7 +12,7 @@ from sgf.loop.loopstate import Task
 from sgf.top import board
 from sgf.top.board import Board, Boards, Claim
 
-from .conftest import pn
+from ..conftest import pn
 
 TODAY = date(2026, 3, 1)
 STATUS = {"open": 4, "in_progress": 2, "ready": 3, "blocked": 1, "needs_human": 1}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import pn
+from ..conftest import pn
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

@@ -11,7 +11,7 @@ from sgf.top import layout
 from sgf.top.app import TopApp
 from sgf.top.collect import Snapshot
 
-from .test_top_snapshot import NOW, until
+from .conftest import NOW, until
 
 PROJECT = Path("/work/my-project")  # shown, never read
 TITLE = "add the login form that rejects empty passwords and says why"
