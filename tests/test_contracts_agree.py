@@ -14,7 +14,7 @@ import pytest
 from ralph import agents as ralph_agents
 from ralph import cli as ralph_cli
 from ralph.models import Exit
-from sgf import agents as sgf_agents
+from ralph.shared import backends
 from sgf import config as sgf_config
 from sgf import preflight
 from sgf.loop import launch
@@ -35,14 +35,18 @@ def literals(package: str, prefix: str) -> set[str]:
     return set(re.findall(rf'"({prefix}[A-Z_]+)"', source_text(package)))
 
 
-def test_sgf_offers_exactly_ralphs_agent_backends() -> None:
-    assert ralph_agents.names() == sgf_config.AGENTS
-    assert set(preflight.AGENT_KEYS) <= set(ralph_agents.names())
-
-
-@pytest.mark.parametrize("name", ralph_agents.names())
-def test_the_image_label_of_each_agent_is_spelt_alike(name: str) -> None:
-    assert sgf_agents.label(name) == ralph_agents.label(name)
+def test_the_agents_and_their_image_labels_are_written_once() -> None:
+    """ralph's backends, sgf's config values and keys, and both tools' image labels all come
+    from one registry (`ralph.shared.backends`)."""
+    assert ralph_agents.names() == sgf_config.AGENTS == tuple(backends.BACKENDS)
+    assert {n: k for n, k in backends.BACKENDS.items() if k} == preflight.AGENT_KEYS
+    spelt = [
+        path
+        for package in ("pensa", "ralph", "sgf")
+        for path in (ROOT / "packages" / package / "src").rglob("*.py")
+        if re.search(r"[\"']springfield\.agent\.", path.read_text())
+    ]
+    assert spelt == [ROOT / "packages/ralph/src/ralph/shared/backends.py"]
 
 
 @pytest.mark.parametrize("name", ralph_agents.names())

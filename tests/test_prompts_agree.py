@@ -17,6 +17,7 @@ import pytest
 from pensa.cli.base import cli as pn_cli
 from sgf import resources, scaffold, stacks
 from sgf.loop import prompts
+from sgf.stages import PROMPTS
 
 SENTINEL = 'echo "$RALPH_LOOP_ID" > .ralph-complete'
 CLAIMS = {
@@ -72,10 +73,7 @@ def parse_pn(command: str) -> None:
 
 
 CASES = [
-    (name, stack, spec)
-    for name in scaffold.PROMPTS
-    for stack in stacks.names()
-    for spec in (None, "auth")
+    (name, stack, spec) for name in PROMPTS for stack in stacks.names() for spec in (None, "auth")
 ]
 
 
@@ -147,8 +145,9 @@ def test_interactive_sessions_end_by_their_sentinel(tmp_path: Path, name: str) -
 
 def test_git_claims_claim_on_the_host_what_each_prompt_claims() -> None:
     """With `claims = "git"` ralph claims for the agent (`RALPH_CLAIM`): the same filters."""
-    from sgf.loop import gitclaims
+    from sgf.stages import STAGES
 
-    assert {stage.value for stage in gitclaims.CLAIMS} == set(CLAIMS)
-    for stage, args in gitclaims.CLAIMS.items():
+    claiming = {stage: stage.spec.claims for stage in STAGES if stage.spec.claims}
+    assert {stage.value for stage in claiming} == set(CLAIMS)
+    for stage, args in claiming.items():
         assert CLAIMS[stage.value].format(spec="") == f"pn claim-next {shlex.join(args)} --json"

@@ -12,7 +12,7 @@ from ralph.testing.engine import Engine
 from ralph.testing.scenario import load_scenario
 from ralph.testing.wire import MessageReply, TextBlock, ToolUseBlock
 from sgf.loop import offline
-from sgf.loop.loops import Stage
+from sgf.stages import Stage
 
 SENTINEL = 'echo "$RALPH_LOOP_ID" > .ralph-complete'
 INDEX = "| Spec | Code | Purpose |\n|------|------|---------|\n"

@@ -1,4 +1,4 @@
-"""Protected paths and the quarantine, on real git repositories (quarantine.py, protect.py)."""
+"""Protected paths and the quarantine, on real git repositories (quarantine, shared.protected)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from ralph import quarantine
 from ralph.crossing import KNOWN as HOST_REFS
-from ralph.protect import Protected, normalise
 from ralph.quarantine import Change, Guard, Quarantined, parse_raw, unquote
+from ralph.shared.protected import Protected, normalise
 
 from .conftest import Git, Run, Script
 

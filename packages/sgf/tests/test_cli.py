@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sgf import cli
 from sgf.config import Config
 from sgf.loop import launch
-from sgf.loop.loops import Stage
+from sgf.stages import Stage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 MANUAL = Path(__file__).resolve().parents[3] / "docs" / "sgf.md"

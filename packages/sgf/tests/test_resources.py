@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sgf import resources, scaffold, stacks
+from sgf import resources, scaffold, stacks, stages
 
 WORKSPACE = Path(__file__).resolve().parents[3]
 
 
 def test_every_prompt_and_stack_template_is_readable() -> None:
-    for stage in scaffold.PROMPTS:
+    for stage in stages.PROMPTS:
         lines = resources.read_text("prompts", f"{stage}.md").splitlines()
         assert next(line for line in lines if not line.startswith("{%")).startswith("# ")
     for part in scaffold.PROMPT_PARTS:

@@ -11,7 +11,8 @@ import pytest
 from sgf import proc, safefile
 from sgf.errors import PathRefused
 from sgf.loop import prompts, relaunch, runs
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 from .conftest import FakeRalph, Git, Run
 

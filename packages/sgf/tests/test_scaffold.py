@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sgf import merges, resources, scaffold, stacks
+from sgf import merges, resources, stacks, stages
 
 EXPECTED = [
     ".sgf/config.toml",
     ".sgf/backpressure.md",
-    *(f".sgf/prompts/{stage}.md" for stage in scaffold.PROMPTS),
+    *(f".sgf/prompts/{stage}.md" for stage in stages.PROMPTS),
     "memento.md",
     "specs/README.md",
     "AGENTS.md",

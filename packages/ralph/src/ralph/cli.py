@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 import click
 from pensa.shared.console import undecodable
 
-from ralph import agents, ding, loop, offline, prompt, protect, safefile
+from ralph import agents, ding, loop, offline, prompt, safefile
 from ralph.errors import RalphError
 from ralph.governor import Budgets, parse_duration
 from ralph.models import (
@@ -35,6 +35,7 @@ from ralph.models import (
     Timeouts,
 )
 from ralph.render import Output
+from ralph.shared import protected
 
 # Hidden knobs, mostly for tests (documented in docs/ralph.md): a Timeouts field, its
 # environment variable, and whether it counts tries rather than seconds. Defaults come from
@@ -479,7 +480,7 @@ def _duration(text: str | None) -> float | None:
 
 def _protected(specs: tuple[str, ...]) -> tuple[str, ...]:
     try:
-        return tuple(protect.normalise(spec) for spec in specs)
+        return tuple(protected.normalise(spec) for spec in specs)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--protect") from e
 

@@ -28,9 +28,9 @@ from pathlib import Path
 from ralph import git, inbox, integrate, pncli, proc, publish, quarantine, workspace
 from ralph.errors import RalphError
 from ralph.models import Config, SandboxKind
-from ralph.protect import Protected
 from ralph.sandbox.base import Place, Sandbox
 from ralph.shared import pids
+from ralph.shared.protected import Protected
 from ralph.workspace import Owner, Workspace
 
 INCOMING = "refs/sgf/incoming/"

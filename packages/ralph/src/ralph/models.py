@@ -140,7 +140,7 @@ class Config:
     # The branch the loop's commits land on; None: the project's checked-out one.
     integrate: str | None = None
     limits: Limits = field(default_factory=lambda: Limits())
-    # Paths the agent's commits must not touch, beyond protect.DEFAULTS (quarantine.py).
+    # Paths the agent's commits must not touch, beyond shared/protected.py's DEFAULTS.
     protect: tuple[str, ...] = ()
     guardrails: Guardrails = field(default_factory=Guardrails)
     hooks: HookSet | None = None  # the run's hook program, once installed (hooks.py)

@@ -1,4 +1,4 @@
-"""An iteration's commits that could reach the host's control never land (protect.py).
+"""An iteration's commits that could reach the host's control never land (ralph.shared.protected).
 
 What the sandbox hands back (inbox.py) is read in the project's own repository before
 anything is integrated, pushed or shown: raw tree diffs of every new commit, each merge
@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 
 from ralph import git, workspace
 from ralph.errors import RalphError
-from ralph.protect import GITLINK, Protected
+from ralph.shared.protected import GITLINK, Protected
 
 REFS = "refs/sgf/quarantine/"
 TRACKER = ".pensa/"

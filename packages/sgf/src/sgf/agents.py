@@ -19,6 +19,8 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ralph.shared.backends import label
+
 from sgf import proc
 from sgf.claude import cache_dir
 from sgf.config import Config
@@ -48,10 +50,6 @@ BUNDLED: dict[str, tuple[str, tuple[str, ...], str, str]] = {
 }
 # Where the Dockerfile copies each agent (a binary, or an install directory with a `launch`).
 IMAGE_DIR = "/opt/springfield/agents"
-
-
-def label(name: str) -> str:
-    return f"springfield.agent.{name}"
 
 
 def wanted(cfg: Config) -> list[str]:

@@ -8,6 +8,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from ralph.shared import backends
+
 from sgf import stacks
 from sgf.errors import ConfigError, NotInitialised
 
@@ -119,7 +121,7 @@ class Config:
         return tomli_w.dumps({k: v for k, v in data.items() if v is not None})
 
 
-AGENTS = ("claude", "codex", "gemini", "opencode")  # ralph's backends (its `--agent`)
+AGENTS = backends.names()  # ralph's backends (its `--agent`)
 
 
 def _agent(key: str, value: Any) -> str:

@@ -168,7 +168,7 @@ def _base(
 
 def stages_by_agent(config: config_mod.Config) -> dict[str, list[str]]:
     """Each agent the stages run (`agent`, `[stages.<name>] agent`), with its stages."""
-    from sgf.loop.loops import Stage
+    from sgf.stages import Stage
 
     used: dict[str, list[str]] = {}
     for stage in Stage:
@@ -221,7 +221,7 @@ def _agent_in_image(agent: str, runs_what: str, labels: dict[str, str], image: s
 
 def _stages_shown(stages: list[str]) -> str:
     """`every stage`, `the build stage` or `the spec, build stages`."""
-    from sgf.loop.loops import Stage
+    from sgf.stages import Stage
 
     if len(stages) == len(Stage):
         return "every stage"

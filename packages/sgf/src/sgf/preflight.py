@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ralph.shared import backends
+
 from sgf import proc
 from sgf.config import SandboxKind
 from sgf.errors import OptionsRefused, PreflightError, ProgramMissing
@@ -17,7 +19,8 @@ from sgf.image import engine
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
 # The key each other agent reads (ralph passes it through its credentials file).
-AGENT_KEYS = {"codex": "OPENAI_API_KEY", "opencode": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+# the agents that need an API key of their own, by name: that key's variable
+AGENT_KEYS = {name: key for name, key in backends.BACKENDS.items() if key}
 
 
 NO_DOCKER_CLI = "the `docker` command is not installed (not on PATH)"

@@ -1,4 +1,5 @@
-"""Which changed paths belong to the control plane (ralph's protect.py holds the same rule).
+"""Which changed paths `git status` shows in the control plane, by ralph's one rule
+(`ralph.shared.protected`).
 
 sgf never advises stashing or checking out a change to these without a review: stashing an
 agent's uncommitted `.pre-commit-config.yaml` and popping it later, or taking a reviewed-by-
@@ -9,23 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-DEFAULTS = (".sgf/", ".pre-commit-config.yaml", ".gitattributes", ".gitmodules", ".claude/")
+from ralph.shared.protected import Protected, normalise
 
 
 def covers(path: str, extra: Sequence[str] = ()) -> bool:
-    """Whether `path` (relative to the repository's top) is protected; case-insensitive,
-    `.gitattributes` in any folder."""
-    folded = path.strip('"').casefold()
-    if folded.rsplit("/", 1)[-1] == ".gitattributes":
-        return True
-    for entry in (*DEFAULTS, *extra):
-        wanted = entry.casefold().removeprefix("./")
-        if wanted.endswith("/"):
-            if folded.startswith(wanted) or folded == wanted[:-1]:
-                return True
-        elif folded == wanted or folded.startswith(wanted + "/"):
-            return True
-    return False
+    """Whether `path` (relative to the repository's top, as git quotes it) is protected: the
+    defaults and the project's own paths (one that names no path inside the repository adds
+    nothing)."""
+    added = []
+    for spec in extra:
+        try:
+            added.append(normalise(spec))
+        except ValueError:
+            continue
+    return Protected.with_extra(added).covers(path.strip('"'))
 
 
 def in_status(lines: Iterable[str], extra: Sequence[str] = ()) -> list[str]:

@@ -13,8 +13,8 @@ from sgf import git, merges, proc, resources, safefile
 from sgf.config import Config
 from sgf.errors import CommandFailed, MergeError, NotAGitRepo, PathRefused
 from sgf.stacks import Stack
+from sgf.stages import PROMPTS
 
-PROMPTS = ("spec", "build", "verify", "test-plan", "test", "issues", "issues-plan", "review")
 # Parts the prompts import (`{% import "_shared.md" ... %}`); seeded next to them.
 PROMPT_PARTS = ("_shared",)
 

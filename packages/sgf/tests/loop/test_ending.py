@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sgf.loop import ending, launch
-from sgf.loop.loops import Stage
+from sgf.stages import Stage
 
 from ..conftest import pn
 

@@ -11,7 +11,8 @@ import pytest
 from sgf.config import Claims, Config
 from sgf.errors import SgfError
 from sgf.loop import gitclaims
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 from ..conftest import git
 
@@ -45,9 +46,7 @@ def test_a_claiming_stage_has_ralph_claim_on_the_host_with_its_filters(
         "PN_CLAIMS": "git",
         "RALPH_CLAIM": claim,
     }
-    assert shlex.split(got["RALPH_CLAIM"])[: len(gitclaims.CLAIMS[stage])] == list(
-        gitclaims.CLAIMS[stage]
-    )
+    assert shlex.split(got["RALPH_CLAIM"])[: len(stage.spec.claims)] == list(stage.spec.claims)
 
 
 def test_a_stage_that_claims_nothing_gets_only_its_actor(clone: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from sgf import config as sgf_config
 from sgf import resources, stacks
-from sgf.loop.loops import STOP_CHECKS, Stage
+from sgf.stages import Stage
 
 from ..conftest import BIN, alive
 
@@ -68,7 +68,7 @@ def test_each_stage_runs_ralph_with_the_contract_argv(
         "--auto-push", "true",
         "--max-iterations", "100",
         "--sandbox", "docker",
-        "--checks", ",".join(STOP_CHECKS[Stage(stage)]) or "none",  # the stage's checklist
+        "--checks", ",".join(Stage(stage).spec.stop_checks) or "none",  # the stage's checklist
         *[f for host in stacks.get(loaded.stack).registries for f in ("--allow", host)],
         *(REVIEWS if stage == "build" else []),  # the build loop reviews by default
         count, str(prompt),

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from sgf.loop import launch, runs, stage
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process

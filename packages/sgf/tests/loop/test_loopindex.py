@@ -14,7 +14,8 @@ import pytest
 from ralph.shared import pids
 
 from sgf.loop import loopindex, relaunch
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 Spawn = Callable[..., "subprocess.Popen[str]"]
 

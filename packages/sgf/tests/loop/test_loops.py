@@ -11,7 +11,8 @@ import pytest
 from sgf import resources
 from sgf.config import Config, Review, SandboxKind
 from sgf.errors import SpecNotFound
-from sgf.loop.loops import STOP_CHECKS, Launch, LoopId, Stage, check_spec
+from sgf.loop.loops import Launch, LoopId, check_spec
+from sgf.stages import STAGES, Stage
 
 T = datetime(2026, 2, 26, 14, 30, 0)
 CONFIG = Config(stack="python", docker_template="springfield-sandbox:latest")
@@ -58,7 +59,7 @@ def tail(
     allow: Sequence[str] = PYTHON_REGISTRIES,
 ) -> list[str]:
     stage = max((s for s in Stage if loop_id.startswith(s.value + "-")), key=len)
-    checks = ",".join(STOP_CHECKS[stage]) or "none"  # the stage's stop checklist
+    checks = ",".join(stage.spec.stop_checks) or "none"  # the stage's stop checklist
     # in Docker, without a network: the allow-list of the stack's registries
     allowed = [f for host in allow for f in ("--allow", host)] if sandbox == "docker" else []
     return [
@@ -149,7 +150,7 @@ def test_guardrail_keys_become_flags_and_each_stage_has_its_checklist() -> None:
     got = argv(Launch(Stage.BUILD), off)
     assert got[got.index("--checks") + 1] == "none"
     assert "--guard" not in argv(Launch(Stage.BUILD), Config(stack="go", docker_template="a"))
-    assert set(STOP_CHECKS) == set(Stage)
+    assert set(STAGES) == set(Stage)
 
 
 def test_options_override_config() -> None:

@@ -17,7 +17,8 @@ from sgf.cli import cli
 from sgf.config import SandboxKind
 from sgf.errors import NoOfflineScenario, PreflightError
 from sgf.loop import offline, relaunch
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]

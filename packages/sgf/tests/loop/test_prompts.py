@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sgf import resources, scaffold
+from sgf import resources, scaffold, stages
 from sgf.errors import PathRefused, PromptError
 from sgf.loop import prompts
 
@@ -41,7 +41,7 @@ def test_assembly_without_a_spec_leaves_the_filter_out(tmp_path: Path) -> None:
     assert "--spec" not in text.split("## 1.")[1].split("## 2.")[0]
 
 
-@pytest.mark.parametrize("stage", scaffold.PROMPTS)
+@pytest.mark.parametrize("stage", stages.PROMPTS)
 def test_every_shipped_prompt_renders_with_the_stage_variables(tmp_path: Path, stage: str) -> None:
     seed(tmp_path, stage, resources.read_text("prompts", f"{stage}.md"))
     variables = {"spec": "auth", "stage": stage, "loop_id": "x", "stack": "go"}
@@ -123,7 +123,7 @@ CLAIMS = {
 
 
 @pytest.mark.parametrize("spec", [None, "auth"])
-@pytest.mark.parametrize("stage", scaffold.PROMPTS)
+@pytest.mark.parametrize("stage", stages.PROMPTS)
 def test_each_stage_claims_only_its_own_kind_of_work(
     tmp_path: Path, stage: str, spec: str | None
 ) -> None:

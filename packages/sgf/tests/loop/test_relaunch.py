@@ -8,7 +8,8 @@ import pytest
 
 from sgf.config import Isolation, SandboxKind
 from sgf.loop import relaunch
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 
 @pytest.mark.parametrize(

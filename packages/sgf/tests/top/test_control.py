@@ -13,8 +13,9 @@ import pytest
 
 from sgf import proc
 from sgf.loop import relaunch
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
 from sgf.loop.loopstate import LoopRow, State
+from sgf.stages import Stage
 from sgf.top import control
 from sgf.top.control import NotRestartable, NotStoppable
 

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Protocol
 
 from ralph.agents.hookset import HookSet, Wiring
+from ralph.shared.backends import label, names
 from ralph.stream import Reader
+
+__all__ = ["Backend", "get", "label", "names"]
 
 
 class Backend(Protocol):
@@ -54,10 +57,6 @@ class Backend(Protocol):
         ...
 
 
-def names() -> tuple[str, ...]:
-    return ("claude", "codex", "gemini", "opencode")
-
-
 def get(name: str, env: Mapping[str, str] | None = None) -> Backend:
     """The backend called `name` (one of `names()`), with the model `env` names for it
     (OPENAI_MODEL for codex and opencode, GEMINI_MODEL for gemini); KeyError otherwise."""
@@ -72,11 +71,6 @@ def get(name: str, env: Mapping[str, str] | None = None) -> Backend:
         "opencode": opencode.Opencode(openai),
     }
     return found[name]
-
-
-def label(name: str) -> str:
-    """The image label that records which version of agent `name` an image carries."""
-    return f"springfield.agent.{name}"
 
 
 def missing(name: str, labels: Mapping[str, str]) -> str | None:

@@ -15,7 +15,8 @@ from pensa.shared.inert import inert
 from sgf import notify
 from sgf.commandenv import Env
 from sgf.config import Isolation, SandboxKind
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import STAGES, Stage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,83 +207,27 @@ def stage_command(group: click.Group, name: str, stage: Stage, doc: str, **shape
 
 
 def register(cli: click.Group) -> None:
-    """Add the stage commands to `cli`."""
-    stage_command(
-        cli,
-        "spec",
-        Stage.SPEC,
-        "Interview me, write specs and plan tasks (interactive, one session).",
-        spec=False,
-        afk=False,
-        count=False,
-    )
-    stage_command(
-        cli,
-        "build",
-        Stage.BUILD,
-        "Run the build loop: one task per iteration.\n\n\b\nExample:\n"
-        "    sgf build --spec auth -a 20\n    sgf build -a 20 --parallel 4",
-        spec=True,
-        afk=True,
-        count=True,
-        parallel=True,
-    )
-    stage_command(
-        cli,
-        "verify",
-        Stage.VERIFY,
-        "Run the verification loop (AFK): check specs against the code.",
-        spec=False,
-        afk=False,
-        count=True,
-    )
-    stage_command(
-        cli,
-        "test-plan",
-        Stage.TEST_PLAN,
-        "Run the test-planning loop (AFK): create test items from the specs.",
-        spec=False,
-        afk=False,
-        count=True,
-    )
-    stage_command(
-        cli,
-        "test",
-        Stage.TEST,
-        "Run the test loop: execute one test item per iteration.",
-        spec=True,
-        afk=True,
-        count=True,
-    )
-    stage_command(
-        cli,
-        "review",
-        Stage.REVIEW,
-        "Run the review loop (AFK): approve each closed task or reopen it with findings.",
-        spec=False,
-        afk=False,
-        count=True,
-    )
+    """Add a command for each stage (`sgf.stages.STAGES`); two-word ones under their group."""
+    groups: dict[str, click.Group] = {}
+    for stage, spec in STAGES.items():
+        *group_words, name = spec.words
+        group = cli
+        for word in group_words:
+            if word not in groups:
+                groups[word] = click.Group(word, help=GROUP_HELP[word])
+                group.add_command(groups[word])
+            group = groups[word]
+        stage_command(
+            group,
+            name,
+            stage,
+            spec.help,
+            spec=spec.takes_spec,
+            afk=spec.offers_afk,
+            count=spec.takes_count,
+            parallel=spec.parallel,
+        )
 
-    @cli.group()
-    def issues() -> None:
-        """Log bugs interactively, or plan fixes for them."""
 
-    stage_command(
-        issues,
-        "log",
-        Stage.ISSUES_LOG,
-        "Interview me about bugs, one per session, and log them with pn.",
-        spec=False,
-        afk=False,
-        count=True,
-    )
-    stage_command(
-        issues,
-        "plan",
-        Stage.ISSUES_PLAN,
-        "Run the bug-planning loop: turn each open bug into a fix task.",
-        spec=False,
-        afk=True,
-        count=True,
-    )
+# The help of a command group whose commands are stages.
+GROUP_HELP = {"issues": "Log bugs interactively, or plan fixes for them."}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from ralph.shared import pids
+from ralph.shared import backends, pids
 
 from sgf import proc, resources, stacks
 from sgf.errors import SgfError
@@ -275,7 +275,7 @@ def build(
         found = image_labels(stack=stack, base=base, claude_version=claude_version, digest=digest)
         found[PN_LABEL] = source_version(pensa_src)
         for name, (version, _) in extra_agents.items():
-            found[agents.label(name)] = version
+            found[backends.label(name)] = version
         out.phase(f"building {image}", key=f"build {stack.name}")
         args = build_args(stack, base)
         for line in engine.build(env, ctx, tag=image, buildargs=args, labels=found):

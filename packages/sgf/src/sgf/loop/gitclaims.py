@@ -17,14 +17,7 @@ from pathlib import Path
 from sgf import git
 from sgf.config import Claims, Config
 from sgf.errors import SgfError
-from sgf.loop.loops import Launch, Stage
-
-# What each stage's prompt claims with `pn claim-next` (templates/prompts/build.md, test.md;
-# tests/test_prompts_agree.py holds them together). The other stages claim nothing this way.
-CLAIMS: dict[Stage, tuple[str, ...]] = {
-    Stage.BUILD: ("-t", "task", "-t", "chore"),
-    Stage.TEST: ("-t", "test"),
-}
+from sgf.loop.loops import Launch
 
 
 def machine(root: Path) -> str:
@@ -40,7 +33,7 @@ def machine(root: Path) -> str:
 def claim_args(request: Launch) -> tuple[str, ...] | None:
     """The `pn claim-next` filters of the stage's prompt, with its spec; None for a stage
     that does not claim with claim-next."""
-    found = CLAIMS.get(request.stage)
+    found = request.stage.spec.claims or None
     if found is None:
         return None
     return (*found, "--spec", request.spec) if request.spec else found

@@ -15,7 +15,8 @@ from sgf import git, preflight
 from sgf.config import SandboxKind
 from sgf.image import sandboximage
 from sgf.loop import gitclaims, offline, prompts, recovery, runs
-from sgf.loop.loops import ONE_ITERATION, ExitCode, Launch, LoopId, Stage, check_spec
+from sgf.loop.loops import ExitCode, Launch, LoopId, check_spec
+from sgf.stages import Stage
 
 OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 
@@ -23,7 +24,7 @@ OUTCOMES = {0: "complete", 1: "error", 2: "exhausted", 130: "interrupted"}
 def meaning(code: int, stage: Stage, stop_reason: str | None = None) -> str:
     """Say what ralph's exit code means for the user, and what to do next; `stop_reason` is
     the one in ralph's run record (ending.stop_reason), so the advice fits what happened."""
-    conversation = stage in ONE_ITERATION
+    conversation = stage.spec.one_iteration
     if code == ExitCode.COMPLETE and conversation:
         return "session complete: the agent finished and ended it (.ralph-complete)"
     if code == ExitCode.COMPLETE:

@@ -6,12 +6,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import IntEnum, StrEnum
+from enum import IntEnum
 from pathlib import Path
 
 from sgf import resources, stacks
 from sgf.config import Config, Isolation, Review, SandboxKind
 from sgf.errors import SpecNotFound, UnknownStack
+from sgf.stages import Stage
 
 STAMP = "%Y%m%dT%H%M%S"
 
@@ -23,50 +24,6 @@ class ExitCode(IntEnum):
     ERROR = 1
     EXHAUSTED = 2  # iterations or a budget ran out: work may remain
     INTERRUPTED = 130
-
-
-class Stage(StrEnum):
-    """A workflow stage; its value is the loop id prefix."""
-
-    SPEC = "spec"
-    BUILD = "build"
-    VERIFY = "verify"
-    TEST_PLAN = "test-plan"
-    TEST = "test"
-    ISSUES_LOG = "issues-log"
-    ISSUES_PLAN = "issues-plan"
-    REVIEW = "review"
-
-    @property
-    def prompt(self) -> str:
-        """The template name under `.sgf/prompts/`."""
-        return "issues" if self is Stage.ISSUES_LOG else self.value
-
-    @property
-    def command(self) -> str:
-        """How the user starts this stage."""
-        return "sgf " + self.value.replace("issues-", "issues ")
-
-
-# Stages that always run AFK, and those that are conversations of one session by default: the
-# agent's sentinel ends the session (ralph stops Claude Code for it), and one bug or one
-# interview is one session.
-ALWAYS_AFK = frozenset({Stage.VERIFY, Stage.TEST_PLAN, Stage.REVIEW})
-ONE_ITERATION = frozenset({Stage.SPEC, Stage.ISSUES_LOG})
-# The stop checklist each stage's agent must pass before it ends its turn (ralph --checks):
-# work loops close what they claimed, commit and pass their backpressure; the conversations
-# (spec, issues log) only must not keep a bug they found to themselves.
-_WORK = ("task", "clean", "backpressure", "bugs")
-STOP_CHECKS: dict[Stage, tuple[str, ...]] = {
-    Stage.SPEC: (),
-    Stage.BUILD: _WORK,
-    Stage.TEST: _WORK,
-    Stage.VERIFY: ("clean", "bugs"),
-    Stage.TEST_PLAN: ("task", "clean"),
-    Stage.ISSUES_PLAN: ("task", "clean"),
-    Stage.ISSUES_LOG: ("bugs",),
-    Stage.REVIEW: ("clean",),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,17 +91,17 @@ class Launch:
         if self.isolation is not None:
             return self.isolation is Isolation.WORKTREE
         # a conversation (spec, issues log) happens in the tree the developer has open
-        return config.isolation is Isolation.WORKTREE and self.stage not in ONE_ITERATION
+        return config.isolation is Isolation.WORKTREE and not self.stage.spec.one_iteration
 
     def is_afk(self) -> bool:
         """Tell whether ralph runs unattended (-a): asked for, or verify/test-plan."""
-        return self.afk or self.stage in ALWAYS_AFK
+        return self.afk or self.stage.spec.always_afk
 
     def count(self, config: Config) -> int:
         """Iterations to run: the user's N, else 1 for a spec session, else the default."""
         if self.iterations is not None:
             return self.iterations
-        return 1 if self.stage in ONE_ITERATION else config.default_iterations
+        return 1 if self.stage.spec.one_iteration else config.default_iterations
 
     def sandbox_kind(self, config: Config) -> SandboxKind:
         """Where the agents run: `--sandbox`, else the config's `sandbox`, else Docker."""
@@ -193,7 +150,7 @@ class Launch:
             "--sandbox",
             self.sandbox_kind(config).value,
         ]
-        checks = STOP_CHECKS[self.stage] if config.stop_checklist is not False else ()
+        checks = self.stage.spec.stop_checks if config.stop_checklist is not False else ()
         argv += ["--checks", ",".join(checks) or "none"]
         network = self.network or config.network
         if network:

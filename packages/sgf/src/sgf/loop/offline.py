@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sgf import resources
 from sgf.errors import NoOfflineScenario
-from sgf.loop.loops import Stage
+from sgf.stages import Stage
 
 FOLDER = "scenarios"
 # The scenarios play Claude Code's own tools (Read, Write, Edit, Bash).

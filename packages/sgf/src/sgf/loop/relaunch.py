@@ -16,7 +16,8 @@ from pathlib import Path
 from sgf import safefile
 from sgf.config import Isolation, SandboxKind
 from sgf.loop import runs
-from sgf.loop.loops import Launch, Stage
+from sgf.loop.loops import Launch
+from sgf.stages import Stage
 
 
 def launch_path(root: Path, loop_id: str) -> Path:

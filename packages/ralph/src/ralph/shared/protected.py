@@ -8,6 +8,9 @@ commit any of them with plumbing (`git hash-object -w`, `git update-index --cach
 `git commit --no-verify`) even where the file is read-only on disk, so every iteration's
 commits are checked (quarantine.py). A project adds paths with `--protect`; the defaults
 always hold.
+
+One rule for both tools: ralph checks every iteration's commits against it and mounts these
+paths read-only; sgf never advises stashing or taking a change to them without a review.
 """
 
 from __future__ import annotations
