@@ -89,7 +89,7 @@ test-fast: env
 # step), without the suite's 300 s limit per test, which cut it short.
 test-slow: env
 	PENSA_MODEL_STEPS=$${PENSA_MODEL_STEPS:-3000} $(VENV)/bin/pytest --timeout=0 \
-	  packages/pensa/tests/test_sync_model.py
+	  packages/pensa/tests/committed/test_sync_model.py
 
 # Every benchmark runs, each printing its table; the target fails after them if one missed.
 bench: env prereqs

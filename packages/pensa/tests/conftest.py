@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from pensa.graph import Graph
+from pensa.schema import MIGRATIONS
 from pensa.store import Store
 from pensa.tracker import Tracker
 
@@ -73,6 +75,19 @@ def committed_at(repo: Path, rev: str = "HEAD", kind: str = "issues") -> str:
     listed = git(repo, "ls-tree", "--name-only", f"{rev}:.pensa").split()
     names = ordered(n for n in listed if kind_of(n) == f"{kind}.jsonl")
     return "".join(git(repo, "show", f"{rev}:.pensa/{name}") for name in names)
+
+
+def database_at_version(
+    path: Path, version: int, insert: str, rows: Sequence[tuple[object, ...]] = ((),)
+) -> Path:
+    """`path`, a database as the first `version` migrations left it, holding `rows`."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, migration in enumerate(MIGRATIONS[:version], start=1):
+        migration(conn)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.executemany(insert, rows)
+    conn.close()
+    return path
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from pensa.errors import ForeignSchema
 from pensa.foreign import QUERY, SCHEMA
 from pensa.store import Store
 
-from .conftest import Pn
-from .test_store import database_at_version
+from .conftest import Pn, database_at_version
 
 TRIGGER = (
     "CREATE TRIGGER rewrite AFTER UPDATE ON issues BEGIN "

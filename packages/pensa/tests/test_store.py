@@ -6,7 +6,6 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,8 @@ from pensa import views
 from pensa.errors import Busy, DamagedDatabase, ReadOnly, StorageError
 from pensa.schema import MIGRATIONS
 from pensa.store import Store, translate
+
+from .conftest import database_at_version
 
 
 def test_every_connection_sets_the_pragmas_and_keeps_its_journal(store: Store) -> None:
@@ -158,19 +159,6 @@ def test_a_write_goes_ahead_where_no_lock_file_can_be_made(tmp_path: Path) -> No
         with store.write() as conn:
             conn.execute("CREATE TABLE t (x)")
         assert store.rows("SELECT count(*) FROM t") == [(0,)]
-
-
-def database_at_version(
-    path: Path, version: int, insert: str, rows: Sequence[tuple[object, ...]] = ((),)
-) -> Path:
-    """`path`, a database as the first `version` migrations left it, holding `rows`."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, migration in enumerate(MIGRATIONS[:version], start=1):
-        migration(conn)
-        conn.execute(f"PRAGMA user_version = {number}")
-    conn.executemany(insert, rows)
-    conn.close()
-    return path
 
 
 def test_labels_a_newer_pensa_left_in_extra_move_to_their_column(tmp_path: Path) -> None:

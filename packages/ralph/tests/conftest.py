@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+BIN = Path(sys.executable).parent
 AGENTS = Path(__file__).parent / "agents"
 STREAMS = Path(__file__).parent / "fixtures" / "stream"
 
@@ -30,6 +31,7 @@ Run = Callable[..., "subprocess.CompletedProcess[str]"]
 Git = Callable[..., str]
 Script = Callable[..., str]
 Spawn = Callable[..., "subprocess.Popen[str]"]
+WaitFor = Callable[..., None]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -138,6 +140,41 @@ def spawn_ralph() -> Iterator[Spawn]:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
+
+
+# The tracker as the loop's tests see it (how a loop hands its claims back).
+def pn(project: Path, *args: str) -> object:
+    """`pn ARGS --json` in `project` as a person (`human`), its answer parsed."""
+    done = subprocess.run(
+        [str(BIN / "pn"), *args, "--json"],
+        cwd=project,
+        env={**os.environ, "PN_ACTOR": "human"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def task(project: Path) -> str:
+    """A task in `project`'s tracker, for the loop to claim."""
+    created = pn(project, "create", "the loop's task", "-t", "task")
+    assert isinstance(created, dict)
+    return str(created["id"])
+
+
+@pytest.fixture
+def env(ralph_env: dict[str, str]) -> dict[str, str]:
+    """ralph's environment with pn on the PATH, for an agent that claims with it."""
+    return {**ralph_env, "PATH": f"{BIN}:{os.environ['PATH']}"}
+
+
+def status(project: Path, issue: str) -> tuple[str, str | None]:
+    """An issue's status and assignee, as `pn show` tells them."""
+    shown = pn(project, "show", issue)
+    assert isinstance(shown, dict)
+    return shown["status"], shown["assignee"]
 
 
 def loop_containers(loop_id: str) -> list[str]:

@@ -14,8 +14,7 @@ from ralph.governor import Budgets, Governor, failure_of, parse_duration
 from ralph.stream import NOTHING_DONE, Result
 from ralph.watchdog import Expiry
 
-from .conftest import Run, Script, Spawn
-from .test_loop import WaitFor
+from .conftest import Run, Script, Spawn, WaitFor
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,7 @@ _REBUILD_PRAGMAS = {
     # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages.
     "foreign_keys": 0,
     # Likewise the CHECK constraints (the three vocabularies, no self-dependency), each an
-    # IN list tested per row. NOT NULL and UNIQUE stay on; tests/test_rebuild.py
+    # IN list tested per row. NOT NULL and UNIQUE stay on; tests/committed/test_rebuild.py
     # fails when the schema gains a CHECK the import does not make itself.
     "ignore_check_constraints": 1,
     # Changed pages stay in memory until COMMIT instead of being spilled to

@@ -175,7 +175,7 @@ _SOURCES = {
 def _select(source: _Source, where: str = "") -> str:
     # SQLite builds each line in C: json_patch onto '{}' drops the null members (RFC 7396)
     # and keeps the key order, and its escaping matches json.dumps(ensure_ascii=False,
-    # separators=(",", ":")) (tests/test_jsonl.py proves both), so an export stays within
+    # separators=(",", ":")) (tests/committed/test_jsonl.py proves both), so an export stays within
     # its bench target without building Python objects.
     return (
         f"SELECT {source.key}, {_object(source.fields)} FROM {source.table} {where} "
