@@ -95,6 +95,8 @@ def test_a_suite_started_with_sigint_ignored_starts_its_console_scripts_able_to_
     probe = tmp_path / "test_probe.py"
     probe.write_text(
         "import signal, subprocess, sys\n"
+        "import pytest\n"
+        "@pytest.mark.process\n"
         "def test_a_child_hears_sigint():\n"
         "    code = 'import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)'\n"
         "    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
