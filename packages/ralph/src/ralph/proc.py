@@ -20,6 +20,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TypeAlias
 
+from pensa.shared import process
+
 from ralph.errors import AgentNotFound, CommandFailed
 
 log = logging.getLogger(__name__)
@@ -373,16 +375,5 @@ def kill_group(pgid: int, *, grace: float = 2.0) -> None:
 
 
 def is_alive(pid: int) -> bool:
-    """Whether process `pid` exists (signal 0) and is no zombie (killed, not yet reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return True  # no /proc: signal 0 is all there is to go by
-    return stat[stat.rfind(b")") + 2 :][:1] != b"Z"
+    """Whether process `pid` exists and is no zombie (`pensa.shared.process`, the one rule)."""
+    return process.alive(pid)

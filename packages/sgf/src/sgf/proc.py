@@ -22,6 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple, Protocol
 
+from pensa.shared import process
+
 from sgf import safefile
 from sgf.errors import CommandFailed, ProgramMissing
 
@@ -77,16 +79,8 @@ def which(program: str, env: Mapping[str, str]) -> str | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Tell whether a process with this PID exists (kill -0)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # OverflowError: no PID is that large
-        return False
-    except PermissionError:
-        return True  # it exists, it just is not ours
-    return True
+    """Tell whether a process with this PID exists and is no zombie (`pensa.shared.process`)."""
+    return process.alive(pid)
 
 
 def exit_code(status: int) -> int:

@@ -31,6 +31,7 @@ from pensa.committed.snapshot import split_extra
 from pensa.errors import StorageError
 from pensa.models import ISSUE_FIELDS, LIST_FIELDS, encode_list
 from pensa.safefile import new_file
+from pensa.shared import process
 from pensa.store import Store
 
 if TYPE_CHECKING:
@@ -348,10 +349,5 @@ def remove_leftovers(project: Project) -> list[str]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid != os.getpid()
+    """Whether another process `pid` is alive (this one's own leftovers are not in use)."""
+    return pid != os.getpid() and process.alive(pid)
