@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Run, Script, git
+from .conftest import Run, Script, git, pn
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
@@ -28,18 +28,6 @@ WORK = (
     'echo "$PN_CLAIMS ${{PN_CLAIM_TRIES:-none}} $id" >> {seen}; '
     '[ -n "$id" ] && pn close "$id" -r done'
 )
-
-
-def pn(project: Path, *args: str) -> object:
-    done = subprocess.run(
-        [str(BIN / "pn"), *args, "--json"],
-        cwd=project,
-        env={**os.environ, "PN_ACTOR": "human"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
 
 
 @pytest.fixture

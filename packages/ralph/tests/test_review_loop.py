@@ -6,27 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import AGENTS, Git, Run, Script
+from .conftest import AGENTS, Git, Run, Script, pn
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
 BIN = Path(sys.executable).parent
 REVIEWER = ["--check-agent", "claude", "--check-agent-command", str(AGENTS / "check_agent.py")]
-
-
-def pn(project: Path, *args: str) -> object:
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PN_ACTOR": "human"}
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)
 
 
 def make(project: Path, *args: str) -> str:

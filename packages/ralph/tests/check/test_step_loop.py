@@ -11,20 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import AGENTS, Git, Run, Script
+from ..conftest import AGENTS, Git, Run, Script, pn
 
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
 BIN = Path(sys.executable).parent
-
-
-def pn(project: Path, *args: str) -> object:
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PN_ACTOR": "human"}
-    done = subprocess.run(
-        ["pn", *args, "--json"], cwd=project, env=env, capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)
 
 
 def task_with(project: Path, git: Git, description: str) -> str:
