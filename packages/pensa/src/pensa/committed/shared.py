@@ -47,7 +47,7 @@ def export(store: Store, project: Project) -> Counts:
     checkout's to know, `export_dirty`, and stays so), and only files that differ are
     written."""
     from pensa.committed import waiting, writeback
-    from pensa.committed.disk import fingerprints, read_files, write_files
+    from pensa.committed.disk import fingerprints, write_files
     from pensa.committed.snapshot import render_db
     from pensa.committed.sync import counts
 
@@ -57,8 +57,7 @@ def export(store: Store, project: Project) -> Counts:
         texts.update({n: "" for n in current if n not in texts})
         # a comment or edge this checkout's files hold for an issue the database lacks waits
         # here, as in any export (committed.waiting)
-        on_disk = read_files(project, [n for n in texts if n in current and waiting.waits_in(n)])
-        texts = waiting.keep(conn, texts, on_disk)
+        texts = waiting.keep_on_disk(conn, project, texts, current)
         write_files(project, texts, existing=current)
         writeback.mark(project, pending=False)
         return counts(conn)

@@ -248,8 +248,7 @@ def export(store: Store, project: Project, env: Mapping[str, str] | None = None)
             texts.update({n: "" for n in current if n not in texts})
         else:
             texts = render_db(conn, sorted(names))
-        on_disk = read_files(project, [n for n in texts if n in current and waiting.waits_in(n)])
-        texts = waiting.keep(conn, texts, on_disk)
+        texts = waiting.keep_on_disk(conn, project, texts, current)
         written = write_files(project, texts, existing=current)
         for name, data in written.items():
             printed = fingerprint(os.path.join(project.dir, name))

@@ -21,7 +21,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from pensa.committed.disk import file_name, kind_of, read_file
+from pensa.committed.disk import file_name, kind_of, read_file, read_files
 from pensa.committed.snapshot import Snapshot, parse
 from pensa.errors import InvalidData
 
@@ -69,6 +69,14 @@ def keep(
             assert kind is not None
             out[name] = whole.render()[kind]
     return out
+
+
+def keep_on_disk(
+    conn: sqlite3.Connection, project: Project, texts: dict[str, str], current: Collection[str]
+) -> dict[str, str]:
+    """`keep`, reading the files it needs from `project` (`current`: the names there)."""
+    names = [n for n in texts if n in current and waits_in(n)]
+    return keep(conn, texts, read_files(project, names))
 
 
 def take_in(
