@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,25 +109,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # that stop one with SIGINT, as Ctrl+C does, would wait on a process that cannot hear it.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-# What the test process does with the signals a program is stopped by. A child inherits an
-# ignored or blocked signal across exec, and Python installs no KeyboardInterrupt where SIGINT
-# arrives ignored: one in-process test that left SIGINT so would make every later console
-# script in the same worker deaf to Ctrl+C.
-STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@pytest.fixture(autouse=True)
-def signals_as_they_were() -> Iterator[None]:
-    """Give every test the process's signal handlers and mask as they were before it."""
-    handlers = {sig: signal.getsignal(sig) for sig in STOPPING}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    yield
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    for sig, handler in handlers.items():
-        if handler is not None and signal.getsignal(sig) is not handler:
-            signal.signal(sig, handler)
 
 
 @pytest.fixture(autouse=True)
