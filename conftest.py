@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +44,42 @@ def wait_for() -> WaitFor:
             time.sleep(0.01)
 
     return wait
+
+
+@pytest.fixture
+def victim(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A file of the user's outside the project (`outside/victim.txt`) holding the test
+    module's `PRECIOUS` text, which an attack under test must leave as it is."""
+    path = tmp_path / "outside" / "victim.txt"
+    path.parent.mkdir()
+    path.write_text(request.module.PRECIOUS)
+    return path
+
+
+@pytest.fixture
+def background() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """`background(argv, cwd=..., env=...)` starts a program with its output piped; whatever
+    a failing test left running is killed after it, and every one is reaped."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(argv: list[str], *, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
 
 
 @pytest.fixture

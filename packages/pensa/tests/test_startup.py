@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import Pn
+
 # Every test here starts a program: `make test-fast` leaves them out.
 pytestmark = pytest.mark.process
 
@@ -54,3 +56,16 @@ def test_create_loads_no_read_views(repo: Path) -> None:
     modules = loaded(["create", "t", "-t", "bug"], repo)
     assert "pensa.tracker" in modules
     assert "pensa.views" not in modules
+
+
+@pytest.mark.parametrize(
+    "command", [["show", "{id}", "--json"], ["count", "--json"], ["ready"], ["close", "{id}"]]
+)
+def test_a_command_without_short_options_loads_no_locale(
+    repo: Path, pn: Pn, command: list[str]
+) -> None:
+    """click's help and version options translate their text through gettext, whose first
+    lookup imports `locale`; pn's own options say it in plain English. (click's parser still
+    looks a short option up as a long one first, and that miss is translated too.)"""
+    made = pn("q", "an issue").out.strip()
+    assert "locale" not in loaded([a.format(id=made) for a in command], repo)

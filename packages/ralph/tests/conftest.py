@@ -118,28 +118,13 @@ def ralph(project: Path, ralph_env: dict[str, str]) -> Run:
 
 
 @pytest.fixture
-def spawn_ralph() -> Iterator[Spawn]:
+def spawn_ralph(background: Callable[..., subprocess.Popen[str]]) -> Spawn:
     """Start ralph in the background; whatever a failing test left running is killed after it."""
-    started: list[subprocess.Popen[str]] = []
 
     def spawn(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ralph", *args],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        started.append(proc)
-        return proc
+        return background([sys.executable, "-m", "ralph", *args], cwd=project, env=env)
 
-    yield spawn
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+    return spawn
 
 
 # The tracker as the loop's tests see it (how a loop hands its claims back).

@@ -20,15 +20,6 @@ pytestmark = pytest.mark.docker
 PRECIOUS = "precious, outside the project\n"
 
 
-@pytest.fixture
-def victim(tmp_path: Path) -> Path:
-    """A file of the user's outside the project."""
-    path = tmp_path / "outside" / "victim.txt"
-    path.parent.mkdir()
-    path.write_text(PRECIOUS)
-    return path
-
-
 def test_the_run_record_is_out_of_the_agents_reach(
     project: Path, docker_env: dict[str, str], script: Script, loop_id: str, victim: Path
 ) -> None:

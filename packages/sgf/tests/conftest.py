@@ -93,29 +93,14 @@ def sgf(tool_env: dict[str, str]) -> Run:
 
 
 @pytest.fixture
-def spawn_sgf(tool_env: dict[str, str]) -> Iterator[Spawn]:
+def spawn_sgf(tool_env: dict[str, str], background: Callable[..., subprocess.Popen[str]]) -> Spawn:
     """spawn_sgf(cwd, *args, env=...) starts sgf in the background; a failing test's leftover
     sgf is killed after it."""
-    started: list[subprocess.Popen[str]] = []
 
     def spawn(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [str(SGF), *args],
-            cwd=cwd,
-            env={**tool_env, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        started.append(proc)
-        return proc
+        return background([str(SGF), *args], cwd=cwd, env={**tool_env, **(env or {})})
 
-    yield spawn
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+    return spawn
 
 
 @pytest.fixture(scope="session")

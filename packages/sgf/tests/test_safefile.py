@@ -20,14 +20,6 @@ PRECIOUS = "precious\n"
 
 
 @pytest.fixture
-def victim(tmp_path: Path) -> Path:
-    path = tmp_path / "outside" / "victim.txt"
-    path.parent.mkdir()
-    path.write_text(PRECIOUS)
-    return path
-
-
-@pytest.fixture
 def root(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     (path / ".sgf").mkdir(parents=True)

@@ -208,9 +208,51 @@ COMMAND_MODULES = {
 }
 
 
-class PnGroup(click.Group):
+def _show_help(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+def _show_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from pensa import __version__
+
+        click.echo(f"pn {__version__}", color=ctx.color)
+        ctx.exit()
+
+
+class PlainHelp(click.Command):
+    """`-h/--help` with its text in plain English. click's own help and version options
+    translate their text through gettext, whose first lookup imports `locale` and searches
+    for message catalogs: a cost every `pn` call would pay for a translation pn does not
+    ship (bench/bench_pensa.py's O(1) rows at 100k miss their target with it)."""
+
+    _plain_help: click.Option | None = None
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        """The help option, made once (click orders eager callbacks by the object)."""
+        names = self.get_help_option_names(ctx)
+        if not names or not self.add_help_option:
+            return None
+        if self._plain_help is None:
+            self._plain_help = click.Option(
+                names,
+                is_flag=True,
+                is_eager=True,
+                expose_value=False,
+                callback=_show_help,
+                help="Show this message and exit.",
+            )
+        return self._plain_help
+
+
+class PnGroup(PlainHelp, click.Group):
     """A group that loads command modules on demand, and whose unknown subcommands fail
-    with a "did you mean" hint."""
+    with a "did you mean" hint; its commands and groups are made with the plain help."""
+
+    command_class = PlainHelp
+    group_class = type
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command, loaded or not."""
@@ -254,7 +296,14 @@ class PnGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @common
-@click.version_option(package_name="pensa", prog_name="pn", message="%(prog)s %(version)s")
+@click.option(
+    "--version",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """pensa: the agents' issue tracker (SQLite, with JSONL in git).
