@@ -43,6 +43,7 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
                 ("m007_shards",),
                 ("m008_shapes",),
                 ("m009_inherited_blockers",),
+                ("m010_blocked",),
             ]
         )
 
@@ -188,7 +189,7 @@ def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Pa
         [("pn-1", "open"), ("pn-2", "in_progress"), ("pn-3", "closed")],
     )
     with Store.open(path) as store:
-        assert store.version() == len(MIGRATIONS) == 9
+        assert store.version() == len(MIGRATIONS) == 10
         indexed = {
             name: {r[0] for r in store.rows(f"SELECT id FROM issues INDEXED BY {name} WHERE {w}")}
             for name, w in (
@@ -211,7 +212,7 @@ def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
         [("pn-1", "open", '["a","b"]'), ("pn-2", "closed", None), ("pn-3", "open", None)],
     )
     with Store.open(path) as store:
-        assert store.version() == 9
+        assert store.version() == 10
         names = {r[0] for r in store.rows("SELECT name FROM sqlite_master")}
         assert "issues_ready" in names
         assert "issues_open" not in names
@@ -265,7 +266,7 @@ def test_a_version_6_database_keeps_its_sync_base_and_will_write_every_shard(
         [("issues.jsonl", "1:2:3", b"old"), ("deps.jsonl", "4:5:6", b"")],
     )
     with Store.open(path) as store:
-        assert store.version() == 9
+        assert store.version() == 10
         assert store.rows("SELECT name, fingerprint, oid, written, content FROM sync_base") == [
             ("issues.jsonl", "1:2:3", None, None, b"old"),
             ("deps.jsonl", "4:5:6", None, None, b""),

@@ -8,7 +8,7 @@ import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pensa import aside, integrity
+from pensa import aside, blocked, integrity
 from pensa.committed.drift import drift
 from pensa.cycles import cycles_among, drawn
 from pensa.findings import Finding, Report
@@ -193,6 +193,15 @@ def diagnose(
                 issue_id,
             )
         )
+    stale = int(store.rows(blocked.STALE)[0][0])
+    if stale:
+        found.append(
+            Finding(
+                "blocked_flag",
+                f"{stale} issues are marked blocked, or not, against their dependencies (what "
+                "`pn ready` reads): `pn doctor --fix` sets the flags again",
+            )
+        )
     cycles = cycles_among(store.rows(WAITS_FOR))
     deps = set(store.rows("SELECT issue_id, depends_on_id FROM deps")) if cycles else set()
     for cycle in cycles:
@@ -293,6 +302,9 @@ def run(
         ).rowcount
         if gone:
             fixes.append(Finding("orphaned_comment", f"removed {gone} orphaned comments"))
+        gone = conn.execute(blocked.REPAIR).rowcount
+        if gone:
+            fixes.append(Finding("blocked_flag", f"set {gone} blocked flags again"))
         for (issue_id,) in conn.execute(f"SELECT id FROM {DANGLING_FIXES} ORDER BY seq").fetchall():
             conn.execute("UPDATE issues SET fixes = NULL WHERE id = ?", (issue_id,))
             log_event(conn, issue_id, "updated", actor=actor, detail="fixes: cleared", at=stamp)

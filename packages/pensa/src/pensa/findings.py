@@ -18,6 +18,10 @@ CHECKS = {
     "orphaned_dep": "a dependency naming a missing issue; `--fix` removes it",
     "dangling_fixes": "`fixes` naming something that is not a bug; `--fix` clears it",
     "orphaned_comment": "a comment on a missing issue; `--fix` removes it",
+    "blocked_flag": (
+        "issues whose stored blocked flag (what `ready` reads) contradicts their dependencies; "
+        "`--fix` sets the flags again"
+    ),
     "dep_cycle": (
         "a cycle of dependencies and parents; `pn dep remove` on one of its edges (or "
         '`pn update ID --parent ""`) breaks it'

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pensa.blocked import blocked_triggers
 from pensa.errors import ForeignSchema
 from pensa.schema import dirty_triggers
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 
 # `sqlite_master` of a database the migrations made (`schema.MIGRATIONS`), by name: type,
 # name, table, and the SQL SQLite keeps (ALTER TABLE appends a column to the table's SQL).
-# pensa's own triggers (`schema.dirty_triggers`) are added below, in name order.
+# pensa's own triggers (`schema.dirty_triggers`, `blocked.blocked_triggers`) are added below,
+# in name order.
 _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
     (
         "table",
@@ -109,7 +111,7 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "'close_reason', close_reason, 'labels', coalesce(json(labels), json_array()), "
         "'parent', parent, 'discovered_from', discovered_from, 'size', size, 'objective', "
         "objective, 'artifact', artifact, 'verify', coalesce(json(verify), json_array())) "
-        "END) VIRTUAL,\n"
+        "END) VIRTUAL, blocked INTEGER NOT NULL DEFAULT 0,\n"
         "            CHECK (parent != id)\n"
         "        )",
     ),
@@ -131,7 +133,7 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "issues_ready",
         "issues",
         "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, "
-        "assignee, spec, labels, id, issue_json) WHERE status = 'open'",
+        "assignee, blocked, spec, labels, id, issue_json) WHERE status = 'open'",
     ),
     (
         "index",
@@ -199,7 +201,13 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
 )
 SCHEMA: tuple[tuple[str, str, str, str | None], ...] = tuple(
     sorted(
-        (*_TABLES, *(("trigger", name, table, sql) for name, table, sql in dirty_triggers())),
+        (
+            *_TABLES,
+            *(
+                ("trigger", name, table, sql)
+                for name, table, sql in (*dirty_triggers(), *blocked_triggers())
+            ),
+        ),
         key=lambda row: row[1],
     )
 )

@@ -370,3 +370,21 @@ def m009_inherited_blockers(conn: sqlite3.Connection) -> None:
     conn.execute(
         "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL"
     )
+
+
+@migration
+def m010_blocked(conn: sqlite3.Connection) -> None:
+    """`issues.blocked`, kept by triggers (`pensa.blocked`), and in the ready index after the
+    assignee: `pn ready` reads whether each open issue waits on another from the index
+    instead of looking its dependencies up."""
+    from pensa.blocked import MARK_ALL, blocked_triggers
+
+    conn.execute("ALTER TABLE issues ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0")
+    conn.execute(MARK_ALL)
+    conn.execute("DROP INDEX issues_ready")
+    conn.execute(
+        "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, assignee, "
+        "blocked, spec, labels, id, issue_json) WHERE status = 'open'"
+    )
+    for _, _, sql in blocked_triggers():
+        conn.execute(sql)

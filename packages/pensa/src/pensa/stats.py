@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.blocked import BLOCKED_IDS
 from pensa.models import IssueType, Status, Vocabulary
 from pensa.views import BLOCKED, BLOCKED_ABOVE, HUMAN, OPEN_CHILDREN, Filters
 
@@ -85,14 +86,12 @@ _StatusReportFields = NamedTuple(  # noqa: UP014
 BAR_STATES = ("open", "in_progress", "blocked", "closed")
 # Two grouped counts instead of a correlated subquery per row: every issue by type, status
 # and assignee (m004's issues_type_status), then the same for the blocked ones, not closed
-# and waiting on one that is not closed either (m006's issues_unclosed: `status > 'closed'`
-# is "not closed" as that index says it).
+# and waiting on one that is not closed either (`pensa.blocked`'s rule for every issue at
+# once, over m006's issues_unclosed, which holds the type and assignee counted).
 EVERY_COUNTED = "SELECT issue_type, status, assignee, count(*) FROM issues GROUP BY 1, 2, 3"
 BLOCKED_COUNTED = (
     "SELECT issue_type, status, assignee, count(*) FROM issues "
-    "WHERE status > 'closed' AND id IN (SELECT d.issue_id FROM issues p "
-    "JOIN deps d ON d.depends_on_id = p.id WHERE p.status > 'closed') "
-    "GROUP BY 1, 2, 3"
+    f"WHERE status > 'closed' AND id IN ({BLOCKED_IDS}) GROUP BY 1, 2, 3"
 )
 # Free to start and not blocked, yet not ready: parents with an open child (`views.READY`),
 # found from the few issues that have a parent (m008's issues_children).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.blocked import waits_on_open
 from pensa.models import (
     ISSUE_COLUMNS,
     ISSUE_FIELDS,
@@ -20,16 +21,9 @@ if TYPE_CHECKING:
 
     from pensa.store import Store
 
-# An issue is blocked while any issue it depends on is not closed. Written for the plan
-# `pn ready` needs at 100k issues (schema.m005_ready_indexes): `status > 'closed'` means
-# `status != 'closed'` (the other statuses sort after it; a test keeps that true) and is the
-# WHERE term of issues_unclosed, which answers from its 20% of the issues without reading
-# their rows; CROSS JOIN keeps the planner from scanning every unclosed issue for each row.
-# The open issues themselves, their JSON included, come from issues_ready (m006_issue_json).
-BLOCKED = (
-    "EXISTS (SELECT 1 FROM deps d CROSS JOIN issues p ON p.id = d.depends_on_id "
-    "WHERE d.issue_id = issues.id AND p.status > 'closed')"
-)
+# An issue is blocked while any issue it depends on is not closed: the flag the triggers
+# keep (`pensa.blocked`), which issues_ready holds beside the open issue's JSON.
+BLOCKED = "blocked"
 # An issue's dependencies and its dependents, as WHERE conditions on `issues` (one parameter:
 # the issue's id): written once for show, dep list and dep tree.
 DEPENDENCIES_OF = "id IN (SELECT depends_on_id FROM deps WHERE issue_id = ?)"
@@ -41,12 +35,12 @@ CHILDREN_OF = "parent = ?"
 # A child inherits its ancestors' blockers: a feature that waits on another waits with all its
 # tasks. Computed once per query, walking down from the children of blocked issues through
 # issues_children (which holds only issues with a parent, and their ids): nothing for the many
-# trackers with no parents, no row of the table read.
+# trackers with no parents, no row of the table read (a parent's dependencies come from the
+# indexes, as its flag would come from its row).
 BLOCKED_ABOVE = (
     "seq IN (WITH RECURSIVE below(id, seq) AS ("
     "SELECT c.id, c.seq FROM issues c INDEXED BY issues_children WHERE c.parent IS NOT NULL "
-    "AND EXISTS (SELECT 1 FROM deps d JOIN issues p ON p.id = d.depends_on_id "
-    "WHERE d.issue_id = c.parent AND p.status > 'closed') "
+    f"AND {waits_on_open('c.parent')} "
     "UNION SELECT c.id, c.seq FROM below JOIN issues c INDEXED BY issues_children "
     "ON c.parent = below.id WHERE c.parent IS NOT NULL) "
     "SELECT seq FROM below)"

@@ -22,6 +22,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pensa.blocked import MARK_ALL
 from pensa.committed import base as sync_base
 from pensa.committed.contents import Contents, read_contents
 from pensa.committed.disk import fingerprints
@@ -101,6 +102,9 @@ def _rebuild(project: Project, committed: Committed | None, *, discard_local: bo
                 garbage = [contents]  # the last reference to the records, now written
                 del contents
                 meanwhile.enter_context(_freed_meanwhile(garbage))
+            # What `pensa.blocked`'s triggers, dropped meanwhile, would have kept; set once
+            # the indexes it reads are back (few rows of the ready index hold a flag to set).
+            conn.execute(MARK_ALL)
         conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
         events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         _after_import(conn, project, files, prints, committed, known)
@@ -318,6 +322,7 @@ def _rebuild_damaged(project: Project) -> Imported:
             tables = ("comments", "deps", "tombstones", "issues")
             with _rebuilt(conn, tables, "trigger"):
                 _insert(conn, contents)
+                conn.execute(MARK_ALL)
             _after_import(conn, project, contents.files, fingerprints(project), None)
         _unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
         os.replace(tmp, project.db)
