@@ -15,7 +15,7 @@ import pytest
 from pensa.models import IssueType, Priority
 from pensa.schema import ISSUE_JSON_M008
 from pensa.store import Store
-from pensa.views import ISSUE_JSON, Filters, Query, ready_query
+from pensa.views import ACTIVE, ISSUE_JSON, Filters, Query, ready_query
 
 READY_INDEXES = ("issues_ready", "issues_unclosed")
 TYPES = ("epic", "feature", "task", "bug", "spike", "test", "chore")
@@ -295,3 +295,13 @@ def test_status_counts_from_covering_indexes_only(big: Store) -> None:
         plan = " | ".join(str(r[3]) for r in big.rows(f"EXPLAIN QUERY PLAN {sql}"))
         assert f"COVERING INDEX {index}" in plan, plan
         assert _table_reads(big.conn, sql) == [], sql
+
+
+def test_the_statuses_not_closed_are_asked_as_one_range(big: Store) -> None:
+    """`count` and `list` by default ask for every status but closed: one range of the
+    status index, the same issues as naming each status."""
+    clauses, params = Filters(ACTIVE).where()
+    assert clauses == ["status > 'closed'"]
+    assert params == []
+    named = big.rows("SELECT count(*) FROM issues WHERE status IN ('open', 'in_progress')")
+    assert big.rows(f"SELECT count(*) FROM issues WHERE {clauses[0]}") == named
