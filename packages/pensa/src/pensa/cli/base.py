@@ -226,7 +226,7 @@ class PlainHelp(click.Command):
     """`-h/--help` with its text in plain English. click's own help and version options
     translate their text through gettext, whose first lookup imports `locale` and searches
     for message catalogs: a cost every `pn` call would pay for a translation pn does not
-    ship (bench/bench_pensa.py's O(1) rows at 100k miss their target with it)."""
+    ship (the O(1) rows of bench/bench_pensa.py at 100k issues have no room for it)."""
 
     _plain_help: click.Option | None = None
 
