@@ -12,9 +12,10 @@ import pytest
 
 from pensa import claims, stats
 from pensa.models import IssueType, Status
+from pensa.ready import HUMAN
 from pensa.store import Store
 from pensa.tracker import Tracker
-from pensa.views import HUMAN, Filters, ready
+from pensa.views import Filters, ready
 
 from .conftest import Clock, Pn
 

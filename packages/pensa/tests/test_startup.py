@@ -69,3 +69,12 @@ def test_a_command_without_short_options_loads_no_locale(
     looks a short option up as a long one first, and that miss is translated too.)"""
     made = pn("q", "an issue").out.strip()
     assert "locale" not in loaded([a.format(id=made) for a in command], repo)
+
+
+def test_close_loads_neither_the_views_nor_json(repo: Path, pn: Pn) -> None:
+    """A close asks the ready rule of the issues it may unblock (`pensa.ready`), not the
+    views, and prints no JSON unless asked."""
+    made = pn("q", "an issue").out.strip()
+    modules = loaded(["close", made], repo)
+    assert "pensa.closing" in modules
+    assert not {"pensa.views", "json"} & modules

@@ -17,9 +17,10 @@ from pensa.errors import (
 )
 from pensa.graph import Graph
 from pensa.models import Issue, IssueType, Priority, Status
+from pensa.ready import HUMAN
 from pensa.store import Store
 from pensa.tracker import Tracker
-from pensa.views import HUMAN, Filters, list_issues, ready
+from pensa.views import Filters, list_issues, ready
 
 TASK = IssueType.TASK
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import AlreadyClaimed
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
+from pensa.ready import HAS_VERIFY, HUMAN, READY
 from pensa.store import fetch_issue, log_event
-from pensa.views import HAS_VERIFY, HUMAN, READY, Filters
+from pensa.views import Filters
 
 if TYPE_CHECKING:
     import sqlite3

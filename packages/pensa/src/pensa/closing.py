@@ -8,13 +8,12 @@ made ready, so a person sees what they unblocked.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import Conflict, InvalidStatusTransition
 from pensa.models import Issue, Status
+from pensa.ready import READY
 from pensa.store import find, get, log_event, set_fields
-from pensa.views import READY
 
 if TYPE_CHECKING:
     import sqlite3
@@ -40,12 +39,13 @@ def _ready_dependents(conn: sqlite3.Connection, parents: Sequence[str]) -> list[
     From the few dependents to their rows by id: given READY's `status = 'open'`, the planner
     walked every open issue (issues_ready) and tested each for blockers, twice per close (a
     close at 100k issues cost half again the start-up floor)."""
+    marks = ", ".join("?" * len(parents))
     rows = conn.execute(
         "SELECT issues.id FROM (SELECT DISTINCT issue_id AS child FROM deps WHERE depends_on_id "
-        "IN (SELECT value FROM json_each(?))) AS c CROSS JOIN issues INDEXED BY "
+        f"IN ({marks})) AS c CROSS JOIN issues INDEXED BY "
         f"sqlite_autoindex_issues_1 ON issues.id = c.child WHERE {READY} "
         "ORDER BY issues.priority, issues.seq",
-        (json.dumps(list(parents)),),
+        tuple(parents),
     ).fetchall()
     return [str(r[0]) for r in rows]
 

@@ -175,7 +175,7 @@ class Graph:
         dependencies, `fixes` or parent links, in either direction and of any status; without, every
         issue not closed (with `include_closed`, every issue)."""
         from pensa.diagram import Picture, edges_among
-        from pensa.views import BLOCKED
+        from pensa.ready import BLOCKED
 
         deps = [
             (str(a), str(b))

@@ -1,6 +1,6 @@
 """Why an issue is not ready: `pn ready --explain`.
 
-`pn ready` answers with one query (`views.READY`); this says, for every issue not closed that
+`pn ready` answers with one query (`pensa.ready.READY`); this says, for every issue not closed that
 the query leaves out, each reason it does, in the words a person acts on: a bug waits for the
 task that fixes it, a held issue for its holder, a blocked one for its dependencies (or its
 ancestors'), an epic or feature for its children, and, where the project asks for a Ready Contract
@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.models import Issue, IssueType, Status
-from pensa.views import HUMAN, Filters, list_query, open_blockers
+from pensa.ready import HUMAN
+from pensa.views import Filters, list_query, open_blockers
 
 if TYPE_CHECKING:
     from pensa.store import Store

@@ -136,8 +136,8 @@ def m005_ready_indexes(conn: sqlite3.Connection) -> None:
     open issues are read in order from the index rather than fetched row by row from
     all over the table. It leads with `status` so that the planner, which has no statistics,
     prefers it to issues_status for `status = 'open'`; SQLite uses a partial index only when
-    the query repeats its WHERE term (views.READY does). `issues_unclosed` answers "is this
-    dependency still open?" (views.BLOCKED) from the index, without the issue's row."""
+    the query repeats its WHERE term (the ready query does). `issues_unclosed` answers "is this
+    dependency still open?" (the blocked rule) from the index, without the issue's row."""
     conn.execute(
         "CREATE INDEX issues_open ON issues (status, priority, seq, id, title, description, "
         "issue_type, spec, fixes, assignee, created_at, updated_at, closed_at, close_reason, "
@@ -365,7 +365,7 @@ REBUILDS.add(m008_shapes)
 @migration
 def m009_inherited_blockers(conn: sqlite3.Connection) -> None:
     """`issues_children` gains the child's id: `pn ready` walks down from a blocked issue to
-    every descendant (views.BLOCKED_ABOVE) through the index alone."""
+    every descendant (pensa.ready.BLOCKED_ABOVE) through the index alone."""
     conn.execute("DROP INDEX issues_children")
     conn.execute(
         "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL"

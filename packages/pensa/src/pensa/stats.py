@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.blocked import BLOCKED_IDS
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.views import BLOCKED, BLOCKED_ABOVE, HUMAN, OPEN_CHILDREN, Filters
+from pensa.ready import BLOCKED, BLOCKED_ABOVE, HUMAN, OPEN_CHILDREN
+from pensa.views import Filters
 
 if TYPE_CHECKING:
     from pensa.store import Store
@@ -93,7 +94,7 @@ BLOCKED_COUNTED = (
     "SELECT issue_type, status, assignee, count(*) FROM issues "
     f"WHERE status > 'closed' AND id IN ({BLOCKED_IDS}) GROUP BY 1, 2, 3"
 )
-# Free to start and not blocked, yet not ready: parents with an open child (`views.READY`),
+# Free to start and not blocked, yet not ready: parents with an open child (`pensa.ready.READY`),
 # found from the few issues that have a parent (m008's issues_children).
 PARENTS_COUNTED = (
     "SELECT count(*) FROM issues INDEXED BY sqlite_autoindex_issues_1 WHERE id IN "
@@ -102,7 +103,7 @@ PARENTS_COUNTED = (
     f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED}"
 )
 
-# Free, unblocked and a leaf, yet not ready: below a blocked ancestor (`views.BLOCKED_ABOVE`).
+# Free, unblocked and a leaf, yet not ready: below a blocked ancestor (`pensa.ready.BLOCKED_ABOVE`).
 BELOW_BLOCKED_COUNTED = (
     f"SELECT count(*) FROM issues WHERE {BLOCKED_ABOVE} AND status = 'open' "
     f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED} AND NOT {OPEN_CHILDREN}"
