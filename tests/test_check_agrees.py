@@ -3,7 +3,7 @@ queue: the packages share no code, so each names it and this test holds them tog
 
 from __future__ import annotations
 
-from pensa.views import HUMAN
+from pensa.ready import HUMAN
 from ralph.check import act
 
 

@@ -20,7 +20,7 @@ from ralph import pncli
 from ralph.check.step import Outcome
 from ralph.check.verdict import Verdict
 
-# pensa's assignee for a task no loop may claim (pensa.views.HUMAN; a test holds them equal).
+# pensa's assignee for a task no loop may claim (pensa.ready.HUMAN; a test holds them equal).
 HUMAN = "human"
 MARK = "check "
 HANDED = "check: handed to a human"
