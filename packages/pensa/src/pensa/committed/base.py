@@ -139,8 +139,13 @@ def replace(
         "WHERE (fingerprint, oid, written, content) "
         "IS NOT (excluded.fingerprint, excluded.oid, excluded.written, excluded.content)",
         [
-            (name, prints.get(name, MISSING), oids.get(name), written.get(name), content)
+            (
+                name,
+                prints.get(name, MISSING),
+                oids.get(name),
+                written.get(name),
+                base.get(name, b""),
+            )
             for name in names
-            for content in [base.get(name, b"")]
         ],
     )
