@@ -56,6 +56,10 @@ class Loops:
             "RALPH_RESULT_GRACE": "0.5",
             # the fake agent counts its runs per project, across that project's loops
             "FAKE_AGENT_COUNT": str(tmp_path / "runs-{project}"),
+            # `--all` also shows the loops of every labelled container on the machine's engine,
+            # and other suites sharing it run theirs: these loops run unsandboxed, so this
+            # test's machine has no engine
+            "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock",
         }
         self.started: list[subprocess.Popen[bytes]] = []
 
@@ -122,11 +126,22 @@ def loops(project_template: Path, tmp_path: Path, tool_env: dict[str, str]) -> I
 
 
 async def until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 240) -> None:
-    """Let the app run until `condition` holds, failing after `timeout` seconds."""
+    """Let the app run until `condition` holds, failing after `timeout` seconds with what the
+    app last showed."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {shown(pilot.app)}"
         await pilot.pause(0.1)
+
+
+def shown(app: TopApp) -> str:
+    """The app's last snapshot, as a failure message tells it."""
+    snap = app.snap
+    if snap is None:
+        return "no snapshot yet"
+    rows = [(r.project.name, r.loop_id, r.state.name, r.task) for r in snap.rows]
+    boards = {root.name: board.error or board.held() for root, board in snap.boards.items()}
+    return f"snapshot at {snap.taken:%T}: rows {rows}, boards {boards}"
 
 
 def row_of(app: TopApp, project: Path) -> LoopRow | None:

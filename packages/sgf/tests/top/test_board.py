@@ -111,6 +111,27 @@ def test_boards_ask_pn_again_when_a_pull_changed_one_shard_of_the_tracker(
     assert boards.get(tmp_path).ready == 3
 
 
+def test_boards_ask_pn_again_soon_after_it_failed_although_pensa_did_not_change(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".pensa").mkdir()
+    (tmp_path / ".pensa" / "db.sqlite").write_text("1")
+    answers = [Board(error="pn: database is locked"), Board(ready=1)]
+
+    def reader(root: Path, env: Any, *, today: date) -> Board:
+        return answers.pop(0)
+
+    clock = Clock()
+    boards = Boards({}, clock=clock, reader=reader, max_age=300, today=lambda: TODAY)
+    assert boards.get(tmp_path).error == "pn: database is locked"
+    clock.t += 2
+    assert boards.get(tmp_path).error is not None  # shown a while, not asked every second
+    clock.t += 4
+    assert boards.get(tmp_path) == Board(ready=1)  # the claims it hid are back
+    clock.t += 60
+    assert boards.get(tmp_path) == Board(ready=1)  # a good board waits for pensa to change
+
+
 @pytest.mark.process
 def test_read_asks_the_real_pn(project: Path, tool_env: dict[str, str]) -> None:
     first = pn(project, tool_env, "create", "ready one", "-t", "task")["id"]

@@ -3,7 +3,10 @@ needing a human, closed today; read through `pn … --json` (sgf never imports p
 
 Three `pn` runs cost a few hundred milliseconds of CPU, so `Boards` asks again at most once a
 second per project, and only when pensa's database changed since (its files' size and mtime)
-or the day did ("closed today"), or after `max_age` seconds as a safety net.
+or the day did ("closed today"), or after `max_age` seconds as a safety net. A board holding
+pn's error is asked again after `retry_after` seconds: pn may have failed for a moment (a
+write holding the database, a slow start), and the claims it hid would otherwise stay hidden
+until pensa next changes.
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ class Boards:
         *,
         min_interval: float = 1.0,
         max_age: float = 300.0,
+        retry_after: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
         today: Callable[[], date] = date.today,
         reader: Callable[..., Board] = read,
@@ -135,6 +139,7 @@ class Boards:
         self.env = env
         self.min_interval = min_interval
         self.max_age = max_age
+        self.retry_after = retry_after
         self.clock = clock
         self.today = today
         self.reader = reader
@@ -148,8 +153,11 @@ class Boards:
         cached = self._cache.get(root)
         if cached is not None:
             at, old_sig, board = cached
-            fresh = old_sig == sig and now - at < self.max_age
-            if fresh or now - at < self.min_interval:
+            age = now - at
+            fresh = old_sig == sig and age < (
+                self.max_age if board.error is None else self.retry_after
+            )
+            if fresh or age < self.min_interval:
                 return board
         board = self.reader(root, self.env, today=today)
         self._cache[root] = (now, sig, board)
