@@ -229,6 +229,9 @@ def print_table(title: str, cases: list[Case], times: dict[tuple[str, str], list
         print(f"{case.name:<30} {cells[0]} {cells[1]} {target}")
 
 
+MISS = "click misses -t as a long option"
+
+
 def cases_for(shown: str, *, big: bool) -> list[Case]:
     """What is timed at one size (big: 100k, where the O(1) reads have the stricter target)."""
     floor = Case('python -c "import click"', [sys.executable, "-c", "import click"], "floor")
@@ -255,6 +258,10 @@ def cases_for(shown: str, *, big: bool) -> list[Case]:
         # What pensa's own replacement saves: the import it would otherwise add.
         probe = [sys.executable, "-c", "import click, uuid6"]
         out.append(Case("import click, uuid6", probe, "probe", trees=("bare",)))
+        # What click pays for each short option it parses: a long-option miss, built as an
+        # error with spelling suggestions and a translated message, then thrown away.
+        miss = "import click; click.exceptions.NoSuchOption('-t', possibilities=['--type'])"
+        out.append(Case(MISS, [sys.executable, "-c", miss], "probe", trees=("bare",)))
     return out
 
 
@@ -365,7 +372,10 @@ def measure_sync(label: str, env: dict[str, str]) -> None:
 # pensa's hand-written replacements and the command each keeps within its target: the
 # command's median plus what the library's import adds over the floor. (`json` was measured
 # the same way and passed: pensa prints with it.)
-REPLACEMENTS = (("pn create with uuid6", "pn create", "import click, uuid6", 1.3, "ids.uuid7"),)
+REPLACEMENTS = (
+    ("pn create with uuid6", "pn create", "import click, uuid6", 1.3, "ids.uuid7"),
+    ("pn create, -t parsed by click", "pn create", MISS, 1.3, "cli.longform"),
+)
 
 
 def print_replacements(times: dict[tuple[str, str], list[float]], floor: float) -> None:

@@ -59,16 +59,26 @@ def test_create_loads_no_read_views(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [["show", "{id}", "--json"], ["count", "--json"], ["ready"], ["close", "{id}"]]
+    "command",
+    [
+        ["show", "{id}", "--json"],
+        ["count", "--json"],
+        ["ready"],
+        ["close", "{id}"],
+        ["create", "t", "-t", "bug", "-p", "1", "--json"],
+        ["list", "-n", "2", "--status", "open"],
+    ],
 )
-def test_a_command_without_short_options_loads_no_locale(
+def test_a_command_loads_neither_locale_nor_difflib(
     repo: Path, pn: Pn, command: list[str]
 ) -> None:
     """click's help and version options translate their text through gettext, whose first
-    lookup imports `locale`; pn's own options say it in plain English. (click's parser still
-    looks a short option up as a long one first, and that miss is translated too.)"""
+    lookup imports `locale`; pn's own options say it in plain English. click's parser looks a
+    short option up as a long one first, and that miss builds an error with spelling
+    suggestions (difflib) and a translated message: pn spells its short options long first."""
     made = pn("q", "an issue").out.strip()
-    assert "locale" not in loaded([a.format(id=made) for a in command], repo)
+    modules = loaded([a.format(id=made) for a in command], repo)
+    assert not {"locale", "difflib"} & modules
 
 
 def test_close_loads_neither_the_views_nor_json(repo: Path, pn: Pn) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from pensa.cli.longform import long_forms
 from pensa.errors import InvalidArgument
 from pensa.models import Vocabulary, utcnow
 from pensa.render import Output
@@ -245,6 +246,11 @@ class PlainHelp(click.Command):
                 help="Show this message and exit.",
             )
         return self._plain_help
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse `args` with each certain short option spelled long (see `longform`)."""
+        spelled = long_forms(self.get_params(ctx), args, interspersed=self.allow_interspersed_args)
+        return super().parse_args(ctx, spelled)
 
 
 class PnGroup(PlainHelp, click.Group):
