@@ -69,9 +69,7 @@ def test_create_loads_no_read_views(repo: Path) -> None:
         ["list", "-n", "2", "--status", "open"],
     ],
 )
-def test_a_command_loads_neither_locale_nor_difflib(
-    repo: Path, pn: Pn, command: list[str]
-) -> None:
+def test_a_command_loads_neither_locale_nor_difflib(repo: Path, pn: Pn, command: list[str]) -> None:
     """click's help and version options translate their text through gettext, whose first
     lookup imports `locale`; pn's own options say it in plain English. click's parser looks a
     short option up as a long one first, and that miss builds an error with spelling
