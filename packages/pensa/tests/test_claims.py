@@ -12,7 +12,7 @@ import pytest
 
 from pensa import claims, stats
 from pensa.models import IssueType, Status
-from pensa.ready import HUMAN
+from pensa.shared.assignee import HUMAN
 from pensa.store import Store
 from pensa.tracker import Tracker
 from pensa.views import Filters, ready

@@ -17,7 +17,7 @@ from pensa.errors import (
 )
 from pensa.graph import Graph
 from pensa.models import Issue, IssueType, Priority, Status
-from pensa.ready import HUMAN
+from pensa.shared.assignee import HUMAN
 from pensa.store import Store
 from pensa.tracker import Tracker
 from pensa.views import Filters, list_issues, ready

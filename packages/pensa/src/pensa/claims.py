@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.errors import AlreadyClaimed
 from pensa.models import Issue, IssueType, Priority, timestamp, utcnow
-from pensa.ready import HAS_VERIFY, HUMAN, READY
+from pensa.ready import HAS_VERIFY, READY
+from pensa.shared.assignee import HUMAN
 from pensa.store import fetch_issue, log_event
 from pensa.views import Filters
 

@@ -115,7 +115,7 @@ def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
     all pensa knows of an actor still at work. Such an issue is skipped by every other
     actor's `claim-next` and left out of `pn ready`, so it would wait forever. Stuck tasks
     handed to `human` are meant to wait."""
-    from pensa.ready import HUMAN
+    from pensa.shared.assignee import HUMAN
 
     live = {c.assignee for c in claims(store) if c.assignee and not c.is_stale(now)}
     rows = where(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from pensa.models import Issue, IssueType, Status
-from pensa.ready import HUMAN
+from pensa.shared.assignee import HUMAN
 from pensa.views import Filters, list_query, open_blockers
 
 if TYPE_CHECKING:

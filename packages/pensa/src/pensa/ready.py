@@ -33,10 +33,6 @@ READY = (
 )
 # A project that wants every task to say how it is checked (`--require-verify`) asks this too.
 HAS_VERIFY = "verify IS NOT NULL"
-# A stuck task (claims.mark_stuck) is handed to HUMAN: still open, assignee a plain string (the
-# JSON contract is unchanged), but no agent's work. `ready` leaves it out unless `-a human`
-# asks for exactly these, so "ready" counts only work an agent can take.
-HUMAN = "human"
 # Ready means claimable by anyone: claim-next skips an open issue assigned to someone else,
 # so `ready` does too, unless `-a ACTOR` asks for what is assigned to ACTOR. An open issue
 # whose assignee holds no live claim is `pn doctor`'s `idle_assignee`.

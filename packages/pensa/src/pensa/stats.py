@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.blocked import BLOCKED_IDS
 from pensa.models import IssueType, Status, Vocabulary
-from pensa.ready import BLOCKED, BLOCKED_ABOVE, HUMAN, OPEN_CHILDREN
+from pensa.ready import BLOCKED, BLOCKED_ABOVE, OPEN_CHILDREN
+from pensa.shared.assignee import HUMAN
 from pensa.views import Filters
 
 if TYPE_CHECKING:

@@ -227,7 +227,7 @@ class Tracker:
                 raise _is_closed(issue.id)
             columns.update(status=Status.OPEN.value, assignee=None)
             # A stuck issue handed back by a human starts a fresh count of claims.
-            from pensa.ready import HUMAN
+            from pensa.shared.assignee import HUMAN
 
             event = "returned" if issue.assignee == HUMAN else "released"
             return write_changes(conn, issue, columns, changes, event=event, actor=actor, now=now)

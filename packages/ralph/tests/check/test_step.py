@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pensa.shared.assignee import HUMAN
 
 from ralph import proc, workspace
 from ralph.check import act, step
@@ -254,7 +255,7 @@ def test_a_failed_check_reopens_the_task_with_its_evidence_and_a_human_gets_it_a
             pn(repo, pn_env, "close", task, "--reason", "done again")
         else:
             assert acted == act.Acted(reopened=[task], human=[task])
-            assert (shown["status"], shown["assignee"]) == ("open", act.HUMAN)
+            assert (shown["status"], shown["assignee"]) == ("open", HUMAN)
     said = comments(repo, pn_env, task)
     assert said[0].splitlines()[:3] == [
         f"check PARTIAL on {'c0ffee' * 2} (not landed; kept on sgf/x-rejected-c0ffee)",

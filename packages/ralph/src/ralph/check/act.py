@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pensa.shared.assignee import HUMAN
+
 from ralph import pncli
 from ralph.check.step import Outcome
 from ralph.check.verdict import Verdict
 
-# pensa's assignee for a task no loop may claim (pensa.ready.HUMAN; a test holds them equal).
-HUMAN = "human"
 MARK = "check "
 HANDED = "check: handed to a human"
 MAX_COMMENT = 16000

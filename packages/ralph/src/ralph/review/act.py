@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pensa.shared.assignee import HUMAN
+
 from ralph import pncli
-from ralph.check.act import HUMAN, MAX_COMMENT
+from ralph.check.act import MAX_COMMENT
 from ralph.check.verdict import Fix
 from ralph.review.panel import Review
 from ralph.review.subject import Subject

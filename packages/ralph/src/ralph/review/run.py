@@ -9,9 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pensa.shared.assignee import HUMAN
+
 from ralph import pncli, proc
 from ralph import sandbox as sandboxes
-from ralph.check.act import HUMAN
 from ralph.check.verdict import Fix
 from ralph.governor import Governor
 from ralph.models import Config, ReviewMode
