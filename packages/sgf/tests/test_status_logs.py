@@ -273,24 +273,6 @@ def test_a_warning_with_a_closing_tag_prints_instead_of_raising(
     assert "could not release [/x] \\x1b[2J" in err
 
 
-@pytest.mark.process
-def test_sgf_arguments_that_are_not_utf8_are_one_line(project: Path) -> None:
-    import os
-    import sys
-
-    env = {k.encode(): v.encode() for k, v in os.environ.items()}
-    done = subprocess.run(
-        [sys.executable.encode(), b"-m", b"sgf", b"logs", b"\xff"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 1
-    assert done.stderr == "error: argument 2 (\\xff) is not valid UTF-8\n"
-
-
 @pytest.mark.docker
 def test_status_removes_the_container_of_a_killed_ralph(
     project: Path, sgf: Run, base_image: str
