@@ -86,3 +86,14 @@ def test_close_loads_neither_the_views_nor_json(repo: Path, pn: Pn) -> None:
     modules = loaded(["close", made], repo)
     assert "pensa.closing" in modules
     assert not {"pensa.views", "json"} & modules
+
+
+@pytest.mark.parametrize("command", [["show", "{id}", "--json"], ["count", "--json"]])
+def test_a_command_without_short_options_loads_neither_the_long_spelling_nor_the_assignees(
+    repo: Path, pn: Pn, command: list[str]
+) -> None:
+    """The O(1) reads load only what they use: no short option to spell long, no stuck
+    tasks to count (`status` counts them; `count` does not)."""
+    made = pn("q", "an issue").out.strip()
+    modules = loaded([a.format(id=made) for a in command], repo)
+    assert not {"pensa.cli.longform", "pensa.shared.assignee"} & modules

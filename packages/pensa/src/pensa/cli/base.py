@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pensa.cli.longform import long_forms
 from pensa.errors import InvalidArgument
 from pensa.models import Vocabulary, utcnow
 from pensa.render import Output
@@ -249,8 +248,12 @@ class PlainHelp(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Parse `args` with each certain short option spelled long (see `longform`)."""
-        spelled = long_forms(self.get_params(ctx), args, interspersed=self.allow_interspersed_args)
-        return super().parse_args(ctx, spelled)
+        if any(len(a) == 2 and a[0] == "-" and a != "--" for a in args):
+            from pensa.cli.longform import long_forms
+
+            every = self.get_params(ctx)
+            args = long_forms(every, args, interspersed=self.allow_interspersed_args)
+        return super().parse_args(ctx, args)
 
 
 class PnGroup(PlainHelp, click.Group):
