@@ -69,6 +69,27 @@ def test_a_reopen_on_one_side_is_kept() -> None:
     assert merge_issue(closed, reopened, closed)["status"] == "open"
 
 
+def test_a_close_made_after_a_reopen_elsewhere_wins_and_a_reopen_after_a_close_does() -> None:
+    """The issue was closed; one side reopened it, the other closed it again (as `pn close
+    --force` on a closed issue does): the later of the two stands, whichever side is ours."""
+    base = issue(status="closed", closed_at=T0, close_reason="first", updated_at=T0)
+    reopened = issue(status="open", updated_at=T1)
+    closed_again = issue(status="closed", closed_at=T2, close_reason="again", updated_at=T2)
+    for ours, theirs in ((reopened, closed_again), (closed_again, reopened)):
+        merged = merge_issue(base, ours, theirs)
+        assert (merged["status"], merged["closed_at"], merged["close_reason"]) == (
+            "closed",
+            T2,
+            "again",
+        )
+    early_close = issue(status="closed", closed_at=T1, close_reason="again", updated_at=T1)
+    late_reopen = issue(status="open", updated_at=T2)
+    for ours, theirs in ((late_reopen, early_close), (early_close, late_reopen)):
+        merged = merge_issue(base, ours, theirs)
+        assert merged["status"] == "open"
+        assert not {"closed_at", "close_reason"} & set(merged)
+
+
 def test_an_issue_only_one_side_has_is_kept_when_new_or_changed_and_dropped_when_not() -> None:
     synced, edited = issue("pn-1"), issue("pn-1", title="edited", updated_at=T1)
     new = issue("pn-2")

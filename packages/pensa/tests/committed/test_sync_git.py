@@ -109,6 +109,37 @@ def test_a_claim_survives_pull_rebase_after_a_rejected_push(
     git(inited, "push", "-q")
 
 
+def test_a_close_made_after_another_clone_reopened_the_issue_survives_the_pull(
+    inited: Path, tmp_path: Path, pn: Pn
+) -> None:
+    """Closed and pushed; the other clone reopens it and pushes; here, not yet pulled, it is
+    closed again (`--force` closes a closed issue anew), committed and pulled with rebase: the
+    later close stands in both clones (the model test found it reopened)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(inited, "remote", "add", "origin", str(remote))
+    issue = pn("q", "shared", "-t", "task").out.strip()
+    assert pn("close", issue, "--reason", "done", "--force").code == 0
+    git(inited, "commit", "-q", "--allow-empty", "-m", "closed")
+    git(inited, "push", "-q", "-u", "origin", "HEAD")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    git(other, "config", "user.email", "o@example.com")
+    git(other, "config", "user.name", "o")
+    assert pn("init", cwd=other).code == 0
+    assert pn("reopen", issue, cwd=other).code == 0
+    git(other, "commit", "-q", "--allow-empty", "-m", "reopened")
+    git(other, "push", "-q")
+    assert pn("close", issue, "--reason", "done again", "--force").code == 0
+    git(inited, "commit", "-q", "--allow-empty", "-m", "closed again")
+    git(inited, "pull", "-q", "--rebase")
+    git(inited, "push", "-q")
+    git(other, "pull", "-q", "--rebase")
+    for clone in (inited, other):
+        shown = pn("show", issue, "--json", cwd=clone).json()
+        assert (shown["status"], shown["close_reason"]) == ("closed", "done again"), clone
+
+
 def test_two_branches_that_add_issues_merge_without_conflict(inited: Path, pn: Pn) -> None:
     git(inited, "switch", "-qc", "a")
     pn("q", "from a", "-t", "task")

@@ -8,7 +8,9 @@ merge driver (the three versions of a file). The rules:
   with the later `updated_at` (ties broken by the text, so the result is the same whichever
   side is "ours"). `status` is special: when both sides changed it and one side closed the
   issue, it is closed (with that side's `closed_at` and `close_reason`); a close made
-  anywhere is never undone by a claim or an edit made from a stale copy.
+  anywhere is never undone by a claim or an edit made from a stale copy. A reopen on one
+  side and a new close of the same issue on the other (it stayed closed there, with a new
+  `closed_at`): the later of the two wins.
 - An issue one side lacks: if the other side still holds it exactly as the base did, it is
   gone (the checkout or branch does not have it); if the other side changed it, or it is
   new there, it stays (uncommitted work rides along, like uncommitted files do). A comment
@@ -80,6 +82,15 @@ def merge_issue(base: Record | None, ours: Record, theirs: Record) -> Record:
         for key in _CLOSE_FIELDS:
             if key in closer:
                 merged[key] = closer[key]
+    elif b == "closed" and o != t and "closed" in (o, t):
+        # One side reopened the issue; the other left it closed, but closed it again
+        # meanwhile (a new `closed_at`): the later of the two wins, as for any field.
+        closer = ours if o == "closed" else theirs
+        if closer.get("closed_at") != base.get("closed_at") and newer is closer:
+            merged["status"] = "closed"
+            for key in _CLOSE_FIELDS:
+                if key in closer:
+                    merged[key] = closer[key]
     updated = max(str(ours.get("updated_at", "")), str(theirs.get("updated_at", "")))
     if updated:
         merged["updated_at"] = updated
