@@ -380,11 +380,16 @@ class PensaInGit(RuleBasedStateMachine):
             issue = done.stdout.strip()
             self.created.add(issue)
         elif write == "claim-next":
+            held = {i for i, v in clone.issues().items() if v["status"] == "in_progress"}
             done = clone.pn("claim-next", "--json")
             claimed = json.loads(done.stdout) if done.returncode == 0 else None
             issue, wanted = (claimed or {}).get("id"), ("in_progress", "closed")
             if issue is not None:
                 self.claimed.add(issue)
+            if issue in held:
+                # a resumed claim writes nothing: the claim it resumes may be committed on
+                # this branch alone, and leaves with a switch as all committed work does
+                wanted = ("open", "in_progress", "closed")
         elif issue is None:
             return
         elif write == "close":
