@@ -27,6 +27,20 @@ def titles(pn: Pn, cwd: Path | None = None) -> list[str]:
     return sorted(i["title"] for i in done.json())
 
 
+def second_clone(inited: Path, tmp_path: Path, pn: Pn) -> Path:
+    """Push `inited` to a new bare remote; another clone of it, set up by `pn init`."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(inited, "remote", "add", "origin", str(remote))
+    git(inited, "push", "-q", "-u", "origin", "HEAD")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    git(other, "config", "user.email", "o@example.com")
+    git(other, "config", "user.name", "o")
+    assert pn("init", cwd=other).code == 0
+    return other
+
+
 def test_uncommitted_issue_rides_along_a_branch_switch(inited: Path, pn: Pn) -> None:
     pn("q", "new idea", "-t", "task")
     git(inited, "switch", "-qc", "b2")
@@ -82,17 +96,9 @@ def test_a_claim_survives_checkout_of_a_file(inited: Path, pn: Pn) -> None:
 def test_a_claim_survives_pull_rebase_after_a_rejected_push(
     inited: Path, tmp_path: Path, pn: Pn
 ) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(inited, "remote", "add", "origin", str(remote))
     issue = pn("q", "shared", "-t", "task").out.strip()
     git(inited, "commit", "-q", "--allow-empty", "-m", "task")
-    git(inited, "push", "-q", "-u", "origin", "HEAD")
-    other = tmp_path / "other"
-    git(tmp_path, "clone", "-q", str(remote), str(other))
-    git(other, "config", "user.email", "o@example.com")
-    git(other, "config", "user.name", "o")
-    assert pn("init", cwd=other).code == 0
+    other = second_clone(inited, tmp_path, pn)
     pn("q", "from the other clone", "-t", "task", cwd=other)
     git(other, "commit", "-q", "--allow-empty", "-m", "other")
     git(other, "push", "-q")
@@ -115,18 +121,10 @@ def test_a_close_made_after_another_clone_reopened_the_issue_survives_the_pull(
     """Closed and pushed; the other clone reopens it and pushes; here, not yet pulled, it is
     closed again (`--force` closes a closed issue anew), committed and pulled with rebase: the
     later close stands in both clones (the model test found it reopened)."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(inited, "remote", "add", "origin", str(remote))
     issue = pn("q", "shared", "-t", "task").out.strip()
     assert pn("close", issue, "--reason", "done", "--force").code == 0
     git(inited, "commit", "-q", "--allow-empty", "-m", "closed")
-    git(inited, "push", "-q", "-u", "origin", "HEAD")
-    other = tmp_path / "other"
-    git(tmp_path, "clone", "-q", str(remote), str(other))
-    git(other, "config", "user.email", "o@example.com")
-    git(other, "config", "user.name", "o")
-    assert pn("init", cwd=other).code == 0
+    other = second_clone(inited, tmp_path, pn)
     assert pn("reopen", issue, cwd=other).code == 0
     git(other, "commit", "-q", "--allow-empty", "-m", "reopened")
     git(other, "push", "-q")

@@ -76,17 +76,15 @@ def merge_issue(base: Record | None, ours: Record, theirs: Record) -> Record:
         if value is not _MISSING:
             merged[key] = value
     b, o, t = base.get("status"), ours.get("status"), theirs.get("status")
-    if o != t and o != b and t != b and "closed" in (o, t):
+    if o != t and "closed" in (o, t):
         closer = ours if o == "closed" else theirs
-        merged["status"] = "closed"
-        for key in _CLOSE_FIELDS:
-            if key in closer:
-                merged[key] = closer[key]
-    elif b == "closed" and o != t and "closed" in (o, t):
+        both_changed = o != b and t != b
         # One side reopened the issue; the other left it closed, but closed it again
         # meanwhile (a new `closed_at`): the later of the two wins, as for any field.
-        closer = ours if o == "closed" else theirs
-        if closer.get("closed_at") != base.get("closed_at") and newer is closer:
+        closed_again = (
+            b == "closed" and closer.get("closed_at") != base.get("closed_at") and newer is closer
+        )
+        if both_changed or closed_again:
             merged["status"] = "closed"
             for key in _CLOSE_FIELDS:
                 if key in closer:

@@ -7,7 +7,7 @@ security rule is written once and cannot drift into two rules. What lives here:
 - `hardgit`: the git options that keep a repository's configuration from choosing what runs;
 - `crash`: the crash report of an unexpected exception (one line, a log with the traceback);
 - `console`: what a console script refuses before anything runs (argv that is not UTF-8);
-- `process`: whether a process is alive (exists and is no zombie).
+- `process`: whether a process is alive (exists and is no zombie);
 - `assignee`: the assignee that takes a task out of the loops' queue (`HUMAN`).
 
 They import nothing else of pensa, and only the standard library: an upper tool pays for what
