@@ -148,10 +148,11 @@ class Clone:
 def _one_of(data: st.DataObject, ids: list[str]) -> str | None:
     """One of `ids`, drawn as an index of fixed range: how many issues a clone holds depends
     on what git and pn did (a lock waited out, a rebase that conflicted), and a draw whose
-    bounds change between replays makes Hypothesis report its own strategy as flaky."""
-    if not ids:
-        return None
-    return ids[data.draw(st.integers(0, 255)) % len(ids)]
+    bounds change between replays makes Hypothesis report its own strategy as flaky. It is
+    drawn even when there is nothing to pick, for the same reason: whether a draw happens
+    must not depend on what git and pn did either."""
+    index = data.draw(st.integers(0, 255))
+    return ids[index % len(ids)] if ids else None
 
 
 class PensaInGit(RuleBasedStateMachine):
@@ -247,10 +248,9 @@ class PensaInGit(RuleBasedStateMachine):
     def reopen(self, name: str, data: st.DataObject) -> None:
         clone = self.clones[name]
         closed = sorted(i for i, v in clone.issues().items() if v["status"] == "closed")
-        if not closed:
-            return
         issue = _one_of(data, closed)
-        assert issue is not None
+        if issue is None:
+            return
         assert clone.pn("reopen", issue).returncode == 0
         self.closed.discard(issue)  # undone on purpose: the issue is everyone's to claim
         self.claimed.discard(issue)
@@ -370,9 +370,9 @@ class PensaInGit(RuleBasedStateMachine):
         """After a pn write, with nothing else uncommitted, git works without extra flags and
         keeps the write."""
         clone = self.clones[name]
+        issue = self._pick(data, clone, open_only=True)  # drawn first: see `_one_of`
         if clone.exported or not clone.only_untracked():
             return  # someone's own changes: git may refuse them, as it would anyone's
-        issue = self._pick(data, clone, open_only=True)
         said = None  # the comment written, if any
         wanted: tuple[str, ...] = ("open", "in_progress", "closed")  # what it may be after
         if write == "q":
