@@ -30,8 +30,9 @@ RUN_DIR = Path.cwd() / ".sgf" / "run"
 
 
 def save(data: dict[str, Any]) -> None:
-    """Write the record atomically: the test may be reading it while we write it."""
-    tmp = RECORD.with_suffix(".tmp")
+    """Write the record atomically: the test may be reading it while we write it, and the
+    loops of a `--parallel` group each write it, so each through a file of its own."""
+    tmp = RECORD.with_name(f"{RECORD.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data))
     os.replace(tmp, RECORD)
 
