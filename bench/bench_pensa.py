@@ -230,6 +230,12 @@ def print_table(title: str, cases: list[Case], times: dict[tuple[str, str], list
 
 
 MISS = "click misses -t as a long option"
+# `pn count --json` as the console script runs it but with Python's garbage collector on, as
+# it would be without `pensa.program`.
+COLLECTOR_ON = "pn count, collector on"
+WITH_COLLECTOR = (
+    "import sys; sys.argv[1:] = ['count', '--json']; from pensa.cli import main; main()"
+)
 
 
 def cases_for(shown: str, *, big: bool) -> list[Case]:
@@ -253,6 +259,8 @@ def cases_for(shown: str, *, big: bool) -> list[Case]:
     if big:
         out.insert(4, Case("pn status --json", [PN, "status", "--json"], "scan"))
         out.append(Case("pn doctor --json", [PN, "doctor", "--json"], "doctor"))
+        probe = [sys.executable, "-c", WITH_COLLECTOR]
+        out.append(Case(COLLECTOR_ON, probe, "probe", trees=("git",)))
     else:
         out.append(Case("pn export", [PN, "export"], "export", trees=("bare",)))
         # What pensa's own replacement saves: the import it would otherwise add.
@@ -292,6 +300,7 @@ def measure_size(label: str, env: dict[str, str], issues: int) -> None:
     if not big:
         print_replacements(times, statistics.median(times[(cases[0].name, "-")]))
     else:
+        print_collector(times, statistics.median(times[(cases[0].name, "-")]))
         print(f"{'in git, one issue changed':<30} {'median ms':>9}  target")
         for name, values in hooks.items():
             median = statistics.median(values)
@@ -376,6 +385,15 @@ REPLACEMENTS = (
     ("pn create with uuid6", "pn create", "import click, uuid6", 1.3, "ids.uuid7"),
     ("pn create, -t parsed by click", "pn create", MISS, 1.3, "cli.longform"),
 )
+
+
+def print_collector(times: dict[tuple[str, str], list[float]], floor: float) -> None:
+    """Whether `pn count` keeps its target (an O(1) read at 100k) with the collector on: FAIL
+    means `pensa.program`'s `gc.disable()` is what keeps it, so it stays."""
+    median = statistics.median(times[(COLLECTOR_ON, "git")])
+    ratio = median / floor
+    verdict = "FAIL: keep program's gc.disable" if ratio > 1.2 else "pass: gc.disable not needed"
+    print(f"{COLLECTOR_ON:<30} {median * 1000:>9.1f} {ratio:>7.2f}  <= 1.2x floor  {verdict}")
 
 
 def print_replacements(times: dict[tuple[str, str], list[float]], floor: float) -> None:

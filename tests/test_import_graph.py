@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("pensa", "ralph", "sgf")
 # Highest layer first; a layer covers the module and, for a sub-package, everything in it.
 TOP: dict[str, tuple[str, ...]] = {
-    "pensa": ("__main__", "cli", "session"),
+    "pensa": ("__main__", "program", "cli", "session"),
     "ralph": ("__main__", "cli"),
     "sgf": ("__main__", "cli"),
 }

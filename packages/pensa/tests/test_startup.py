@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,31 @@ def test_a_command_without_short_options_loads_neither_the_long_spelling_nor_the
     made = pn("q", "an issue").out.strip()
     modules = loaded([a.format(id=made) for a in command], repo)
     assert not {"pensa.cli.longform", "pensa.shared.assignee"} & modules
+
+
+COLLECTOR = (
+    "import gc, os, sys\n"
+    "end = os._exit\n"
+    "def ending(code):\n"
+    "    print('collector on' if gc.isenabled() else 'collector off', flush=True)\n"
+    "    end(code)\n"
+    "os._exit = ending\n"
+    "sys.argv[1:] = ['count']\n"
+    "from {module} import {function}\n"
+    "{function}()\n"
+)
+
+
+def test_the_console_script_runs_pn_with_the_garbage_collector_off(repo: Path) -> None:
+    """`pn` (the console script) turns the collector off before it imports anything of its
+    own (`pensa.program`); `pensa.cli.main`, called as a library, leaves it as it was."""
+    (script,) = entry_points(group="console_scripts", name="pn")
+    for (module, function), state in (
+        (script.value.split(":"), "collector off"),
+        (("pensa.cli", "main"), "collector on"),
+    ):
+        probe = COLLECTOR.format(module=module, function=function)
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, check=True
+        )
+        assert done.stdout.splitlines()[-1] == state, done.stdout

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
+from pensa.program import main
 
-from pensa.cli import main
-
-sys.exit(main())
+main()

@@ -40,7 +40,7 @@ def test_installed_pensa_is_materialised_and_builds_the_same_wheel(
     env = {**os.environ, "PYTHONPATH": str(installed_pensa)}
     subprocess.run([sys.executable, "-c", script, str(out)], check=True, env=env, timeout=60)
     pyproject = (out / "pyproject.toml").read_text()
-    assert 'pn = "pensa.cli:main"' in pyproject
+    assert 'pn = "pensa.program:main"' in pyproject
     assert '"sqlite-utils>=4.0"' in pyproject
     assert (out / "src" / "pensa" / "cli" / "base.py").is_file()
     assert not list(out.rglob("__pycache__"))
