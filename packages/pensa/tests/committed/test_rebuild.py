@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 from pensa.committed import base, jsonl
+from pensa.committed.contents import Contents
 from pensa.committed.disk import jsonl_files
-from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
+from pensa.committed.rebuild import (
+    _REBUILD_PRAGMAS,
+    FREED_AT_ONCE,
+    _freed_meanwhile,
+    _insert_rows,
+    _rebuild_settings,
+)
+from pensa.committed.records import Table
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
 from pensa.project import Project, at
@@ -320,6 +328,20 @@ def test_the_thread_that_frees_the_records_is_gone_after_an_import(project: Proj
     before = threading.enumerate()
     assert jsonl.import_(project) is not None
     assert threading.enumerate() == before
+
+
+def test_the_records_are_freed_a_slice_at_a_time_on_the_second_thread() -> None:
+    """One `clear()` would free them in a single call that keeps the GIL to the end, so the
+    main thread, back from SQLite, would wait for all of it: the thread empties each list a
+    slice at a time (whoever else holds a list, as this test does, sees it emptied)."""
+    records = [{"id": f"pn-{n}"} for n in range(3 * FREED_AT_ONCE)]
+    rows = [(f"pn-{n}",) for n in range(3 * FREED_AT_ONCE)]
+    table = Table(range(1, len(records) + 1), records, rows)
+    empty = Table([], [], [])
+    garbage = [Contents({}, table, empty, empty, empty)]
+    with _freed_meanwhile(garbage):
+        assert garbage == []  # the thread holds the last references
+    assert (records, rows) == ([], [])
 
 
 def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(
