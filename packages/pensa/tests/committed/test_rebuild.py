@@ -23,7 +23,13 @@ from pensa.committed.rebuild import (
     _insert_rows,
     _rebuild_settings,
 )
-from pensa.committed.records import Table
+from pensa.committed.records import (
+    COMMENT_FIELDS,
+    DEP_FIELDS,
+    REQUIRED,
+    TOMBSTONE_FIELDS,
+    Table,
+)
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
 from pensa.project import Project, at
@@ -89,6 +95,34 @@ def test_the_schema_checks_only_what_the_import_checks_itself(tmp_path: Path) ->
         "priority IN ('p0', 'p1', 'p2', 'p3')",  # Priority, exact
         "size IN ('S', 'M', 'L')",  # Size, exact
         "status IN ('open', 'in_progress', 'closed')",  # Status, exact
+    ]
+
+
+def test_a_field_no_record_sets_may_be_left_out_of_the_insert(tmp_path: Path) -> None:
+    """The rebuild does not name a field no record sets (`_set_somewhere`), so SQLite fills
+    the column with its default: that must be NULL, what the record says, for every field
+    a record may leave unset."""
+    tables = {
+        "issues": ("issues.jsonl", ISSUE_FIELDS),
+        "deps": ("deps.jsonl", DEP_FIELDS),
+        "comments": ("comments.jsonl", COMMENT_FIELDS),
+        "tombstones": ("deleted.jsonl", TOMBSTONE_FIELDS),
+    }
+    with Store.open(tmp_path / "db.sqlite") as store:
+        for table, (name, fields) in tables.items():
+            defaults = {row[1]: row[4] for row in store.rows(f"PRAGMA table_info({table})")}
+            optional = [f for f in fields if f not in REQUIRED[name]]
+            assert {f: defaults[f] for f in optional} == dict.fromkeys(optional), table
+
+
+def test_fields_set_by_some_records_or_by_none_go_in_as_the_records_say(
+    project: Project,
+) -> None:
+    write(project, "issues.jsonl", issue("pn-1", size="S"), issue("pn-2"))
+    assert jsonl.import_(project) is not None
+    assert rows(project, "SELECT id, size, objective, labels FROM issues ORDER BY id") == [
+        ("pn-1", "S", None, None),
+        ("pn-2", None, None, None),
     ]
 
 
