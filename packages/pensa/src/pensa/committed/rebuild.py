@@ -301,10 +301,7 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
     extras = (
         []
         if plain
-        else [
-            None if known.issuperset(record) else split_extra(record, fields)[1]
-            for record in table.records
-        ]
+        else [None if known.issuperset(r) else split_extra(r, fields)[1] for r in table.records]
     )
     kept = _set_somewhere(rows)
     if 1 < len(kept) < len(fields):  # (itemgetter of one position gives no tuple)
