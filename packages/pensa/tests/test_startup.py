@@ -66,15 +66,16 @@ def test_create_loads_no_read_views(repo: Path) -> None:
         ["count", "--json"],
         ["ready"],
         ["close", "{id}"],
-        ["create", "t", "-t", "bug", "-p", "1", "--json"],
-        ["list", "-n", "2", "--status", "open"],
+        ["create", "t", "--type", "bug", "--priority", "1", "--json"],
+        ["list", "--limit", "2", "--status", "open"],
     ],
 )
 def test_a_command_loads_neither_locale_nor_difflib(repo: Path, pn: Pn, command: list[str]) -> None:
     """click's help and version options translate their text through gettext, whose first
-    lookup imports `locale`; pn's own options say it in plain English. click's parser looks a
-    short option up as a long one first, and that miss builds an error with spelling
-    suggestions (difflib) and a translated message: pn spells its short options long first."""
+    lookup imports `locale`; pn's own options say it in plain English. (A short option does
+    load both: click's parser looks it up as a long one first, and builds the miss as an
+    error with spelling suggestions and a translated message; bench/bench_pensa.py's `pn
+    create` rows, given `-t`, measure what that costs.)"""
     made = pn("q", "an issue").out.strip()
     modules = loaded([a.format(id=made) for a in command], repo)
     assert not {"locale", "difflib"} & modules
@@ -90,14 +91,12 @@ def test_close_loads_neither_the_views_nor_json(repo: Path, pn: Pn) -> None:
 
 
 @pytest.mark.parametrize("command", [["show", "{id}", "--json"], ["count", "--json"]])
-def test_a_command_without_short_options_loads_neither_the_long_spelling_nor_the_assignees(
-    repo: Path, pn: Pn, command: list[str]
-) -> None:
-    """The O(1) reads load only what they use: no short option to spell long, no stuck
-    tasks to count (`status` counts them; `count` does not)."""
+def test_the_o1_reads_load_no_assignees(repo: Path, pn: Pn, command: list[str]) -> None:
+    """The O(1) reads load only what they use: no stuck tasks to count (`status` counts
+    them; `count` does not)."""
     made = pn("q", "an issue").out.strip()
     modules = loaded([a.format(id=made) for a in command], repo)
-    assert not {"pensa.cli.longform", "pensa.shared.assignee"} & modules
+    assert "pensa.shared.assignee" not in modules
 
 
 COLLECTOR = (

@@ -246,15 +246,6 @@ class PlainHelp(click.Command):
             )
         return self._plain_help
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Parse `args` with each certain short option spelled long (see `longform`)."""
-        if any(len(a) == 2 and a[0] == "-" and a != "--" for a in args):
-            from pensa.cli.longform import long_forms
-
-            every = self.get_params(ctx)
-            args = long_forms(every, args, interspersed=self.allow_interspersed_args)
-        return super().parse_args(ctx, args)
-
 
 class PnGroup(PlainHelp, click.Group):
     """A group that loads command modules on demand, and whose unknown subcommands fail
