@@ -7,7 +7,7 @@ garbage in a cycle. Each few hundred new objects, the collector would walk the y
 again, through the import of click and pensa and through the command, and find nothing to
 free. Off, every command starts sooner: bench/bench_pensa.py's row "pn count, collector on"
 prints what it would cost with it, against the target it keeps. The import turns the collector
-off for its own batch of records too (`pensa.committed.rebuild`), so `Session.rebuild` called
+off for its own batch of records too (`pensa.committed.rebuild`), so `Session.import_` called
 from a library is as fast; library callers and the tests otherwise keep theirs.
 """
 

@@ -297,16 +297,15 @@ def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], lis
                 for row in rows
             ]
     known = frozenset(fields)
-    plain = all(map(known.issuperset, table.records))
     extras = (
-        []
-        if plain
+        None
+        if all(map(known.issuperset, table.records))
         else [None if known.issuperset(r) else split_extra(r, fields)[1] for r in table.records]
     )
     kept = _set_somewhere(rows)
     if 1 < len(kept) < len(fields):  # (itemgetter of one position gives no tuple)
         fields, rows = tuple(fields[at] for at in kept), list(map(itemgetter(*kept), rows))
-    if plain:
+    if extras is None:
         return fields, list(rows)
     return (*fields, "extra"), [(*row, extra) for row, extra in zip(rows, extras, strict=True)]
 
