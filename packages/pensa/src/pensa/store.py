@@ -120,6 +120,9 @@ class Store:
                 ":memory:" if path is None else str(path),
                 isolation_level=None,
                 timeout=BUSY_TIMEOUT_MS / 1000,
+                # `pn import` runs statements on a second thread while this one reads the
+                # files (pensa.committed.overlap); one thread uses the connection at a time
+                check_same_thread=False,
             )
         except sqlite3.Error as e:
             if path is not None and os.path.isdir(path):  # (SQLite: "unable to open")

@@ -13,22 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from pensa.committed import base, jsonl
-from pensa.committed.contents import Contents
+from pensa.committed import base, jsonl, overlap
 from pensa.committed.disk import jsonl_files
-from pensa.committed.rebuild import (
-    _REBUILD_PRAGMAS,
-    FREED_AT_ONCE,
-    _freed_meanwhile,
-    _insert_rows,
-    _rebuild_settings,
-)
+from pensa.committed.rebuild import _REBUILD_PRAGMAS, _insert_rows, _rebuild_settings
 from pensa.committed.records import (
     COMMENT_FIELDS,
     DEP_FIELDS,
     REQUIRED,
     TOMBSTONE_FIELDS,
-    Table,
 )
 from pensa.errors import InvalidData, StorageError
 from pensa.models import ISSUE_FIELDS
@@ -250,18 +242,53 @@ def test_the_garbage_collector_is_left_as_it_was(project: Project, enabled: bool
         ),
     ],
 )
+@pytest.mark.parametrize("discard_local", [False, True])
 def test_a_bad_reference_fails_with_file_and_line_and_changes_nothing(
-    project: Project, files: dict[str, list[dict[str, object]]], message: str
+    project: Project, files: dict[str, list[dict[str, object]]], message: str, discard_local: bool
 ) -> None:
+    """With `--discard-local`, the checks across records are made while SQLite has cleared
+    the tables and builds the issues' indexes on the side: a wrong line still rolls it all
+    back, and no thread is left behind."""
     write(project, "issues.jsonl", issue("pn-0"))
     jsonl.import_(project)
     before = Path(project.db).read_bytes()
+    threads = threading.enumerate()
     for name, records in files.items():
         write(project, name, *records)
     with pytest.raises(InvalidData) as raised:
-        jsonl.import_(project)
+        jsonl.import_(project, discard_local=discard_local)
     assert str(raised.value) == message
     assert Path(project.db).read_bytes() == before
+    assert threading.enumerate() == threads
+
+
+def test_the_import_clears_the_tables_and_builds_the_indexes_beside_its_python_work(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What SQLite does for long without Python's help runs on the side thread
+    (`committed.overlap`): with 100k issues, the deletes while the files are read, the
+    issues' indexes while the other files are read and checked."""
+    write(project, "issues.jsonl", issue("pn-1"), issue("pn-2"))
+    write(project, "deps.jsonl", {"issue_id": "pn-1", "depends_on_id": "pn-2"})
+    jsonl.import_(project)
+    handed: list[list[str]] = []
+    run = overlap.SideStatements.run
+
+    def recorded(side: overlap.SideStatements, statements: list[str]) -> None:
+        handed.append(statements)
+        run(side, statements)
+
+    monkeypatch.setattr(overlap.SideStatements, "run", recorded)
+    jsonl.import_(project, discard_local=True)
+    clearing, issue_indexes, rest = handed
+    assert "DELETE FROM issues" in clearing
+    assert 'DROP INDEX "issues_ready"' in clearing
+    assert any(s.startswith("CREATE INDEX issues_ready ") for s in issue_indexes)
+    assert any(s.startswith("CREATE INDEX deps_parent ") for s in rest)
+    with Store.open(project.db) as store:
+        assert store.rows("SELECT issue_id, blocked FROM deps JOIN issues ON id = issue_id") == [
+            ("pn-1", 1)
+        ]
 
 
 @pytest.mark.parametrize(
@@ -362,20 +389,6 @@ def test_the_thread_that_frees_the_records_is_gone_after_an_import(project: Proj
     before = threading.enumerate()
     assert jsonl.import_(project) is not None
     assert threading.enumerate() == before
-
-
-def test_the_records_are_freed_a_slice_at_a_time_on_the_second_thread() -> None:
-    """One `clear()` would free them in a single call that keeps the GIL to the end, so the
-    main thread, back from SQLite, would wait for all of it: the thread empties each list a
-    slice at a time (whoever else holds a list, as this test does, sees it emptied)."""
-    records = [{"id": f"pn-{n}"} for n in range(3 * FREED_AT_ONCE)]
-    rows = [(f"pn-{n}",) for n in range(3 * FREED_AT_ONCE)]
-    table = Table(range(1, len(records) + 1), records, rows)
-    empty = Table([], [], [])
-    garbage = [Contents({}, table, empty, empty, empty)]
-    with _freed_meanwhile(garbage):
-        assert garbage == []  # the thread holds the last references
-    assert (records, rows) == ([], [])
 
 
 def test_the_thread_that_frees_the_records_is_gone_after_a_failed_import(

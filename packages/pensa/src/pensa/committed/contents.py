@@ -81,18 +81,59 @@ def _read_kind(files: dict[str, bytes], kind: str, key: Callable[[tuple[Any, ...
 def read_contents(project: Project, names: Iterable[str] | None = None) -> Contents:
     """Read and check every file (`names`: the files on disk, if listed already), each read
     once: what is checked is what is imported and what is recorded as the base."""
+    files = read_files(project, names)
+    read = read_rest(files, read_issues(files))
+    read.check()
+    return read.contents
+
+
+def read_files(project: Project, names: Iterable[str] | None = None) -> dict[str, bytes]:
+    """Each committed file's bytes, by name, in reading order."""
     listed = fingerprints(project) if names is None else names
-    files = {name: read_file(project, name) for name in ordered(listed)}
-    by_id = itemgetter(0)
-    issues = _read_kind(files, "issues.jsonl", by_id)
-    kinds = _kinds(issues)
+    return {name: read_file(project, name) for name in ordered(listed)}
+
+
+# `read_contents` in steps, for `pn import`, which writes the issues while it reads the rest
+# and makes the checks across records while SQLite builds the indexes.
+
+
+class Issues(NamedTuple):
+    """The issues' records, each checked, ids unique, `fixes` naming a bug; and each type."""
+
+    read: _Read
+    kinds: dict[str, str]
+
+
+class Unchecked(NamedTuple):
+    """Every file's records, each checked: the rows to import. What spans records (`check`)
+    is still to be checked before they may be committed."""
+
+    contents: Contents
+    issues: Issues
+    deps: _Read
+    comments: _Read
+
+    def check(self) -> None:
+        """Links name other existing issues, deps join two issues once and close no cycle,
+        comment ids are unique; `InvalidData` names the first line that is wrong."""
+        _check_deps(self.deps, _parents(self.issues.read, self.issues.kinds))
+        _check_comments(self.comments)
+
+
+def read_issues(files: dict[str, bytes]) -> Issues:
+    read = _read_kind(files, "issues.jsonl", itemgetter(0))
+    return Issues(read, _kinds(read))
+
+
+def read_rest(files: dict[str, bytes], issues: Issues) -> Unchecked:
+    """The other kinds' records: those whose issues exist (`_present`)."""
+    kinds = issues.kinds
     deps = _present(_read_kind(files, "deps.jsonl", itemgetter(0, 1)), kinds, (0, 1))
-    _check_deps(deps, _parents(issues, kinds))
     comments = _read_kind(files, "comments.jsonl", itemgetter(COMMENT_FIELDS.index("id")))
     comments = _present(comments, kinds, (COMMENT_FIELDS.index("issue_id"),))
-    _check_comments(comments)
-    tombstones = _read_kind(files, "deleted.jsonl", by_id)
-    return Contents(files, issues.table, deps.table, comments.table, tombstones.table)
+    tombstones = _read_kind(files, "deleted.jsonl", itemgetter(0))
+    tables = (issues.read.table, deps.table, comments.table, tombstones.table)
+    return Unchecked(Contents(files, *tables), issues, deps, comments)
 
 
 _ID, _TYPE, _FIXES = (ISSUE_FIELDS.index(key) for key in ("id", "issue_type", "fixes"))

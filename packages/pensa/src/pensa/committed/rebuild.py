@@ -8,26 +8,25 @@ The import has a target in bench/bench_pensa.py (100k issues). What each step bu
 where it is spent: the files are read once, on short paths, into checked rows
 (`committed.records`, `committed.contents`), which go in 200 to a statement, in a transaction
 with settings only a rebuild of already-checked data can afford (`_REBUILD_PRAGMAS`), while
-the garbage collector waits and a second thread frees the records as SQLite finishes.
+the garbage collector waits; and SQLite's long statements run beside the Python work that
+does not need them (`committed.overlap`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sqlite3
-import threading
-import time
 from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pensa.blocked import MARK_ALL
 from pensa.committed import base as sync_base
-from pensa.committed.contents import Contents, read_contents
+from pensa.committed.contents import Contents, read_contents, read_files, read_issues, read_rest
 from pensa.committed.disk import fingerprints
 from pensa.committed.localwork import refuse_if_unsaved
+from pensa.committed.overlap import SideStatements, freed_meanwhile, no_collection
 from pensa.committed.records import COMMENT_FIELDS, DEP_FIELDS, TOMBSTONE_FIELDS, Table
 from pensa.committed.snapshot import split_extra
 from pensa.errors import StorageError
@@ -74,8 +73,11 @@ def rebuild(
     `committed` (what HEAD holds) becomes the next sync's base, else the files. Only a
     database too damaged to open is rebuilt beside it and swapped in.
     """
-    with _no_collection():
+    with no_collection():
         return _rebuild(project, committed, discard_local=discard_local)
+
+
+_TABLES = ("comments", "deps", "tombstones", "issues")  # children first
 
 
 def _rebuild(project: Project, committed: Committed | None, *, discard_local: bool) -> Imported:
@@ -88,28 +90,59 @@ def _rebuild(project: Project, committed: Committed | None, *, discard_local: bo
         contextlib.ExitStack() as meanwhile,
         _rebuild_settings(store.conn),
         store.write() as conn,
+        SideStatements(conn) as side,  # (done before the transaction ends, either way)
     ):
         prints = fingerprints(project)  # under the lock, as sync reads (pensa.committed.sync)
         known = _known_blobs(conn, prints) if committed is not None else {}
-        contents = read_contents(project, prints)
-        if not discard_local:
-            refuse_if_unsaved(conn, contents)
-        files, counts = contents.files, contents.counts()
-        with _rebuilt(conn, ("comments", "deps", "tombstones", "issues"), "trigger"):
-            for table in ("comments", "deps", "tombstones", "issues"):
-                conn.execute(f"DELETE FROM {table}")
-            with _rebuilt(conn, ("issues", "deps", "comments", "tombstones"), "index"):
-                _insert(conn, contents)
-                garbage = [contents]  # the last reference to the records, now written
-                del contents
-                meanwhile.enter_context(_freed_meanwhile(garbage))
-            # What `pensa.blocked`'s triggers, dropped meanwhile, would have kept; set once
-            # the indexes it reads are back (few rows of the ready index hold a flag to set).
-            conn.execute(MARK_ALL)
+        # Triggers: the export's notes of every row written (`export_dirty`), which an import
+        # replaces with one note for all. Indexes: one sort each once the rows are in,
+        # instead of updating each one row by row while 100k rows go in.
+        triggers, indexes = _schema(conn, "trigger"), _schema(conn, "index")
+        clearing = [
+            *(f'DROP TRIGGER "{name}"' for name, _, _ in triggers),
+            *(f"DELETE FROM {table}" for table in _TABLES),
+            *(f'DROP INDEX "{name}"' for name, _, _ in indexes),
+        ]
+        if discard_local:  # nothing of the database is read again: clear it meanwhile
+            side.run(clearing)
+        files = read_files(project, prints)
+        issues = read_issues(files)
+        rest = None
+        if not discard_local:  # (a wrong line is named before any unsaved work)
+            rest = read_rest(files, issues)
+            rest.check()
+            refuse_if_unsaved(conn, rest.contents)
+            side.run(clearing)
+        issue_rows = _shaped("issues", issues.read.table)
+        side.wait()
+        _insert(conn, [issue_rows])
+        # The issues' indexes are built while the other files are read and everything is
+        # checked (a wrong line rolls everything back); then the rest go in and their indexes
+        # are built, and the flags `pensa.blocked`'s triggers would have kept are set once the
+        # indexes it reads are back (few rows of the ready index hold a flag to set).
+        side.run([sql for _, table, sql in indexes if table == "issues"])
+        if rest is None:
+            rest = read_rest(files, issues)
+            rest.check()
+        shaped = [_shaped(name, table) for name, table in _others(rest.contents)]
+        side.wait()
+        _insert(conn, shaped)
+        side.run(
+            [
+                *(sql for _, table, sql in indexes if table != "issues"),
+                MARK_ALL,
+                *(sql for _, _, sql in triggers),
+            ]
+        )
+        imported = rest.contents.counts()
+        garbage = [rest.contents]  # the last reference to the records, now written
+        del issues, rest, issue_rows, shaped
+        meanwhile.enter_context(freed_meanwhile(garbage))
+        side.wait()
         conn.execute("DELETE FROM events WHERE issue_id NOT IN (SELECT id FROM issues)")
         events_kept = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         _after_import(conn, project, files, prints, committed, known)
-    return Imported(*counts, events_kept)
+    return Imported(*imported, events_kept)
 
 
 def _known_blobs(conn: sqlite3.Connection, prints: dict[str, str]) -> dict[str, str]:
@@ -150,58 +183,6 @@ def _after_import(
 # --- writing ------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while the records are built and used. They
-    are plain dicts of strings (no cycles to find), but each new batch of them started
-    another pass over all the earlier ones.
-    Leave it only once they are gone: the first collection after it would walk them all."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def _freed_meanwhile(garbage: list[Contents]) -> Iterator[None]:
-    """Free what `garbage` holds (its last references) on a second thread until the block
-    ends: freeing the records is Python work, while building the indexes and committing
-    happen inside SQLite, which lets go of the GIL meanwhile; with a second core free, the
-    freeing costs next to nothing.
-
-    The thread frees a slice of each list at a time and lets go of the GIL after each
-    (`time.sleep(0)`). One `clear()` of a list is a single call that keeps the GIL until its
-    last record is gone: the main thread, which needs the GIL between SQLite's statements and
-    to start the thread at all, waited for the whole of it."""
-    parts = [
-        part
-        for contents in garbage
-        for table in (contents.issues, contents.deps, contents.comments, contents.tombstones)
-        for part in (table.records, table.rows)
-    ]
-    garbage.clear()
-    thread = threading.Thread(target=_free, args=(parts,), name="pensa-import-free")
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-
-
-FREED_AT_ONCE = 500  # records or rows a slice: a fraction of a millisecond with the GIL
-
-
-def _free(parts: list[list[Any]]) -> None:
-    while parts:
-        part = parts.pop()
-        while part:
-            del part[-FREED_AT_ONCE:]
-            time.sleep(0)  # lets go of the GIL: the main thread may be waiting for it
-
-
 # The rebuild's own connection settings, set before its transaction (SQLite ignores
 # `foreign_keys` inside one) and put back after it. None of them weakens the all-or-nothing
 # commit: the rollback journal and `synchronous` stay as they are. (Figures: the whole
@@ -238,53 +219,53 @@ def _rebuild_settings(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute(f"PRAGMA {name} = {value}")
 
 
-@contextlib.contextmanager
-def _rebuilt(conn: sqlite3.Connection, tables: tuple[str, ...], kind: str) -> Iterator[None]:
-    """Drop the tables' own indexes (or triggers), and create them again after the block,
-    inside the caller's transaction. Indexes: one sort each instead of updating each one row
-    by row while 100k rows go in. Triggers: the export's notes of every row written
-    (`export_dirty`), which an import replaces with one note for all. A failure rolls the
-    drop back too."""
-    marks = ", ".join("?" * len(tables))
-    found = conn.execute(
-        f"SELECT name, sql FROM sqlite_master WHERE type = ? AND sql IS NOT NULL "
+def _schema(conn: sqlite3.Connection, kind: str) -> list[tuple[str, str, str]]:
+    """The name, table and SQL of each index (or trigger) of the imported tables, by name."""
+    marks = ", ".join("?" * len(_TABLES))
+    found: list[tuple[str, str, str]] = conn.execute(
+        f"SELECT name, tbl_name, sql FROM sqlite_master WHERE type = ? AND sql IS NOT NULL "
         f"AND tbl_name IN ({marks}) ORDER BY name",
-        (kind, *tables),
+        (kind, *_TABLES),
     ).fetchall()
-    for name, _ in found:
-        conn.execute(f'DROP {kind.upper()} "{name}"')
-    yield
-    for _, sql in found:
-        conn.execute(sql)
+    return found
 
 
-def _insert(conn: sqlite3.Connection, contents: Contents) -> None:
-    """Bulk-insert the records, unknown fields into `extra`; issues and comments in creation
-    order (`seq`)."""
-    by_age = ("created_at", "id")
-    _insert_table(conn, "issues", contents.issues, ISSUE_FIELDS, order=by_age)
-    _insert_table(conn, "deps", contents.deps, DEP_FIELDS)
-    _insert_table(conn, "comments", contents.comments, COMMENT_FIELDS, order=by_age)
-    _insert_table(conn, "tombstones", contents.tombstones, TOMBSTONE_FIELDS)
+Shaped = tuple[str, tuple[str, ...], list[Row]]  # (table, columns, rows to insert)
+_FIELDS = {
+    "issues": ISSUE_FIELDS,
+    "deps": DEP_FIELDS,
+    "comments": COMMENT_FIELDS,
+    "tombstones": TOMBSTONE_FIELDS,
+}
+_BY_AGE = {"issues", "comments"}  # inserted in creation order (`seq`)
 
 
-def _insert_table(
-    conn: sqlite3.Connection,
-    name: str,
-    table: Table,
-    fields: tuple[str, ...],
-    *,
-    order: tuple[str, ...] = (),
-) -> None:
+def _others(contents: Contents) -> list[tuple[str, Table]]:
+    return [
+        ("deps", contents.deps),
+        ("comments", contents.comments),
+        ("tombstones", contents.tombstones),
+    ]
+
+
+def _shaped(name: str, table: Table) -> Shaped:
+    """A table's columns and rows to insert, in creation order where it has one."""
     if not table.rows:
-        return
-    columns, rows = _shaped(table, fields)
-    for key in reversed(order):  # stable sorts, last key first: no key tuples to build
-        rows.sort(key=itemgetter(columns.index(key)))
-    _insert_rows(conn, name, columns, rows)
+        return name, (), []
+    columns, rows = _columns(table, _FIELDS[name])
+    if name in _BY_AGE:
+        for key in ("id", "created_at"):  # stable sorts, last key first: no key tuples
+            rows.sort(key=itemgetter(columns.index(key)))
+    return name, columns, rows
 
 
-def _shaped(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], list[Row]]:
+def _insert(conn: sqlite3.Connection, shaped: list[Shaped]) -> None:
+    for name, columns, rows in shaped:
+        if rows:
+            _insert_rows(conn, name, columns, rows)
+
+
+def _columns(table: Table, fields: tuple[str, ...]) -> tuple[tuple[str, ...], list[Row]]:
     """The columns to insert and each record's values for them: the checked row (labels and
     verify commands as their JSON text) without the fields no record sets, then `extra`
     (unknown fields as canonical JSON) if any record has one.
@@ -360,10 +341,14 @@ def _rebuild_damaged(project: Project) -> Imported:
             _rebuild_settings(store.conn),
             store.write() as conn,
         ):
-            tables = ("comments", "deps", "tombstones", "issues")
-            with _rebuilt(conn, tables, "trigger"):
-                _insert(conn, contents)
-                conn.execute(MARK_ALL)
+            triggers = _schema(conn, "trigger")
+            for name, _, _ in triggers:
+                conn.execute(f'DROP TRIGGER "{name}"')
+            _insert(conn, [_shaped("issues", contents.issues)])
+            _insert(conn, [_shaped(name, table) for name, table in _others(contents)])
+            conn.execute(MARK_ALL)
+            for _, _, sql in triggers:
+                conn.execute(sql)
             _after_import(conn, project, contents.files, fingerprints(project), None)
         _unlink(project.db + "-journal")  # a hot journal belongs to the damaged file
         os.replace(tmp, project.db)
