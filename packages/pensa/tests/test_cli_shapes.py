@@ -232,7 +232,7 @@ def test_a_version_7_database_migrates_and_keeps_every_row_and_link(tmp_path: Pa
     )
     conn.close()
     with Store.open(path) as store:
-        assert store.version() == len(MIGRATIONS) == 10
+        assert store.version() == len(MIGRATIONS) == 11
         assert store.rows("SELECT seq, id, fixes, labels FROM issues ORDER BY seq") == [
             (1, "pn-1", None, '["x"]'),
             (2, "pn-2", "pn-1", None),

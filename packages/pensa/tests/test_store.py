@@ -44,6 +44,7 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
                 ("m008_shapes",),
                 ("m009_inherited_blockers",),
                 ("m010_blocked",),
+                ("m011_id_index",),
             ]
         )
 
@@ -189,7 +190,7 @@ def test_a_version_4_database_gains_the_ready_indexes_over_its_rows(tmp_path: Pa
         [("pn-1", "open"), ("pn-2", "in_progress"), ("pn-3", "closed")],
     )
     with Store.open(path) as store:
-        assert store.version() == len(MIGRATIONS) == 10
+        assert store.version() == len(MIGRATIONS) == 11
         indexed = {
             name: {r[0] for r in store.rows(f"SELECT id FROM issues INDEXED BY {name} WHERE {w}")}
             for name, w in (
@@ -212,7 +213,7 @@ def test_a_version_5_database_gains_each_open_issues_json_in_its_ready_index(
         [("pn-1", "open", '["a","b"]'), ("pn-2", "closed", None), ("pn-3", "open", None)],
     )
     with Store.open(path) as store:
-        assert store.version() == 10
+        assert store.version() == 11
         names = {r[0] for r in store.rows("SELECT name FROM sqlite_master")}
         assert "issues_ready" in names
         assert "issues_open" not in names
@@ -266,7 +267,7 @@ def test_a_version_6_database_keeps_its_sync_base_and_will_write_every_shard(
         [("issues.jsonl", "1:2:3", b"old"), ("deps.jsonl", "4:5:6", b"")],
     )
     with Store.open(path) as store:
-        assert store.version() == 10
+        assert store.version() == 11
         assert store.rows("SELECT name, fingerprint, oid, written, content FROM sync_base") == [
             ("issues.jsonl", "1:2:3", None, None, b"old"),
             ("deps.jsonl", "4:5:6", None, None, b""),
@@ -278,3 +279,63 @@ def test_a_version_6_database_keeps_its_sync_base_and_will_write_every_shard(
                 "VALUES ('pn-1a000000', 't', 'task', 'c', 'u')"
             )
         assert ("issues", "pn-1a000000") in store.rows("SELECT kind, key FROM export_dirty")
+
+
+def test_a_version_10_database_keeps_every_row_and_makes_ids_unique_by_an_index(
+    tmp_path: Path,
+) -> None:
+    """m011: `issues` rebuilt without the column's UNIQUE, which `issues_id` now keeps (the
+    import drops and sorts it once). Rows, links, flags and the seq counter stay; ids stay
+    unique, dependencies still need their issues, and the triggers still keep the flags and
+    the export's notes."""
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        10,
+        "INSERT INTO issues (id, title, issue_type, status, created_at, updated_at) "
+        "VALUES (?, 't', 'task', ?, 'c', 'u')",
+        [("pn-1", "open"), ("pn-2", "open"), ("pn-3", "closed")],
+    )
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(
+        "INSERT INTO deps (issue_id, depends_on_id) VALUES ('pn-1', 'pn-2');"
+        "UPDATE issues SET blocked = 1 WHERE id = 'pn-1';"
+        "INSERT INTO comments (id, issue_id, actor, text, created_at) "
+        "VALUES ('pc-1', 'pn-1', 'a', 'kept', 'c');"
+        "INSERT INTO events (issue_id, event_type, created_at) VALUES ('pn-1', 'created', 'c');"
+        "DELETE FROM issues WHERE id = 'pn-3';"
+        "DELETE FROM export_dirty;"
+    )
+    conn.close()
+    with Store.open(path) as store:
+        assert store.version() == 11
+        assert store.rows("SELECT seq, id, blocked FROM issues ORDER BY seq") == [
+            (1, "pn-1", 1),
+            (2, "pn-2", 0),
+        ]
+        assert store.rows("SELECT issue_id, depends_on_id FROM deps") == [("pn-1", "pn-2")]
+        assert store.rows("SELECT text FROM comments") == [("kept",)]
+        assert store.rows("SELECT count(*) FROM events") == [(1,)]
+        assert store.rows("SELECT seq FROM sqlite_sequence WHERE name = 'issues'") == [(3,)]
+        assert (
+            store.rows("SELECT name FROM sqlite_master WHERE tbl_name = 'issues' AND sql IS NULL")
+            == []
+        )
+        assert store.rows("PRAGMA integrity_check") == [("ok",)]
+
+        def write(sql: str) -> None:
+            with store.write() as conn2:
+                conn2.execute(sql)
+
+        with pytest.raises(StorageError, match=r"UNIQUE constraint failed: issues\.id"):
+            write(
+                "INSERT INTO issues (id, title, issue_type, created_at, updated_at) "
+                "VALUES ('pn-2', 't', 'task', 'c', 'u')"
+            )
+        with pytest.raises(StorageError, match="FOREIGN KEY constraint failed"):
+            write("INSERT INTO deps (issue_id, depends_on_id) VALUES ('pn-1', 'pn-9')")
+        with store.write() as conn2:  # the triggers: pn-2 closes, pn-1 waits no more
+            conn2.execute("UPDATE issues SET status = 'closed' WHERE id = 'pn-2'")
+        assert store.rows("SELECT blocked FROM issues WHERE id = 'pn-1'") == [(0,)]
+        assert ("issues", "pn-2") in store.rows("SELECT kind, key FROM export_dirty")
+        plan = store.rows("EXPLAIN QUERY PLAN SELECT title FROM issues WHERE id = 'pn-1'")
+        assert "USING INDEX issues_id (id=?)" in str(plan)

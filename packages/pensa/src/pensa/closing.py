@@ -43,7 +43,7 @@ def _ready_dependents(conn: sqlite3.Connection, parents: Sequence[str]) -> list[
     rows = conn.execute(
         "SELECT issues.id FROM (SELECT DISTINCT issue_id AS child FROM deps WHERE depends_on_id "
         f"IN ({marks})) AS c CROSS JOIN issues INDEXED BY "
-        f"sqlite_autoindex_issues_1 ON issues.id = c.child WHERE {READY} "
+        f"issues_id ON issues.id = c.child WHERE {READY} "
         "ORDER BY issues.priority, issues.seq",
         tuple(parents),
     ).fetchall()

@@ -77,10 +77,10 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "table",
         "issues",
         "issues",
-        # m008 rebuilt the table under a new name and renamed it: SQLite quotes the name.
+        # m008 and m011 rebuilt the table under a new name and renamed it: SQLite quotes it.
         'CREATE TABLE "issues" (\n'
         "            seq INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-        "            id TEXT NOT NULL UNIQUE,\n"
+        "            id TEXT NOT NULL,\n"
         "            title TEXT NOT NULL,\n"
         "            description TEXT,\n"
         "            issue_type TEXT NOT NULL CHECK (issue_type IN\n"
@@ -128,6 +128,7 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "CREATE INDEX issues_held ON issues (assignee, issue_type) WHERE status = 'in_progress'",
     ),
     ("index", "issues_fixes", "issues", "CREATE INDEX issues_fixes ON issues (fixes)"),
+    ("index", "issues_id", "issues", "CREATE UNIQUE INDEX issues_id ON issues (id)"),
     (
         "index",
         "issues_ready",
@@ -162,7 +163,6 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     ),
     ("index", "sqlite_autoindex_comments_1", "comments", None),
-    ("index", "sqlite_autoindex_issues_1", "issues", None),
     ("index", "sqlite_autoindex_migrations_1", "migrations", None),
     ("index", "sqlite_autoindex_sync_base_1", "sync_base", None),
     ("table", "sqlite_sequence", "sqlite_sequence", "CREATE TABLE sqlite_sequence(name,seq)"),

@@ -6,6 +6,8 @@ run, so opening a current database costs one pragma; the `migrations` table reco
 names and when they ran.
 """
 
+# Stays whole: the migrations in the order they run; a database's version counts them.
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -388,3 +390,36 @@ def m010_blocked(conn: sqlite3.Connection) -> None:
     )
     for _, _, sql in blocked_triggers():
         conn.execute(sql)
+
+
+@migration
+def m011_id_index(conn: sqlite3.Connection) -> None:
+    """`issues.id` is unique through an index of its own, `issues_id`, not the column's
+    UNIQUE: `pn import` drops it with the other indexes while the rows go in and sorts it
+    once, where the column's own index (which no DROP INDEX removes) took every id one by
+    one, in random order. `issues` is rebuilt as m008 did it; the triggers (whose bodies
+    name `issues`, which is briefly gone) are made again after the rename."""
+    found = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master "
+        "WHERE type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+    remade = [(k, n, sql) for k, n, t, sql in found if k == "trigger" or t == "issues"]
+    for kind, name, _ in remade:
+        conn.execute(f'DROP {kind.upper()} "{name}"')
+    (table,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'issues'").fetchone()
+    rebuilt = table.replace('CREATE TABLE "issues"', "CREATE TABLE issues_m011", 1)
+    conn.execute(rebuilt.replace("id TEXT NOT NULL UNIQUE,", "id TEXT NOT NULL,", 1))
+    columns = ", ".join(row[1] for row in conn.execute("PRAGMA table_info(issues)"))
+    conn.execute(f"INSERT INTO issues_m011 ({columns}) SELECT {columns} FROM issues")
+    counter = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'issues'").fetchone()
+    conn.execute("DROP TABLE issues")
+    conn.execute("ALTER TABLE issues_m011 RENAME TO issues")
+    if counter is not None:  # (the copy's counter is the highest seq left, maybe none)
+        conn.execute("DELETE FROM sqlite_sequence WHERE name = 'issues'")
+        conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('issues', ?)", counter)
+    conn.execute("CREATE UNIQUE INDEX issues_id ON issues (id)")
+    for _, _, sql in remade:
+        conn.execute(sql)
+
+
+REBUILDS.add(m011_id_index)

@@ -97,7 +97,7 @@ BLOCKED_COUNTED = (
 # Free to start and not blocked, yet not ready: parents with an open child (`pensa.ready.READY`),
 # found from the few issues that have a parent (m008's issues_children).
 PARENTS_COUNTED = (
-    "SELECT count(*) FROM issues INDEXED BY sqlite_autoindex_issues_1 WHERE id IN "
+    "SELECT count(*) FROM issues INDEXED BY issues_id WHERE id IN "
     "(SELECT parent FROM issues WHERE parent IS NOT NULL AND status > 'closed') "
     "AND status = 'open' "
     f"AND assignee IS NULL AND issue_type != 'bug' AND NOT {BLOCKED}"
