@@ -48,6 +48,27 @@ def test_every_current_claim_is_reported_as_information(
     assert not any(f.is_problem for f in found)
 
 
+def test_the_claims_are_read_once_for_their_findings_and_the_idle_assignees(
+    tracker: Tracker, store: Store, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each read walks every claim's events (thousands of claims at 100k issues)."""
+    held = tracker.create("held", issue_type=IssueType.TASK, actor="a").id
+    idle = tracker.create("idle", issue_type=IssueType.TASK, actor="a").id
+    tracker.claim(held, actor="ann")
+    tracker.update(idle, actor="a", assignee="bob")
+    reads = []
+    claims = doctor.claims
+
+    def counted(store: Store) -> list[doctor.Claim]:
+        reads.append(store)
+        return claims(store)
+
+    monkeypatch.setattr(doctor, "claims", counted)
+    found = doctor.diagnose(store, None, now=clock.now)
+    assert [(f.check, f.issue_id) for f in found] == [("claim", held), ("idle_assignee", idle)]
+    assert len(reads) == 1
+
+
 def test_fix_leaves_fresh_claims_alone(tracker: Tracker, store: Store, clock: Clock) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
     tracker.claim(issue, actor="ann")

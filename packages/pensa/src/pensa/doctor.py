@@ -108,8 +108,11 @@ def stale_claims(store: Store, now: datetime) -> list[Claim]:
     return [c for c in claims(store) if c.is_stale(now)]
 
 
-def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
-    """Open issues (id, assignee) whose assignee holds no live claim, in creation order.
+def idle_assignees(
+    store: Store, now: datetime, held: Sequence[Claim] | None = None
+) -> list[tuple[str, str]]:
+    """Open issues (id, assignee) whose assignee holds no live claim, in creation order;
+    `held`: the `claims`, when read already (each read walks every claim's events).
 
     A live claim is an issue in progress under that actor whose latest claim is not stale:
     all pensa knows of an actor still at work. Such an issue is skipped by every other
@@ -117,7 +120,8 @@ def idle_assignees(store: Store, now: datetime) -> list[tuple[str, str]]:
     handed to `human` are meant to wait."""
     from pensa.shared.assignee import HUMAN
 
-    live = {c.assignee for c in claims(store) if c.assignee and not c.is_stale(now)}
+    held = claims(store) if held is None else held
+    live = {c.assignee for c in held if c.assignee and not c.is_stale(now)}
     rows = where(
         store,
         "issues",
@@ -154,8 +158,9 @@ def diagnose(
     SQLite's `quick_check` runs by default (`pensa.integrity`); `full` runs the complete,
     slower `integrity_check`, which also checks that every index matches
     its table."""
-    found = [c.finding(now) for c in claims(store)]
-    for issue_id, who in idle_assignees(store, now):
+    held = claims(store)
+    found = [c.finding(now) for c in held]
+    for issue_id, who in idle_assignees(store, now, held):
         found.append(
             Finding(
                 "idle_assignee",
