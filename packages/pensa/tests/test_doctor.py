@@ -69,6 +69,39 @@ def test_the_claims_are_read_once_for_their_findings_and_the_idle_assignees(
     assert len(reads) == 1
 
 
+def test_sqlite_utils_is_imported_beside_the_integrity_check(
+    store: Store, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check is SQLite's work, without the GIL; importing sqlite-utils is Python's (most
+    of doctor's start-up when nothing is compiled): each on its own core. Here the import
+    waits for the check to start, which waits for the import to start (the waits' limit is
+    only there to fail, not hang, if they ran one after the other)."""
+    import importlib
+    import threading
+    from types import SimpleNamespace
+
+    from pensa import integrity
+
+    importing, checking = threading.Event(), threading.Event()
+
+    def import_module(name: str) -> object:
+        importing.set()
+        checking.wait(timeout=30)
+        return importlib.import_module(name)
+
+    check = integrity.quick_check
+
+    def watched(store: Store) -> list[str]:
+        checking.set()
+        assert importing.wait(timeout=30)
+        return check(store)
+
+    monkeypatch.setattr(doctor, "importlib", SimpleNamespace(import_module=import_module))
+    monkeypatch.setattr(integrity, "quick_check", watched)
+    assert doctor.diagnose(store, None, now=clock.now) == []
+    assert "pensa-doctor-import" not in [t.name for t in threading.enumerate()]
+
+
 def test_fix_leaves_fresh_claims_alone(tracker: Tracker, store: Store, clock: Clock) -> None:
     issue = tracker.create("x", issue_type=IssueType.TASK, actor="a").id
     tracker.claim(issue, actor="ann")

@@ -4,7 +4,9 @@ repair. Every finding is one line that ends with what to do about it."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -158,6 +160,19 @@ def diagnose(
     SQLite's `quick_check` runs by default (`pensa.integrity`); `full` runs the complete,
     slower `integrity_check`, which also checks that every index matches
     its table."""
+    # SQLite's check reads the whole file and lets go of the GIL meanwhile: sqlite-utils
+    # (for `where`, next) is imported on a second thread in that time.
+    loading = threading.Thread(
+        target=importlib.import_module, args=("sqlite_utils",), name="pensa-doctor-import"
+    )
+    loading.start()
+    try:
+        if full:
+            verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
+        else:
+            verdict = integrity.quick_check(store)
+    finally:
+        loading.join()
     held = claims(store)
     found = [c.finding(now) for c in held]
     for issue_id, who in idle_assignees(store, now, held):
@@ -217,10 +232,6 @@ def diagnose(
             fix = f'`pn update {b} --parent ""` breaks it'
         found.append(Finding("dep_cycle", f"dependency cycle {drawn(cycle)}: {fix}", cycle[0]))
     found.extend(Finding("jsonl_drift", message) for message in drift(store, project))
-    if full:
-        verdict = [str(r[0]) for r in store.rows("PRAGMA integrity_check")]
-    else:
-        verdict = integrity.quick_check(store)
     if verdict != ["ok"]:
         # (SQLite's messages may hold line breaks: a finding is one line)
         detail = "; ".join(" ".join(v.split()) for v in verdict[:5])
