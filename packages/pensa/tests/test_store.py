@@ -339,3 +339,26 @@ def test_a_version_10_database_keeps_every_row_and_makes_ids_unique_by_an_index(
         assert ("issues", "pn-2") in store.rows("SELECT kind, key FROM export_dirty")
         plan = store.rows("EXPLAIN QUERY PLAN SELECT title FROM issues WHERE id = 'pn-1'")
         assert "USING INDEX issues_id (id=?)" in str(plan)
+
+
+def test_the_id_index_migration_runs_only_pensas_own_sql(tmp_path: Path) -> None:
+    """m011 rebuilds `issues` from pensa's own statements, never from text the database
+    holds (the sandboxed agent can write it): an index or a column planted on the old table
+    goes with it, and nothing of theirs is run on the host."""
+    path = database_at_version(
+        tmp_path / "db.sqlite",
+        10,
+        "INSERT INTO issues (id, title, issue_type, created_at, updated_at) "
+        "VALUES (?, 't', 'task', 'c', 'u')",
+        [("pn-1",)],
+    )
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(
+        "CREATE INDEX sneaky ON issues (title);"
+        'ALTER TABLE issues ADD COLUMN "x) SELECT 1; --" TEXT;'
+    )
+    conn.close()
+    with Store.open(path) as store:  # (a foreign index or column would be refused here)
+        assert store.version() == 11
+        assert store.rows("SELECT id, title FROM issues") == [("pn-1", "t")]
+        assert store.rows("SELECT name FROM sqlite_master WHERE name = 'sneaky'") == []

@@ -111,7 +111,8 @@ _TABLES: tuple[tuple[str, str, str, str | None], ...] = (
         "'close_reason', close_reason, 'labels', coalesce(json(labels), json_array()), "
         "'parent', parent, 'discovered_from', discovered_from, 'size', size, 'objective', "
         "objective, 'artifact', artifact, 'verify', coalesce(json(verify), json_array())) "
-        "END) VIRTUAL, blocked INTEGER NOT NULL DEFAULT 0,\n"
+        "END) VIRTUAL,\n"
+        "            blocked INTEGER NOT NULL DEFAULT 0,\n"
         "            CHECK (parent != id)\n"
         "        )",
     ),

@@ -369,9 +369,12 @@ def m009_inherited_blockers(conn: sqlite3.Connection) -> None:
     """`issues_children` gains the child's id: `pn ready` walks down from a blocked issue to
     every descendant (pensa.ready.BLOCKED_ABOVE) through the index alone."""
     conn.execute("DROP INDEX issues_children")
-    conn.execute(
-        "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL"
-    )
+    conn.execute(_CHILDREN_INDEX_M009)
+
+
+_CHILDREN_INDEX_M009 = (
+    "CREATE INDEX issues_children ON issues (parent, status, id) WHERE parent IS NOT NULL"
+)
 
 
 @migration
@@ -384,12 +387,15 @@ def m010_blocked(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE issues ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0")
     conn.execute(MARK_ALL)
     conn.execute("DROP INDEX issues_ready")
-    conn.execute(
-        "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, assignee, "
-        "blocked, spec, labels, id, issue_json) WHERE status = 'open'"
-    )
+    conn.execute(_READY_INDEX_M010)
     for _, _, sql in blocked_triggers():
         conn.execute(sql)
+
+
+_READY_INDEX_M010 = (
+    "CREATE INDEX issues_ready ON issues (status, priority, seq, issue_type, assignee, "
+    "blocked, spec, labels, id, issue_json) WHERE status = 'open'"
+)
 
 
 @migration
@@ -397,19 +403,53 @@ def m011_id_index(conn: sqlite3.Connection) -> None:
     """`issues.id` is unique through an index of its own, `issues_id`, not the column's
     UNIQUE: `pn import` drops it with the other indexes while the rows go in and sorts it
     once, where the column's own index (which no DROP INDEX removes) took every id one by
-    one, in random order. `issues` is rebuilt as m008 did it; the triggers (whose bodies
-    name `issues`, which is briefly gone) are made again after the rename."""
-    found = conn.execute(
-        "SELECT type, name, tbl_name, sql FROM sqlite_master "
-        "WHERE type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
-    ).fetchall()
-    remade = [(k, n, sql) for k, n, t, sql in found if k == "trigger" or t == "issues"]
-    for kind, name, _ in remade:
-        conn.execute(f'DROP {kind.upper()} "{name}"')
-    (table,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'issues'").fetchone()
-    rebuilt = table.replace('CREATE TABLE "issues"', "CREATE TABLE issues_m011", 1)
-    conn.execute(rebuilt.replace("id TEXT NOT NULL UNIQUE,", "id TEXT NOT NULL,", 1))
-    columns = ", ".join(row[1] for row in conn.execute("PRAGMA table_info(issues)"))
+    one, in random order.
+
+    `issues` is rebuilt as m008 did it. Every statement is pensa's own text, never one read
+    from the database (which the sandboxed agent can write): the table, its columns, its
+    indexes as m010 left them, and the triggers, all dropped first (their bodies name
+    `issues`, briefly gone) and made again from their definitions."""
+    from pensa.blocked import blocked_triggers
+
+    triggers = [*dirty_triggers(), *blocked_triggers()]
+    for name, _, _ in triggers:
+        conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+    conn.execute(
+        f"""CREATE TABLE issues_m011 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT,
+            issue_type TEXT NOT NULL CHECK (issue_type IN
+                ('epic', 'feature', 'task', 'bug', 'spike', 'test', 'chore')),
+            status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'in_progress', 'closed')),
+            priority TEXT NOT NULL DEFAULT 'p2' CHECK (priority IN ('p0', 'p1', 'p2', 'p3')),
+            spec TEXT,
+            fixes TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            assignee TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT,
+            close_reason TEXT,
+            extra TEXT,
+            labels TEXT,
+            parent TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            discovered_from TEXT REFERENCES issues(id) ON DELETE SET NULL,
+            size TEXT CHECK (size IN ('S', 'M', 'L')),
+            objective TEXT,
+            artifact TEXT,
+            verify TEXT,
+            issue_json TEXT AS (CASE WHEN status = 'open' THEN {ISSUE_JSON_M008} END) VIRTUAL,
+            blocked INTEGER NOT NULL DEFAULT 0,
+            CHECK (parent != id)
+        )"""
+    )
+    columns = (
+        "seq, id, title, description, issue_type, status, priority, spec, fixes, assignee, "
+        "created_at, updated_at, closed_at, close_reason, extra, labels, parent, "
+        "discovered_from, size, objective, artifact, verify, blocked"
+    )
     conn.execute(f"INSERT INTO issues_m011 ({columns}) SELECT {columns} FROM issues")
     counter = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'issues'").fetchone()
     conn.execute("DROP TABLE issues")
@@ -417,9 +457,15 @@ def m011_id_index(conn: sqlite3.Connection) -> None:
     if counter is not None:  # (the copy's counter is the highest seq left, maybe none)
         conn.execute("DELETE FROM sqlite_sequence WHERE name = 'issues'")
         conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('issues', ?)", counter)
-    conn.execute("CREATE UNIQUE INDEX issues_id ON issues (id)")
-    for _, _, sql in remade:
-        conn.execute(sql)
+    for statement in (
+        "CREATE UNIQUE INDEX issues_id ON issues (id)",
+        *(sql for sql in _ISSUE_INDEXES if " issues_ready " not in sql),
+        _READY_INDEX_M010,
+        _CHILDREN_INDEX_M009,
+        "CREATE INDEX issues_held ON issues (assignee, issue_type) WHERE status = 'in_progress'",
+        *(sql for _, _, sql in triggers),
+    ):
+        conn.execute(statement)
 
 
 REBUILDS.add(m011_id_index)
