@@ -171,3 +171,35 @@ def test_a_trigger_planted_in_the_database_never_runs_on_the_host(
     )
     ours = [name for kind, name, _, _ in foreign.SCHEMA if kind == "trigger"]
     assert [n for (n,) in triggers] == ours  # pensa's own, as its schema check knows them
+
+
+def test_a_database_marked_older_is_migrated_on_the_host_with_pensas_own_sql_only(
+    tracked: Path, base_image: str
+) -> None:
+    """The agent marks the shared database as one an older pn made (so the host's next pn
+    migrates it) and plants on `issues` an index and a column whose name is SQL. The
+    migration rebuilds the table from pensa's own statements: nothing read from the
+    database runs, the planted things go with the old table, the issues stay."""
+    db = tracked / ".pensa" / "db.sqlite"
+    code = (
+        f"import sqlite3; c = sqlite3.connect('{SHARED}/db.sqlite', isolation_level=None); "
+        "c.execute('PRAGMA journal_mode = PERSIST'); "
+        "c.execute('CREATE INDEX sneaky ON issues (title)'); "
+        """c.execute('ALTER TABLE issues ADD COLUMN "x) SELECT 1; --" TEXT'); """
+        "c.execute(\"DELETE FROM migrations WHERE name = 'm011_id_index'\"); "
+        "c.execute('PRAGMA user_version = 10')"
+    )
+    packed = base64.b64encode(code.encode()).decode()  # the agent's code, minus shell quoting
+    # (ralph's own pn on the host, when the iteration ends, may be the one that migrates)
+    agent_runs(tracked, base_image, f"echo {packed} | base64 -d | python3")
+
+    listed = run(tracked, "pn", "list", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(i["title"] for i in json.loads(listed.stdout)) == ["first", "second"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone() == (11,)
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'sneaky'").fetchall() == []
+    assert "x) SELECT" not in str(conn.execute("PRAGMA table_info(issues)").fetchall())
+    doctor = run(tracked, "pn", "doctor")
+    assert doctor.returncode == 0
+    assert "foreign_schema" not in doctor.stdout
