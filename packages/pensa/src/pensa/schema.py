@@ -296,22 +296,16 @@ _ISSUE_INDEXES = (
 REBUILDS: set[Callable[[sqlite3.Connection], None]] = set()
 
 
-@migration
-def m008_shapes(conn: sqlite3.Connection) -> None:
-    """Tasks with a shape: the types epic, feature and spike; an issue's `parent` (the epic
-    or feature it belongs to, which closes when its last child closes) and the issue it was
-    `discovered_from`; a size; and a Ready Contract: objective, artifact and the `verify`
-    commands (a JSON array in order, NULL for none) that prove the work done.
-
-    SQLite cannot change a CHECK or a generated column in place, so `issues` is rebuilt
-    (create, copy, drop, rename), its AUTOINCREMENT counter kept. `issues_children` answers
-    "has this issue open children?", which `pn ready` asks of every open issue, from an
-    index that holds only the issues that have a parent; `issues_held` "what does this agent
-    hold?", which every claim asks (one claim per agent), from the issues in progress."""
-    conn.execute(
-        f"""CREATE TABLE issues_m008 (
+def _issues_table(name: str, *, made_by: int) -> str:
+    """`issues`, created as `name`, as the rebuild of migration `made_by` makes it: m008's
+    id is UNIQUE in its column; m011's is unique through `issues_id`, and m011 puts m010's
+    `blocked` column in its place."""
+    id_column = "id TEXT NOT NULL UNIQUE" if made_by < 11 else "id TEXT NOT NULL"
+    blocked = "" if made_by < 11 else "\n            blocked INTEGER NOT NULL DEFAULT 0,"
+    as_json = ISSUE_JSON_M008
+    return f"""CREATE TABLE {name} (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
+            {id_column},
             title TEXT NOT NULL,
             description TEXT,
             issue_type TEXT NOT NULL CHECK (issue_type IN
@@ -334,10 +328,24 @@ def m008_shapes(conn: sqlite3.Connection) -> None:
             objective TEXT,
             artifact TEXT,
             verify TEXT,
-            issue_json TEXT AS (CASE WHEN status = 'open' THEN {ISSUE_JSON_M008} END) VIRTUAL,
+            issue_json TEXT AS (CASE WHEN status = 'open' THEN {as_json} END) VIRTUAL,{blocked}
             CHECK (parent != id)
         )"""
-    )
+
+
+@migration
+def m008_shapes(conn: sqlite3.Connection) -> None:
+    """Tasks with a shape: the types epic, feature and spike; an issue's `parent` (the epic
+    or feature it belongs to, which closes when its last child closes) and the issue it was
+    `discovered_from`; a size; and a Ready Contract: objective, artifact and the `verify`
+    commands (a JSON array in order, NULL for none) that prove the work done.
+
+    SQLite cannot change a CHECK or a generated column in place, so `issues` is rebuilt
+    (create, copy, drop, rename), its AUTOINCREMENT counter kept. `issues_children` answers
+    "has this issue open children?", which `pn ready` asks of every open issue, from an
+    index that holds only the issues that have a parent; `issues_held` "what does this agent
+    hold?", which every claim asks (one claim per agent), from the issues in progress."""
+    conn.execute(_issues_table("issues_m008", made_by=8))
     columns = (
         "seq, id, title, description, issue_type, status, priority, spec, fixes, assignee, "
         "created_at, updated_at, closed_at, close_reason, extra, labels"
@@ -414,37 +422,7 @@ def m011_id_index(conn: sqlite3.Connection) -> None:
     triggers = [*dirty_triggers(), *blocked_triggers()]
     for name, _, _ in triggers:
         conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
-    conn.execute(
-        f"""CREATE TABLE issues_m011 (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL,
-            title TEXT NOT NULL,
-            description TEXT,
-            issue_type TEXT NOT NULL CHECK (issue_type IN
-                ('epic', 'feature', 'task', 'bug', 'spike', 'test', 'chore')),
-            status TEXT NOT NULL DEFAULT 'open'
-                CHECK (status IN ('open', 'in_progress', 'closed')),
-            priority TEXT NOT NULL DEFAULT 'p2' CHECK (priority IN ('p0', 'p1', 'p2', 'p3')),
-            spec TEXT,
-            fixes TEXT REFERENCES issues(id) ON DELETE SET NULL,
-            assignee TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            closed_at TEXT,
-            close_reason TEXT,
-            extra TEXT,
-            labels TEXT,
-            parent TEXT REFERENCES issues(id) ON DELETE SET NULL,
-            discovered_from TEXT REFERENCES issues(id) ON DELETE SET NULL,
-            size TEXT CHECK (size IN ('S', 'M', 'L')),
-            objective TEXT,
-            artifact TEXT,
-            verify TEXT,
-            issue_json TEXT AS (CASE WHEN status = 'open' THEN {ISSUE_JSON_M008} END) VIRTUAL,
-            blocked INTEGER NOT NULL DEFAULT 0,
-            CHECK (parent != id)
-        )"""
-    )
+    conn.execute(_issues_table("issues_m011", made_by=11))
     columns = (
         "seq, id, title, description, issue_type, status, priority, spec, fixes, assignee, "
         "created_at, updated_at, closed_at, close_reason, extra, labels, parent, "
