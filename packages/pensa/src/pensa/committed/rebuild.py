@@ -193,8 +193,9 @@ _REBUILD_PRAGMAS = {
     # parents of each row inserted; off, `DELETE FROM issues` just drops the table's pages.
     "foreign_keys": 0,
     # Likewise the CHECK constraints (the three vocabularies, no self-dependency), each an
-    # IN list tested per row. NOT NULL and UNIQUE stay on; tests/committed/test_rebuild.py
-    # fails when the schema gains a CHECK the import does not make itself.
+    # IN list tested per row. NOT NULL stays on, and the unique indexes (ids) are checked
+    # again as they are built; tests/committed/test_rebuild.py fails when the schema gains
+    # a CHECK the import does not make itself.
     "ignore_check_constraints": 1,
     # Changed pages stay in memory until COMMIT instead of being spilled to
     # the file once the cache is full: each spill waits for an fsync of the journal (slow
