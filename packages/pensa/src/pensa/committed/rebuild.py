@@ -345,8 +345,8 @@ def _rebuild_damaged(project: Project) -> Imported:
             triggers = _schema(conn, "trigger")
             for name, _, _ in triggers:
                 conn.execute(f'DROP TRIGGER "{name}"')
-            _insert(conn, [_shaped("issues", contents.issues)])
-            _insert(conn, [_shaped(name, table) for name, table in _others(contents)])
+            tables = [("issues", contents.issues), *_others(contents)]
+            _insert(conn, [_shaped(name, table) for name, table in tables])
             conn.execute(MARK_ALL)
             for _, _, sql in triggers:
                 conn.execute(sql)
